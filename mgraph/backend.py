@@ -1,0 +1,142 @@
+"""Array backends: CuPy on a GPU, NumPy on the CPU.
+
+Everything above this layer asks a :class:`Backend` for its array module
+(``xp``) and for timing, so that backend differences stay in this module and
+in :mod:`mgraph.ops`.
+"""
+from __future__ import annotations
+
+import os
+import time
+from functools import lru_cache
+
+import numpy as np
+
+BACKENDS = ("auto", "numpy", "cupy")
+
+
+@lru_cache(maxsize=1)
+def gpu_available() -> bool:
+    """True when CuPy imports and sees at least one CUDA device."""
+    try:
+        import cupy
+
+        return cupy.cuda.runtime.getDeviceCount() > 0
+    except Exception:  # no CuPy, no driver, or no device
+        return False
+
+
+class Backend:
+    """One array module on one device (``device`` is a GPU id, or 0 on the CPU)."""
+
+    def __init__(self, name: str, device: int = 0):
+        self.name = name
+        self.device = device
+        if name == "cupy":
+            import cupy
+
+            self.xp = cupy
+        else:
+            self.xp = np
+
+    @property
+    def is_gpu(self) -> bool:
+        return self.name == "cupy"
+
+    def __repr__(self) -> str:
+        return f"Backend({self.name!r}, device={self.device})"
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, Backend) and (self.name, self.device) == (other.name, other.device)
+
+    def __hash__(self) -> int:
+        return hash((self.name, self.device))
+
+    def device_name(self) -> str:
+        if self.is_gpu:
+            import cupy
+
+            props = cupy.cuda.runtime.getDeviceProperties(self.device)
+            return props["name"].decode() if isinstance(props["name"], bytes) else str(props["name"])
+        import platform
+
+        return platform.processor() or platform.machine() or "cpu"
+
+    def asarray(self, a, dtype=None):
+        """``a`` on this backend (a copy only when it lives elsewhere or needs a cast)."""
+        if self.is_gpu:
+            with self.xp.cuda.Device(self.device):
+                return self.xp.asarray(a, dtype=dtype)
+        if type(a).__module__.startswith("cupy"):
+            a = a.get()
+        return np.asarray(a, dtype=dtype)
+
+    def synchronize(self) -> None:
+        if self.is_gpu:
+            self.xp.cuda.Device(self.device).synchronize()
+
+    def timer(self) -> "Timer":
+        return Timer(self)
+
+
+def to_numpy(a):
+    """A NumPy array from a NumPy or CuPy array (or a scalar)."""
+    if type(a).__module__.startswith("cupy"):
+        return a.get()
+    return np.asarray(a)
+
+
+def array_module(a):
+    """The array module (numpy or cupy) that ``a`` belongs to."""
+    if type(a).__module__.startswith("cupy"):
+        import cupy
+
+        return cupy
+    return np
+
+
+class Timer:
+    """Elapsed seconds of device work: CUDA events on a GPU, perf_counter on the CPU."""
+
+    def __init__(self, backend: Backend):
+        self.backend = backend
+        self.seconds = None
+
+    def __enter__(self):
+        if self.backend.is_gpu:
+            cp = self.backend.xp
+            self._start, self._stop = cp.cuda.Event(), cp.cuda.Event()
+            self._start.record()
+        else:
+            self._t0 = time.perf_counter()
+        return self
+
+    def __exit__(self, *exc):
+        if self.backend.is_gpu:
+            cp = self.backend.xp
+            self._stop.record()
+            self._stop.synchronize()
+            self.seconds = cp.cuda.get_elapsed_time(self._start, self._stop) / 1e3
+        else:
+            self.seconds = time.perf_counter() - self._t0
+        return False
+
+
+def resolve(backend: str | Backend | None = "auto", device: int = 0) -> Backend:
+    """The backend to run on: ``MGRAPH_BACKEND`` overrides "auto"; "auto" picks CuPy when a GPU is present."""
+    if isinstance(backend, Backend):
+        return backend
+    if backend is None:
+        backend = "auto"
+    if backend not in BACKENDS:
+        raise ValueError(f"unknown backend {backend!r}: expected one of {', '.join(BACKENDS)}")
+    if backend == "auto":
+        env = os.environ.get("MGRAPH_BACKEND", "auto").strip().lower() or "auto"
+        if env not in BACKENDS:
+            raise ValueError(f"MGRAPH_BACKEND={env!r} is not one of {', '.join(BACKENDS)}")
+        backend = env
+    if backend == "auto":
+        backend = "cupy" if gpu_available() else "numpy"
+    if backend == "cupy" and not gpu_available():
+        raise ValueError("backend 'cupy' needs CuPy and a CUDA GPU, and none was found (install mgraph[gpu] on a GPU machine)")
+    return Backend(backend, device)

@@ -1,0 +1,202 @@
+"""The graph model: a simple graph in CSR, with its reverse (CSC) for pulling.
+
+Vertex ids are 32-bit while they fit, 64-bit otherwise; edge offsets are
+always 64-bit.  Construction runs on whichever array module the edges come in
+(NumPy or CuPy), so a graph generated on the GPU is built there too.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .backend import Backend, array_module, resolve, to_numpy
+
+INT32_MAX = np.iinfo(np.int32).max
+
+
+def index_dtype(num_vertices: int):
+    """int32 ids while every id fits, else int64."""
+    return np.int32 if num_vertices <= INT32_MAX else np.int64
+
+
+def _as_ids(xp, a, what: str):
+    a = xp.asarray(a)
+    if a.ndim != 1:
+        raise ValueError(f"{what} must be a 1-D array of vertex ids, got shape {a.shape}")
+    if a.size and a.dtype.kind == "f":
+        if not bool(xp.all(a == xp.floor(a))):
+            raise ValueError(f"{what} holds non-integer vertex ids")
+    elif a.size and a.dtype.kind not in "iub":
+        raise ValueError(f"{what} must hold integer vertex ids, got dtype {a.dtype}")
+    return a.astype(np.int64, copy=False)
+
+
+class Graph:
+    """A simple graph (no self-loops, no duplicate edges) in CSR form.
+
+    Attributes: ``indptr`` (int64, n+1), ``indices`` (int32/int64), ``weights``
+    (float64 or None), ``directed``.  An undirected graph stores both arcs of
+    every edge, so its CSR is its own reverse.
+    """
+
+    def __init__(self, indptr, indices, weights=None, *, directed: bool, num_input_edges: int | None = None):
+        self.indptr = indptr
+        self.indices = indices
+        self.weights = weights
+        self.directed = bool(directed)
+        self.num_vertices = int(indptr.shape[0] - 1)
+        self.num_input_edges = num_input_edges
+        self._reverse = None
+        self._on = {}
+
+    # -- construction -------------------------------------------------------
+    @classmethod
+    def from_edges(cls, src, dst, weights=None, *, num_vertices=None, directed=False) -> "Graph":
+        """Build from an edge list; self-loops are dropped, duplicates merged keeping the smallest weight.
+
+        Raises ValueError for negative ids, ids >= num_vertices, mismatched
+        lengths and NaN/inf weights.
+        """
+        xp = array_module(src)
+        src = _as_ids(xp, src, "src")
+        dst = _as_ids(xp, xp.asarray(dst), "dst")
+        if src.shape != dst.shape:
+            raise ValueError(f"src and dst differ in length ({src.size} != {dst.size})")
+        if weights is not None:
+            weights = xp.asarray(weights, dtype=np.float64)
+            if weights.shape != src.shape:
+                raise ValueError(f"weights and src differ in length ({weights.size} != {src.size})")
+            if weights.size and not bool(xp.all(xp.isfinite(weights))):
+                raise ValueError("weights contain NaN or infinite values")
+        lo = int(min(src.min(), dst.min())) if src.size else 0
+        if lo < 0:
+            raise ValueError(f"negative vertex id {lo}")
+        hi = int(max(src.max(), dst.max())) if src.size else -1
+        if num_vertices is None:
+            num_vertices = hi + 1
+        num_vertices = int(num_vertices)
+        if num_vertices < 0:
+            raise ValueError(f"num_vertices must be >= 0, got {num_vertices}")
+        if hi >= num_vertices:
+            raise ValueError(f"vertex id {hi} is out of range for num_vertices={num_vertices}")
+        num_input = int(src.size)
+        indptr, indices, w = _build_csr(xp, src, dst, weights, num_vertices, directed)
+        return cls(indptr, indices, w, directed=directed, num_input_edges=num_input)
+
+    # -- views ----------------------------------------------------------------
+    @property
+    def xp(self):
+        return array_module(self.indptr)
+
+    @property
+    def num_arcs(self) -> int:
+        """Stored arcs (an undirected edge counts twice)."""
+        return int(self.indices.shape[0])
+
+    @property
+    def num_edges(self) -> int:
+        """Edges of the simple graph (undirected: each once)."""
+        return self.num_arcs if self.directed else self.num_arcs // 2
+
+    @property
+    def is_weighted(self) -> bool:
+        return self.weights is not None
+
+    def out_degree(self):
+        return self.indptr[1:] - self.indptr[:-1]
+
+    def reverse(self) -> "Graph":
+        """The transpose (CSC as CSR): in-edges, for pulling.  Undirected graphs are their own reverse."""
+        if not self.directed:
+            return self
+        if self._reverse is None:
+            xp = self.xp
+            n = self.num_vertices
+            src = xp.repeat(xp.arange(n, dtype=np.int64), self.out_degree().astype(np.int64))
+            indptr, indices, w = _csr_from_sorted_pairs(xp, self.indices.astype(np.int64), src, self.weights, n)
+            self._reverse = Graph(indptr, indices, w, directed=True)
+            self._reverse._reverse = self
+        return self._reverse
+
+    def to(self, backend: str | Backend) -> "Graph":
+        """This graph with its arrays on ``backend`` (cached; the same object when already there)."""
+        b = resolve(backend)
+        here = "cupy" if self.xp is not np else "numpy"
+        if b.name == here and (here == "numpy" or self.indptr.device.id == b.device):
+            return self
+        key = (b.name, b.device)
+        if key not in self._on:
+            g = Graph(b.asarray(self.indptr), b.asarray(self.indices),
+                      None if self.weights is None else b.asarray(self.weights),
+                      directed=self.directed, num_input_edges=self.num_input_edges)
+            self._on[key] = g
+        return self._on[key]
+
+    def edges(self):
+        """(src, dst, weights) as NumPy arrays, each stored arc once (undirected: u < v)."""
+        indptr = to_numpy(self.indptr)
+        dst = to_numpy(self.indices).astype(np.int64)
+        src = np.repeat(np.arange(self.num_vertices, dtype=np.int64), np.diff(indptr))
+        w = None if self.weights is None else to_numpy(self.weights)
+        if not self.directed:
+            keep = src < dst
+            src, dst = src[keep], dst[keep]
+            w = None if w is None else w[keep]
+        return src, dst, w
+
+    def to_scipy(self):
+        """A scipy.sparse CSR matrix (weights, or ones)."""
+        import scipy.sparse as sp
+
+        w = to_numpy(self.weights) if self.weights is not None else np.ones(self.num_arcs)
+        n = self.num_vertices
+        return sp.csr_matrix((w, to_numpy(self.indices), to_numpy(self.indptr)), shape=(n, n))
+
+    def __repr__(self) -> str:
+        kind = "directed" if self.directed else "undirected"
+        w = ", weighted" if self.is_weighted else ""
+        where = "gpu" if self.xp is not np else "cpu"
+        return f"Graph({self.num_vertices} vertices, {self.num_edges} edges, {kind}{w}, {where})"
+
+
+def _build_csr(xp, src, dst, weights, n, directed):
+    keep = src != dst
+    if not bool(keep.all()):
+        src, dst = src[keep], dst[keep]
+        weights = None if weights is None else weights[keep]
+    if not directed:
+        src, dst = xp.concatenate([src, dst]), xp.concatenate([dst, src])
+        weights = None if weights is None else xp.concatenate([weights, weights])
+    return _csr_from_pairs(xp, src, dst, weights, n)
+
+
+def _csr_from_pairs(xp, src, dst, weights, n):
+    """CSR from arcs in any order: sort by (src, dst), keep the lightest of duplicate arcs."""
+    key = src * np.int64(max(n, 1)) + dst
+    if weights is None:
+        key = xp.sort(key)
+        w = None
+    else:
+        order = xp.argsort(weights, kind="stable")
+        key, weights = key[order], weights[order]
+        order = xp.argsort(key, kind="stable")  # stable: lightest first within a key
+        key, w = key[order], weights[order]
+    if key.size:
+        first = xp.empty(key.shape, dtype=bool)
+        first[0] = True
+        xp.not_equal(key[1:], key[:-1], out=first[1:])
+        if not bool(first.all()):
+            key = key[first]
+            w = None if w is None else w[first]
+    nn = np.int64(max(n, 1))
+    return _csr_from_sorted_pairs(xp, key // nn, key % nn, w, n, presorted=True)
+
+
+def _csr_from_sorted_pairs(xp, src, dst, weights, n, presorted=False):
+    if not presorted:
+        order = xp.argsort(src * np.int64(max(n, 1)) + dst)
+        src, dst = src[order], dst[order]
+        weights = None if weights is None else weights[order]
+    counts = xp.bincount(src, minlength=n) if src.size else xp.zeros(n, dtype=np.int64)
+    indptr = xp.zeros(n + 1, dtype=np.int64)
+    xp.cumsum(counts, out=indptr[1:])
+    return indptr, dst.astype(index_dtype(n)), weights
