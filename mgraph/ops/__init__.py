@@ -1,0 +1,80 @@
+"""Operators over frontiers, in the Gunrock model: advance (push; pull with early exit), filter, compute.
+
+A frontier is an array of vertex ids (or, for pulling, a bitmap).  Every
+operator runs on the array module its arrays live in: CuPy RawKernels in
+:mod:`.cupy_ops`, their NumPy twins in :mod:`.numpy_ops`.  Primitives call
+only these functions, so the same primitive runs on either backend.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..backend import array_module
+from . import numpy_ops
+
+UNVISITED = numpy_ops.UNVISITED
+__all__ = ["UNVISITED", "advance_visit", "advance_visit_pull", "advance_relax", "advance_count_paths",
+           "advance_dependency", "pull_sum", "hook_components", "compress", "bitmap", "bit_test", "filter"]
+
+
+def _impl(a):
+    if array_module(a) is np:
+        return numpy_ops
+    from . import cupy_ops
+
+    return cupy_ops
+
+
+def advance_visit(graph, frontier, label, pred, level, dist=None):
+    """Push advance + filter: claim unvisited out-neighbours (only tight arcs when ``dist`` is given); the new frontier."""
+    return _impl(label).advance_visit(graph, frontier, label, pred, level, dist)
+
+
+def advance_visit_pull(rgraph, label, pred, level, frontier_bits):
+    """Pull advance with early exit over in-arcs (``rgraph`` is the reverse graph); the new frontier."""
+    return _impl(label).advance_visit_pull(rgraph, label, pred, level, frontier_bits)
+
+
+def advance_relax(graph, frontier, dist):
+    """Push advance + filter: min-relax distances along out-arcs; the improved vertices, once each."""
+    return _impl(dist).advance_relax(graph, frontier, dist)
+
+
+def advance_count_paths(graph, frontier, label, sigma, level):
+    """Brandes forward: visit the next level and count shortest paths into it; the new frontier."""
+    return _impl(sigma).advance_count_paths(graph, frontier, label, sigma, level)
+
+
+def advance_dependency(graph, frontier, label, sigma, delta, level):
+    """Brandes backward: accumulate dependencies of the ``level`` frontier from its successors."""
+    return _impl(delta).advance_dependency(graph, frontier, label, sigma, delta, level)
+
+
+def pull_sum(rgraph, x):
+    """Compute: y[v] = sum over in-arcs of x[u] * w(u, v)."""
+    return _impl(x).pull_sum(rgraph, x)
+
+
+def hook_components(graph, parent):
+    """Compute: union-find over all arcs; roots end as the smallest id of each weak component."""
+    return _impl(parent).hook_components(graph, parent)
+
+
+def compress(parent):
+    """Compute: pointer jumping until every vertex points at its root."""
+    return _impl(parent).compress(parent)
+
+
+def bitmap(vertices, num_vertices):
+    """A frontier as a bitmap of uint32 words."""
+    return _impl(vertices).bitmap(vertices, num_vertices)
+
+
+def bit_test(bits, ids):
+    """Which of ``ids`` are set in ``bits``."""
+    return _impl(bits).bit_test(bits, ids)
+
+
+def filter(frontier, keep):
+    """The frontier's vertices where ``keep`` (a boolean array over the frontier) holds."""
+    return frontier[keep]

@@ -1,0 +1,137 @@
+"""NumPy operators: the CPU backend, and the reference twin of every CuPy kernel.
+
+Each function has the signature and the result of its namesake in
+:mod:`mgraph.ops.cupy_ops`.  Where the GPU picks one of several valid answers
+(which predecessor claims a vertex first), both give a valid one, and
+GPU tests compare them by what must agree (depths, sums, labels).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+UNVISITED = -1
+
+
+def bitmap(vertices, num_vertices):
+    """A frontier as bits (uint32 words, vertex i is bit i % 32 of word i // 32): |V|/8 bytes."""
+    mask = np.zeros(-(-num_vertices // 32) * 32, dtype=bool)
+    mask[vertices] = True
+    return np.packbits(mask, bitorder="little").view("<u4")
+
+
+def bit_test(bits, ids):
+    """Boolean: is each of ``ids`` set in ``bits``."""
+    return ((bits[ids >> 5] >> (ids & 31).astype(np.uint32)) & 1).astype(bool)
+
+
+def expand(graph, frontier):
+    """(src, dst, arc) for every out-arc of the frontier: the advance's edge list."""
+    indptr = graph.indptr
+    f = frontier.astype(np.int64, copy=False)
+    starts = indptr[f]
+    degs = indptr[f + 1] - starts
+    total = int(degs.sum())
+    if total == 0:
+        empty = np.empty(0, dtype=np.int64)
+        return empty, empty, empty
+    first = np.cumsum(degs) - degs
+    arcs = np.repeat(starts - first, degs) + np.arange(total, dtype=np.int64)
+    return np.repeat(f, degs), graph.indices[arcs].astype(np.int64, copy=False), arcs
+
+
+def _weights(graph, arcs):
+    return np.ones(arcs.size) if graph.weights is None else graph.weights[arcs]
+
+
+def advance_visit(graph, frontier, label, pred, level, dist=None):
+    """Push: label every unvisited out-neighbour ``level`` and its predecessor; return them once each.
+
+    With ``dist``, only tight arcs (dist[u] + w == dist[v]) are followed: the
+    SSSP tree walk.
+    """
+    u, v, arcs = expand(graph, frontier)
+    keep = label[v] == UNVISITED
+    if dist is not None:
+        keep &= dist[u] + _weights(graph, arcs) == dist[v]
+    u, v = u[keep], v[keep]
+    new, first = np.unique(v, return_index=True)
+    label[new] = level
+    pred[new] = u[first]
+    return new.astype(frontier.dtype)
+
+
+def advance_visit_pull(rgraph, label, pred, level, frontier_bits):
+    """Pull with early exit: each unvisited vertex takes its first in-neighbour in the frontier."""
+    cand = np.flatnonzero(label == UNVISITED)
+    v, u, _ = expand(rgraph, cand)
+    hit = bit_test(frontier_bits, u)
+    v, u = v[hit], u[hit]
+    new, first = np.unique(v, return_index=True)
+    label[new] = level
+    pred[new] = u[first]
+    return new.astype(rgraph.indices.dtype)
+
+
+def advance_relax(graph, frontier, dist):
+    """Push: dist[v] = min(dist[v], dist[u] + w); return the improved vertices once each."""
+    u, v, arcs = expand(graph, frontier)
+    cand = dist[u] + _weights(graph, arcs)
+    better = cand < dist[v]
+    v, cand = v[better], cand[better]
+    np.minimum.at(dist, v, cand)
+    return np.unique(v).astype(frontier.dtype)
+
+
+def advance_count_paths(graph, frontier, label, sigma, level):
+    """Brandes forward step: visit like BFS, and add sigma[u] into every successor on the next level."""
+    u, v, _ = expand(graph, frontier)
+    new = np.unique(v[label[v] == UNVISITED])
+    label[new] = level
+    on_next = label[v] == level
+    np.add.at(sigma, v[on_next], sigma[u[on_next]])
+    return new.astype(frontier.dtype)
+
+
+def advance_dependency(graph, frontier, label, sigma, delta, level):
+    """Brandes backward step: delta[u] += sigma[u] / sigma[v] * (1 + delta[v]) over arcs u->v to ``level + 1``."""
+    u, v, _ = expand(graph, frontier)
+    succ = label[v] == level + 1
+    u, v = u[succ], v[succ]
+    np.add.at(delta, u, sigma[u] / sigma[v] * (1.0 + delta[v]))
+
+
+def pull_sum(rgraph, x):
+    """y[v] = sum of x[u] * w(u, v) over in-arcs u->v (the reverse graph's rows): PageRank's SpMV."""
+    vals = x[rgraph.indices]
+    if rgraph.weights is not None:
+        vals = vals * rgraph.weights
+    rows = np.repeat(np.arange(rgraph.num_vertices), np.diff(rgraph.indptr))
+    return np.bincount(rows, weights=vals, minlength=rgraph.num_vertices)
+
+
+def hook_components(graph, parent):
+    """Union every arc's endpoints, hooking the larger root under the smaller, until nothing changes.
+
+    Leaves ``parent`` a forest whose roots are the smallest ids of their
+    weakly connected components (the GPU's union-find gives the same roots).
+    """
+    u = np.repeat(np.arange(graph.num_vertices, dtype=np.int64), np.diff(graph.indptr))
+    v = graph.indices.astype(np.int64)
+    while True:
+        compress(parent)
+        pu, pv = parent[u], parent[v]
+        lo, hi = np.minimum(pu, pv), np.maximum(pu, pv)
+        moved = lo != hi
+        if not moved.any():
+            return
+        np.minimum.at(parent, hi[moved], lo[moved])
+        u, v = u[moved], v[moved]
+
+
+def compress(parent):
+    """Pointer jumping: every vertex points at its root."""
+    while True:
+        grand = parent[parent]
+        if np.array_equal(grand, parent):
+            return
+        parent[:] = grand

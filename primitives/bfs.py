@@ -1,0 +1,71 @@
+"""Breadth-first search with predecessors; push, pull, or direction-optimizing."""
+from __future__ import annotations
+
+import numpy as np
+
+from mgraph import ops
+
+from .contract import Primitive
+
+DIRECTIONS = ("push", "pull", "auto")
+
+
+class BFS(Primitive):
+    """Level-synchronous BFS.
+
+    ``direction="auto"`` is the seed paper's direction-optimizing rule, which
+    needs only sizes the host already knows: with frontier Q, unvisited U and
+    visited P, forward work FV = |Q|·|E|/|V| and backward work BV = |U|·|V|/|P|;
+    switch to pull once when FV > BV·do_a, back to push when FV < BV·do_b.
+    """
+
+    name = "bfs"
+    combine = {"depth": "min"}
+    carry = ("predecessor",)
+    needs_source = True
+
+    def __init__(self, graph, direction="push", do_a=0.01, do_b=0.1):
+        super().__init__(graph)
+        if direction not in DIRECTIONS:
+            raise ValueError(f"unknown direction {direction!r}: expected one of {', '.join(DIRECTIONS)}")
+        if not do_a > 0 or not do_b > 0:
+            raise ValueError(f"do_a and do_b must be positive, got {do_a}, {do_b}")
+        self.direction, self.do_a, self.do_b = direction, float(do_a), float(do_b)
+        self.rgraph = graph.reverse() if direction != "push" else None
+
+    def reset(self, source=None):
+        xp, n = self.xp, self.num_vertices
+        self.depth = xp.full(n, ops.UNVISITED, dtype=np.int32)
+        self.predecessor = xp.full(n, ops.UNVISITED, dtype=self.graph.indices.dtype)
+        self.depth[source] = 0
+        self.predecessor[source] = source
+        self.visited = 1
+        self.pulling = self.direction == "pull"
+        self.switched = False
+        self.directions = []
+        return self.frontier_of(source)
+
+    def _choose_direction(self, frontier_size):
+        n, m = self.num_vertices, max(self.graph.num_arcs, 1)
+        forward = frontier_size * m / n
+        backward = (n - self.visited) * n / self.visited
+        if not self.pulling and not self.switched and forward > backward * self.do_a:
+            self.pulling, self.switched = True, True
+        elif self.pulling and forward < backward * self.do_b:
+            self.pulling = False
+
+    def iterate(self, frontier):
+        level = self.step + 1
+        if self.direction == "auto":
+            self._choose_direction(len(frontier))
+        if self.pulling:
+            bits = ops.bitmap(frontier, self.num_vertices)
+            new = ops.advance_visit_pull(self.rgraph, self.depth, self.predecessor, level, bits)
+        else:
+            new = ops.advance_visit(self.graph, frontier, self.depth, self.predecessor, level)
+        self.directions.append("pull" if self.pulling else "push")
+        self.visited += len(new)
+        return new
+
+    def result(self):
+        return {"depth": self.depth, "predecessor": self.predecessor}

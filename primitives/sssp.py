@@ -1,0 +1,49 @@
+"""Single-source shortest paths (non-negative weights) with a shortest-path tree."""
+from __future__ import annotations
+
+import numpy as np
+
+from mgraph import ops
+
+from .contract import Primitive
+
+
+class SSSP(Primitive):
+    """Frontier Bellman-Ford, then a BFS over tight arcs for the predecessor tree.
+
+    Building the tree after the distances are final (instead of recording the
+    last relaxer) keeps it a tree even across zero-weight cycles: a vertex is
+    claimed once, from a vertex already in the tree, along an arc with
+    dist[u] + w == dist[v].
+    """
+
+    name = "sssp"
+    combine = {"distance": "min"}
+    needs_source = True
+
+    def reset(self, source=None):
+        xp, n = self.xp, self.num_vertices
+        self.source = source
+        self.distance = xp.full(n, np.inf, dtype=np.float64)
+        self.distance[source] = 0.0
+        self.label = xp.full(n, ops.UNVISITED, dtype=np.int32)
+        self.predecessor = xp.full(n, ops.UNVISITED, dtype=self.graph.indices.dtype)
+        self.phase = "relax"
+        self.tree_level = 0
+        return self.frontier_of(source)
+
+    def iterate(self, frontier):
+        if self.phase == "relax":
+            new = ops.advance_relax(self.graph, frontier, self.distance)
+            if len(new) == 0:
+                self.phase = "tree"
+                self.label[self.source] = 0
+                self.predecessor[self.source] = self.source
+                return self.frontier_of(self.source)
+            return new
+        self.tree_level += 1
+        return ops.advance_visit(self.graph, frontier, self.label, self.predecessor, self.tree_level,
+                                 dist=self.distance)
+
+    def result(self):
+        return {"distance": self.distance, "predecessor": self.predecessor}
