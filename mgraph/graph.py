@@ -113,7 +113,7 @@ class Graph:
             n = self.num_vertices
             src = xp.repeat(xp.arange(n, dtype=np.int64), self.out_degree().astype(np.int64))
             indptr, indices, w = _csr_from_sorted_pairs(xp, self.indices.astype(np.int64), src, self.weights, n)
-            self._reverse = Graph(indptr, indices, w, directed=True)
+            self._reverse = Graph(indptr, indices.astype(self.indices.dtype), w, directed=True)
             self._reverse._reverse = self
         return self._reverse
 

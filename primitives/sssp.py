@@ -27,6 +27,7 @@ class SSSP(Primitive):
         self.distance = xp.full(n, np.inf, dtype=np.float64)
         self.distance[source] = 0.0
         self.label = xp.full(n, ops.UNVISITED, dtype=np.int32)
+        self.marks = xp.zeros(n, dtype=np.int32)
         self.predecessor = xp.full(n, ops.UNVISITED, dtype=self.graph.indices.dtype)
         self.phase = "relax"
         self.tree_level = 0
@@ -34,7 +35,7 @@ class SSSP(Primitive):
 
     def iterate(self, frontier):
         if self.phase == "relax":
-            new = ops.advance_relax(self.graph, frontier, self.distance)
+            new = ops.advance_relax(self.graph, frontier, self.distance, self.marks, self.step + 1)
             if len(new) == 0:
                 self.phase = "tree"
                 self.label[self.source] = 0

@@ -35,9 +35,13 @@ def advance_visit_pull(rgraph, label, pred, level, frontier_bits):
     return _impl(label).advance_visit_pull(rgraph, label, pred, level, frontier_bits)
 
 
-def advance_relax(graph, frontier, dist):
-    """Push advance + filter: min-relax distances along out-arcs; the improved vertices, once each."""
-    return _impl(dist).advance_relax(graph, frontier, dist)
+def advance_relax(graph, frontier, dist, marks, stamp):
+    """Push advance + filter: min-relax distances along out-arcs; the improved vertices, once each.
+
+    ``marks`` (int32 per vertex, never equal to a fresh ``stamp``) is scratch
+    that dedupes the output without a sort: pass a new stamp each superstep.
+    """
+    return _impl(dist).advance_relax(graph, frontier, dist, marks, stamp)
 
 
 def advance_count_paths(graph, frontier, label, sigma, level):

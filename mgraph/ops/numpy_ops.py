@@ -72,14 +72,16 @@ def advance_visit_pull(rgraph, label, pred, level, frontier_bits):
     return new.astype(rgraph.indices.dtype)
 
 
-def advance_relax(graph, frontier, dist):
-    """Push: dist[v] = min(dist[v], dist[u] + w); return the improved vertices once each."""
+def advance_relax(graph, frontier, dist, marks, stamp):
+    """Push: dist[v] = min(dist[v], dist[u] + w); return the improved vertices once each (marked ``stamp``)."""
     u, v, arcs = expand(graph, frontier)
     cand = dist[u] + _weights(graph, arcs)
     better = cand < dist[v]
     v, cand = v[better], cand[better]
     np.minimum.at(dist, v, cand)
-    return np.unique(v).astype(frontier.dtype)
+    new = np.unique(v)
+    marks[new] = stamp
+    return new.astype(frontier.dtype)
 
 
 def advance_count_paths(graph, frontier, label, sigma, level):

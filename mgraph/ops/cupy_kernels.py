@@ -1,0 +1,202 @@
+"""CUDA source of the operators' kernels, compiled by :mod:`.cupy_ops` once per vertex-id type.
+
+Every push advance is one load-balanced kernel (Gunrock's LB, Merrill's
+"scan + search"): thread i takes the i-th arc of the frontier's neighbour
+lists, found by a binary search in the exclusive scan of frontier degrees that
+the block first narrows to its own range.  The functor that follows (visit,
+relax, count paths, ...) is fused into the same kernel and appends its output
+vertices with one warp-aggregated atomic, so an advance+filter is one launch.
+"""
+
+PRELUDE = r"""
+typedef IDX_T idx_t;
+typedef long long i64;
+typedef unsigned long long u64;
+
+// largest k in [lo, hi] with offs[k] <= i  (offs is non-decreasing)
+__device__ __forceinline__ i64 lb_search(const i64* __restrict__ offs, i64 lo, i64 hi, i64 i) {
+    while (lo < hi) {
+        i64 mid = (lo + hi + 1) >> 1;
+        if (offs[mid] <= i) lo = mid; else hi = mid - 1;
+    }
+    return lo;
+}
+
+// append v to out[] for every lane with emit set: one atomic per warp
+__device__ __forceinline__ void warp_append(bool emit, idx_t v, idx_t* __restrict__ out, u64* __restrict__ count) {
+    unsigned mask = __ballot_sync(0xffffffffu, emit);
+    if (mask == 0) return;
+    int lane = threadIdx.x & 31;
+    int leader = __ffs(mask) - 1;
+    u64 base = 0;
+    if (lane == leader) base = atomicAdd(count, (u64)__popc(mask));
+    base = __shfl_sync(0xffffffffu, base, leader);
+    if (emit) out[base + __popc(mask & ((1u << lane) - 1u))] = v;
+}
+
+__device__ __forceinline__ i64 find_root(i64* parent, i64 x) {
+    i64 p = parent[x];
+    while (p != x) {
+        i64 gp = parent[p];
+        if (gp != p) parent[x] = gp;  // path halving; parents only ever decrease, so races are benign
+        x = p;
+        p = gp;
+    }
+    return x;
+}
+
+__device__ __forceinline__ bool bit_is_set(const unsigned* __restrict__ bits, i64 v) {
+    return (bits[v >> 5] >> (v & 31)) & 1u;
+}
+"""
+
+# One push advance: frontier (or all vertices when has_frontier == 0) -> functor -> appended output.
+ADVANCE = r"""
+extern "C" __global__ void advance_{name}(
+    const i64* __restrict__ indptr, const idx_t* __restrict__ indices,
+    const double* __restrict__ weights, int has_weights,
+    const idx_t* __restrict__ frontier, int has_frontier, const i64* __restrict__ offs,
+    i64 n_front, i64 total, idx_t* __restrict__ out, u64* __restrict__ out_count{params})
+{{
+    __shared__ i64 s_lo, s_hi;
+    const i64 first = (i64)blockIdx.x * blockDim.x;
+    const i64 i = first + threadIdx.x;
+    if (threadIdx.x == 0) s_lo = lb_search(offs, 0, n_front - 1, first);
+    if (threadIdx.x == 1) s_hi = lb_search(offs, 0, n_front - 1, min(first + (i64)blockDim.x, total) - 1);
+    __syncthreads();
+    bool emit = false;
+    idx_t v = 0;
+    if (i < total) {{
+        const i64 k = lb_search(offs, s_lo, s_hi, i);
+        const idx_t u = has_frontier ? frontier[k] : (idx_t)k;
+        const i64 e = indptr[u] + (i - offs[k]);
+        v = indices[e];
+        const double w = has_weights ? weights[e] : 1.0;
+        (void)w;
+{body}
+    }}
+    warp_append(emit, v, out, out_count);
+}}
+"""
+
+FUNCTORS = {
+    # BFS / k-hop: claim an unvisited vertex once
+    "visit": (
+        ", int* __restrict__ label, idx_t* __restrict__ pred, int level",
+        r"""
+        if (label[v] == -1 && atomicCAS(&label[v], -1, level) == -1) { pred[v] = u; emit = true; }
+""",
+    ),
+    # SSSP tree: claim along tight arcs only
+    "visit_tight": (
+        ", int* __restrict__ label, idx_t* __restrict__ pred, int level, const double* __restrict__ dist",
+        r"""
+        if (label[v] == -1 && dist[u] + w == dist[v] && atomicCAS(&label[v], -1, level) == -1) {
+            pred[v] = u; emit = true;
+        }
+""",
+    ),
+    # SSSP: atomic min on the distance's bits (non-negative doubles order like their bit patterns);
+    # marks[v] == stamp dedupes the output within one superstep
+    "relax": (
+        ", double* __restrict__ dist, int* __restrict__ marks, int stamp",
+        r"""
+        const double nd = dist[u] + w;
+        if (nd < dist[v]) {
+            const u64 old = atomicMin((u64*)&dist[v], (u64)__double_as_longlong(nd));
+            if (nd < __longlong_as_double((i64)old) && atomicExch(&marks[v], stamp) != stamp) emit = true;
+        }
+""",
+    ),
+    # Brandes forward: claim the next level, count shortest paths into it
+    "count_paths": (
+        ", int* __restrict__ label, double* __restrict__ sigma, int level",
+        r"""
+        int old = label[v];
+        if (old == -1) old = atomicCAS(&label[v], -1, level);
+        if (old == -1 || old == level) atomicAdd(&sigma[v], sigma[u]);
+        emit = old == -1;
+""",
+    ),
+    # Brandes backward: dependency of u on its successors at level + 1
+    "dependency": (
+        ", const int* __restrict__ label, const double* __restrict__ sigma, double* __restrict__ delta, int level",
+        r"""
+        if (label[v] == level + 1) atomicAdd(&delta[u], sigma[u] / sigma[v] * (1.0 + delta[v]));
+""",
+    ),
+    # CC: lock-free union-find, the larger root hooked under the smaller
+    "hook": (
+        ", i64* __restrict__ parent, int directed",
+        r"""
+        if (directed || u < v) {
+            i64 ru = find_root(parent, u), rv = find_root(parent, v);
+            while (ru != rv) {
+                if (ru > rv) { i64 t = ru; ru = rv; rv = t; }
+                const i64 old = (i64)atomicCAS((u64*)&parent[rv], (u64)rv, (u64)ru);
+                if (old == rv) break;
+                ru = find_root(parent, ru);
+                rv = find_root(parent, old);
+            }
+        }
+""",
+    ),
+}
+
+OTHERS = r"""
+extern "C" __global__ void frontier_degrees(const i64* __restrict__ indptr, const idx_t* __restrict__ frontier,
+                                            i64 n_front, i64* __restrict__ offs) {
+    const i64 k = (i64)blockIdx.x * blockDim.x + threadIdx.x;
+    if (k == 0) offs[0] = 0;
+    if (k < n_front) { const idx_t u = frontier[k]; offs[k + 1] = indptr[u + 1] - indptr[u]; }
+}
+
+// bottom-up BFS: each unvisited vertex takes its first in-neighbour in the frontier, then stops
+extern "C" __global__ void visit_pull(const i64* __restrict__ rindptr, const idx_t* __restrict__ rindices,
+                                      int* __restrict__ label, idx_t* __restrict__ pred, int level,
+                                      const unsigned* __restrict__ bits, i64 n,
+                                      idx_t* __restrict__ out, u64* __restrict__ out_count) {
+    const i64 v = (i64)blockIdx.x * blockDim.x + threadIdx.x;
+    bool emit = false;
+    if (v < n && label[v] == -1) {
+        const i64 end = rindptr[v + 1];
+        for (i64 e = rindptr[v]; e < end; ++e) {
+            const idx_t u = rindices[e];
+            if (bit_is_set(bits, u)) { label[v] = level; pred[v] = u; emit = true; break; }
+        }
+    }
+    warp_append(emit, (idx_t)v, out, out_count);
+}
+
+extern "C" __global__ void set_bits(const idx_t* __restrict__ vertices, i64 count, unsigned* __restrict__ bits) {
+    const i64 k = (i64)blockIdx.x * blockDim.x + threadIdx.x;
+    if (k < count) { const i64 v = vertices[k]; atomicOr(&bits[v >> 5], 1u << (v & 31)); }
+}
+
+// y[v] = sum over the row of x[u] * w: one warp per row, coalesced over the row's arcs
+extern "C" __global__ void pull_sum(const i64* __restrict__ indptr, const idx_t* __restrict__ indices,
+                                    const double* __restrict__ weights, int has_weights,
+                                    const double* __restrict__ x, double* __restrict__ y, i64 n) {
+    const i64 row = ((i64)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+    const int lane = threadIdx.x & 31;
+    if (row >= n) return;
+    double s = 0.0;
+    const i64 end = indptr[row + 1];
+    for (i64 e = indptr[row] + lane; e < end; e += 32)
+        s += has_weights ? x[indices[e]] * weights[e] : x[indices[e]];
+    for (int d = 16; d > 0; d >>= 1) s += __shfl_down_sync(0xffffffffu, s, d);
+    if (lane == 0) y[row] = s;
+}
+
+extern "C" __global__ void compress(i64* __restrict__ parent, i64 n) {
+    const i64 v = (i64)blockIdx.x * blockDim.x + threadIdx.x;
+    if (v < n) parent[v] = find_root(parent, v);
+}
+"""
+
+
+def source(idx_ctype: str) -> str:
+    """The whole module for one vertex-id C type ("int" or "long long")."""
+    advances = "".join(ADVANCE.format(name=name, params=params, body=body)
+                       for name, (params, body) in FUNCTORS.items())
+    return "#define IDX_T " + idx_ctype + "\n" + PRELUDE + advances + OTHERS

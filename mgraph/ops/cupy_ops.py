@@ -1,0 +1,123 @@
+"""CuPy operators: RawKernels from :mod:`.cupy_kernels`, same signatures as :mod:`.numpy_ops`.
+
+Per push advance the host reads two scalars (the frontier's arc count, to
+size the launch, and the output count); everything else stays on the device.
+"""
+from __future__ import annotations
+
+from functools import lru_cache
+
+import cupy as cp
+import numpy as np
+
+from . import cupy_kernels
+
+BLOCK = 256
+UNVISITED = -1
+_CTYPES = {np.dtype(np.int32): "int", np.dtype(np.int64): "long long"}
+
+
+@lru_cache(maxsize=None)
+def _module(idx_dtype, device_id):
+    """Compile the kernels for one id type on one device (cached; NVRTC also caches on disk)."""
+    with cp.cuda.Device(device_id):
+        return cp.RawModule(code=cupy_kernels.source(_CTYPES[np.dtype(idx_dtype)]), options=("-std=c++17",))
+
+
+def _kernel(graph, name):
+    return _module(np.dtype(graph.indices.dtype), graph.indptr.device.id).get_function(name)
+
+
+def _blocks(n, per_block=BLOCK):
+    return (max(1, -(-int(n) // per_block)),)
+
+
+def _dummy(dtype):
+    return cp.empty(1, dtype=dtype)
+
+
+def _advance(name, graph, frontier, params, emits=True):
+    """Run one fused advance over ``frontier`` (None: every vertex); the emitted vertices when ``emits``."""
+    idx = graph.indices.dtype
+    if frontier is None:
+        offs, total, n_front, front = graph.indptr, graph.num_arcs, graph.num_vertices, _dummy(idx)
+    else:
+        n_front = len(frontier)
+        if n_front == 0:
+            return frontier
+        offs = cp.empty(n_front + 1, dtype=np.int64)
+        _kernel(graph, "frontier_degrees")(_blocks(n_front), (BLOCK,), (graph.indptr, frontier, np.int64(n_front), offs))
+        cp.cumsum(offs, out=offs)
+        total = int(offs[-1])
+        front = frontier
+    if total == 0 or n_front == 0:
+        return cp.empty(0, dtype=idx)
+    out = cp.empty(min(total, graph.num_vertices) if emits else 1, dtype=idx)
+    count = cp.zeros(1, dtype=np.uint64)
+    has_w = graph.weights is not None
+    args = (graph.indptr, graph.indices, graph.weights if has_w else _dummy(np.float64), np.int32(has_w),
+            front, np.int32(frontier is not None), offs, np.int64(n_front), np.int64(total), out, count) + params
+    _kernel(graph, "advance_" + name)(_blocks(total), (BLOCK,), args)
+    if not emits:
+        return None
+    return out[: int(count[0])]
+
+
+def advance_visit(graph, frontier, label, pred, level, dist=None):
+    if dist is None:
+        return _advance("visit", graph, frontier, (label, pred, np.int32(level)))
+    return _advance("visit_tight", graph, frontier, (label, pred, np.int32(level), dist))
+
+
+def advance_visit_pull(rgraph, label, pred, level, frontier_bits):
+    n = rgraph.num_vertices
+    out = cp.empty(max(n, 1), dtype=rgraph.indices.dtype)
+    count = cp.zeros(1, dtype=np.uint64)
+    _kernel(rgraph, "visit_pull")(_blocks(n), (BLOCK,), (rgraph.indptr, rgraph.indices, label, pred, np.int32(level),
+                                                         frontier_bits, np.int64(n), out, count))
+    return out[: int(count[0])]
+
+
+def advance_relax(graph, frontier, dist, marks, stamp):
+    return _advance("relax", graph, frontier, (dist, marks, np.int32(stamp)))
+
+
+def advance_count_paths(graph, frontier, label, sigma, level):
+    return _advance("count_paths", graph, frontier, (label, sigma, np.int32(level)))
+
+
+def advance_dependency(graph, frontier, label, sigma, delta, level):
+    _advance("dependency", graph, frontier, (label, sigma, delta, np.int32(level)), emits=False)
+
+
+def pull_sum(rgraph, x):
+    n = rgraph.num_vertices
+    y = cp.empty(n, dtype=np.float64)
+    has_w = rgraph.weights is not None
+    _kernel(rgraph, "pull_sum")(_blocks(n * 32), (BLOCK,), (rgraph.indptr, rgraph.indices,
+                                                           rgraph.weights if has_w else _dummy(np.float64),
+                                                           np.int32(has_w), x, y, np.int64(n)))
+    return y
+
+
+def hook_components(graph, parent):
+    _advance("hook", graph, None, (parent, np.int32(graph.directed)), emits=False)
+
+
+def compress(parent):
+    n = parent.shape[0]
+    fn = _module(np.dtype(np.int32), parent.device.id).get_function("compress")
+    fn(_blocks(n), (BLOCK,), (parent, np.int64(n)))
+
+
+def bitmap(vertices, num_vertices):
+    bits = cp.zeros(-(-num_vertices // 32), dtype=np.uint32)
+    if len(vertices):
+        fn = _module(np.dtype(vertices.dtype), vertices.device.id).get_function("set_bits")
+        fn(_blocks(len(vertices)), (BLOCK,), (vertices, np.int64(len(vertices)), bits))
+    return bits
+
+
+def bit_test(bits, ids):
+    ids = ids.astype(np.int64, copy=False)
+    return ((bits[ids >> 5] >> (ids & 31).astype(np.uint32)) & 1).astype(bool)

@@ -1,0 +1,186 @@
+"""Every CuPy kernel against its NumPy twin on random inputs, and every primitive on the GPU.
+
+Run on a device machine: ``PYTHONPATH=$PWD python3 -m pytest -m gpu``.
+"""
+import numpy as np
+import pytest
+
+import mgraph
+from mgraph import ops
+from mgraph.graph import Graph
+from mgraph.ops import numpy_ops
+
+pytestmark = pytest.mark.gpu
+
+cp = pytest.importorskip("cupy")
+
+
+def random_graph(seed, n=3000, m=20000, directed=False, weighted=True, wide_ids=False):
+    rng = np.random.default_rng(seed)
+    # a few hubs so that some frontiers hold very long neighbour lists
+    src = np.concatenate([rng.integers(0, n, m), np.zeros(n // 2, dtype=np.int64)])
+    dst = np.concatenate([rng.integers(0, n, m), rng.integers(0, n, n // 2)])
+    w = rng.integers(0, 8, src.size).astype(np.float64) if weighted else None
+    g = Graph.from_edges(src, dst, w, num_vertices=n + 7, directed=directed)
+    if wide_ids:
+        g = Graph(g.indptr, g.indices.astype(np.int64), g.weights, directed=directed)
+    return g
+
+
+def both(g):
+    return g, g.to("cupy")
+
+
+def h(a):
+    return cp.asnumpy(a)
+
+
+GRAPHS = [dict(directed=False), dict(directed=True), dict(directed=False, weighted=False),
+          dict(directed=True, wide_ids=True)]
+
+
+@pytest.fixture(params=range(len(GRAPHS)), ids=["undirected", "directed", "unweighted", "int64-ids"])
+def graphs(request):
+    return both(random_graph(request.param, **GRAPHS[request.param]))
+
+
+def frontier_state(g, seed, level=3):
+    """A random frontier at level-1 with some vertices already visited."""
+    rng = np.random.default_rng(seed)
+    n = g.num_vertices
+    label = np.full(n, -1, dtype=np.int32)
+    visited = rng.choice(n, n // 3, replace=False)
+    label[visited] = rng.integers(0, level, visited.size)
+    frontier = rng.choice(visited, visited.size // 2, replace=False).astype(g.indices.dtype)
+    label[frontier] = level - 1
+    return frontier, label
+
+
+def check_preds(g, new, label, pred, level, frontier):
+    src, dst, _ = numpy_ops.expand(g, frontier)
+    arcs = set(zip(src.tolist(), dst.tolist()))
+    assert all((int(pred[v]), int(v)) in arcs for v in new)
+    assert (label[new] == level).all()
+
+
+@pytest.mark.parametrize("tight", [False, True])
+def test_advance_visit(graphs, tight):
+    g, d = graphs
+    frontier, label = frontier_state(g, 1)
+    pred = np.full(g.num_vertices, -1, dtype=g.indices.dtype)
+    dist = np.random.default_rng(2).integers(0, 20, g.num_vertices).astype(np.float64) if tight else None
+    dl, dp = cp.asarray(label), cp.asarray(pred)
+    new_h = numpy_ops.advance_visit(g, frontier, label, pred, 3, dist)
+    new_d = ops.advance_visit(d, cp.asarray(frontier), dl, dp, 3, None if dist is None else cp.asarray(dist))
+    assert np.array_equal(np.sort(h(new_d)), np.sort(new_h)) and new_h.size > 0
+    assert np.array_equal(h(dl), label)
+    check_preds(g, h(new_d), h(dl), h(dp), 3, frontier)
+    if tight:
+        p = h(dp)[h(new_d)]
+        w = g.to_scipy()
+        assert np.array_equal(dist[p] + np.asarray(w[p, h(new_d)]).ravel(), dist[h(new_d)])
+
+
+def test_advance_visit_pull_is_exact(graphs):
+    g, d = graphs
+    frontier, label = frontier_state(g, 3)
+    pred = np.full(g.num_vertices, -1, dtype=g.indices.dtype)
+    bits_h = numpy_ops.bitmap(frontier, g.num_vertices)
+    bits_d = ops.bitmap(cp.asarray(frontier), g.num_vertices)
+    assert np.array_equal(h(bits_d), bits_h)
+    dl, dp = cp.asarray(label), cp.asarray(pred)
+    new_h = numpy_ops.advance_visit_pull(g.reverse(), label, pred, 3, bits_h)
+    new_d = ops.advance_visit_pull(d.reverse(), dl, dp, 3, bits_d)
+    assert np.array_equal(np.sort(h(new_d)), new_h) and new_h.size > 0
+    # early exit takes the first in-neighbour in CSC order on both
+    assert np.array_equal(h(dl), label) and np.array_equal(h(dp), pred)
+
+
+def test_bit_test(graphs):
+    g, _ = graphs
+    frontier, _ = frontier_state(g, 4)
+    ids = np.arange(g.num_vertices)
+    bits = numpy_ops.bitmap(frontier, g.num_vertices)
+    assert np.array_equal(h(ops.bit_test(cp.asarray(bits), cp.asarray(ids))), numpy_ops.bit_test(bits, ids))
+
+
+def test_advance_relax(graphs):
+    g, d = graphs
+    rng = np.random.default_rng(5)
+    dist = np.where(rng.random(g.num_vertices) < 0.5, np.inf, rng.integers(0, 30, g.num_vertices).astype(float))
+    frontier = np.flatnonzero(np.isfinite(dist))[::3].astype(g.indices.dtype)
+    # the GPU relaxes asynchronously (a frontier vertex improved mid-step pushes its new value);
+    # frontier distances that cannot improve make one step's outcome unique
+    dist[frontier] = 0.0
+    marks = np.zeros(g.num_vertices, dtype=np.int32)
+    dd, dm = cp.asarray(dist), cp.asarray(marks)
+    new_h = numpy_ops.advance_relax(g, frontier, dist, marks, 7)
+    new_d = ops.advance_relax(d, cp.asarray(frontier), dd, dm, 7)
+    assert new_h.size > 0
+    assert np.array_equal(h(dd), dist)
+    assert np.array_equal(np.sort(h(new_d)), new_h)
+    assert np.array_equal(h(dm), marks)
+
+
+def test_brandes_steps(graphs):
+    g, d = graphs
+    frontier, label = frontier_state(g, 6)
+    rng = np.random.default_rng(6)
+    sigma = rng.integers(1, 5, g.num_vertices).astype(np.float64)
+    dl, ds = cp.asarray(label), cp.asarray(sigma)
+    new_h = numpy_ops.advance_count_paths(g, frontier, label, sigma, 3)
+    new_d = ops.advance_count_paths(d, cp.asarray(frontier), dl, ds, 3)
+    assert np.array_equal(np.sort(h(new_d)), new_h) and new_h.size > 0
+    assert np.array_equal(h(dl), label)
+    np.testing.assert_allclose(h(ds), sigma, rtol=1e-12)
+    delta = rng.random(g.num_vertices)
+    dd = cp.asarray(delta)
+    numpy_ops.advance_dependency(g, frontier, label, sigma, delta, 2)
+    ops.advance_dependency(d, cp.asarray(frontier), cp.asarray(label), cp.asarray(sigma), dd, 2)
+    np.testing.assert_allclose(h(dd), delta, rtol=1e-12)
+
+
+def test_pull_sum(graphs):
+    g, d = graphs
+    x = np.random.default_rng(7).random(g.num_vertices)
+    np.testing.assert_allclose(h(ops.pull_sum(d.reverse(), cp.asarray(x))), numpy_ops.pull_sum(g.reverse(), x),
+                               rtol=1e-12, atol=1e-15)
+
+
+def test_hook_and_compress(graphs):
+    g, d = graphs
+    parent = np.arange(g.num_vertices, dtype=np.int64)
+    dp = cp.asarray(parent)
+    numpy_ops.hook_components(g, parent)
+    numpy_ops.compress(parent)
+    ops.hook_components(d, dp)
+    ops.compress(dp)
+    assert np.array_equal(h(dp), parent)
+
+
+@pytest.mark.parametrize("spec", GRAPHS[:2])
+def test_primitives_on_gpu_match_cpu(spec):
+    g = random_graph(11, n=5000, m=40000, **spec)
+    src = int(np.argmax(np.diff(g.indptr)))
+    for direction in ("push", "pull", "auto"):
+        a, b = mgraph.bfs(g, src, direction=direction, backend="numpy"), mgraph.bfs(g, src, direction=direction, backend="cupy")
+        assert np.array_equal(a.depth, b.depth)
+        assert isinstance(b.predecessor, np.ndarray) and b.predecessor.dtype == np.int64
+    a, b = mgraph.sssp(g, src, backend="numpy"), mgraph.sssp(g, src, backend="cupy")
+    assert np.array_equal(a.distance, b.distance)
+    from mgraph.validate import validate_sssp
+
+    validate_sssp(g, src, b.distance, b.predecessor)
+    assert np.array_equal(mgraph.connected_components(g, backend="cupy").labels,
+                          mgraph.connected_components(g, backend="numpy").labels)
+    np.testing.assert_allclose(mgraph.pagerank(g, backend="cupy").rank, mgraph.pagerank(g, backend="numpy").rank,
+                               rtol=1e-10)
+    sources = [src, 1, 2]
+    np.testing.assert_allclose(mgraph.betweenness_centrality(g, sources=sources, backend="cupy").centrality,
+                               mgraph.betweenness_centrality(g, sources=sources, backend="numpy").centrality,
+                               rtol=1e-9)
+
+
+def test_auto_backend_picks_gpu():
+    g = random_graph(12, n=100, m=300)
+    assert mgraph.bfs(g, 0).stats["backend"] == "cupy"
