@@ -184,3 +184,14 @@ def test_primitives_on_gpu_match_cpu(spec):
 def test_auto_backend_picks_gpu():
     g = random_graph(12, n=100, m=300)
     assert mgraph.bfs(g, 0).stats["backend"] == "cupy"
+
+
+def test_components_on_rmat_repeatedly():
+    """Deep union-find trees on a skewed graph: races in hooking or compression show up as a stray label."""
+    from mgraph import generators
+    from mgraph.validate import reference_components
+
+    g = generators.rmat(16, xp=cp, seed=3)
+    expected = reference_components(g)
+    for _ in range(10):
+        assert np.array_equal(mgraph.connected_components(g, backend="cupy").labels, expected)

@@ -188,9 +188,13 @@ extern "C" __global__ void pull_sum(const i64* __restrict__ indptr, const idx_t*
     if (lane == 0) y[row] = s;
 }
 
+// a read-only chase: path halving here could overwrite another thread's final root with an ancestor
 extern "C" __global__ void compress(i64* __restrict__ parent, i64 n) {
     const i64 v = (i64)blockIdx.x * blockDim.x + threadIdx.x;
-    if (v < n) parent[v] = find_root(parent, v);
+    if (v >= n) return;
+    i64 r = parent[v];
+    for (i64 p = parent[r]; p != r; p = parent[r]) r = p;
+    parent[v] = r;
 }
 """
 

@@ -1,0 +1,557 @@
+"""The ``mgraph`` command: run a primitive on a graph, describe a graph, convert a graph.
+
+    mgraph bfs|dobfs|sssp|cc|pr|bc GRAPH [--source S] [--runs N] [--validate] [--json FILE] ...
+    mgraph info GRAPH
+    mgraph convert IN OUT.npz
+
+GRAPH is a file (.mtx, edge list, .csv, .npz) or a generator spec
+(rmat:SCALE[:EF], grid:WxH, er:N:M).  Run times come from the result's stats
+(CUDA events on a GPU); loading or generating is timed separately, and GPU
+backends get one untimed warm-up run first so that kernel compilation stays
+out of the numbers.  A user error (bad file, spec, option or vertex) is one
+line on stderr and exit status 2; a failed ``--validate`` is exit status 1.
+
+The helpers that scripts/bench.py shares (sources, weights, validation,
+version) live here too, so that the command and the benchmark time and check
+the same way.
+"""
+from __future__ import annotations
+
+import argparse
+import contextlib
+import datetime
+import json
+import math
+import os
+import statistics
+import subprocess
+import sys
+import time
+import warnings
+
+import numpy as np
+
+from . import __version__, api
+from .backend import BACKENDS, resolve, to_numpy
+from .graph import Graph
+from .validate import ValidationError, reference_bfs_depth, reference_components, validate_bfs, validate_sssp
+
+TRAVERSALS = ("bfs", "dobfs", "sssp")
+PRIMITIVES = TRAVERSALS + ("cc", "pr", "bc")
+BC_ALL_SOURCES_MAX = 5000  # all-sources BC is |V| traversals: beyond this it must be asked for explicitly
+
+
+class UsageError(ValueError):
+    """A bad command line; reported like every other user error."""
+
+
+# -- helpers shared with scripts/bench.py ------------------------------------------
+def random_sources(graph, k: int, seed: int) -> list[int]:
+    """``k`` random vertices of out-degree >= 1 (distinct while there are enough), as Graph500 picks roots."""
+    candidates = np.flatnonzero(to_numpy(graph.out_degree()) > 0)
+    if candidates.size == 0:
+        raise ValueError("the graph has no edges, so no vertex has out-degree >= 1: give --source")
+    rng = np.random.default_rng(seed)
+    return rng.choice(candidates, size=k, replace=k > candidates.size).tolist()
+
+
+def with_random_weights(graph: Graph, lo: int, hi: int, seed: int = 0) -> Graph:
+    """``graph`` with integer edge weights uniform in lo..hi; both arcs of an undirected edge weigh the same.
+
+    Each weight is a SplitMix64 hash of the edge's endpoint pair and the seed,
+    so no sort or rebuild is needed, the CSR arrays are shared, and it runs
+    on the GPU as it is (the same weights on either backend).
+    """
+    if not 0 <= lo <= hi:
+        raise ValueError(f"weights {lo}:{hi}: need 0 <= LO <= HI")
+    xp, n, m = graph.xp, graph.num_vertices, graph.num_arcs
+    src = xp.searchsorted(graph.indptr, xp.arange(m, dtype=np.int64), side="right") - 1
+    dst = graph.indices.astype(np.int64)
+    if not graph.directed:
+        src, dst = xp.minimum(src, dst), xp.maximum(src, dst)
+    z = (src * np.int64(n) + dst).astype(np.uint64)
+    del src, dst
+    z += np.uint64((seed + 1) * 0x9E3779B97F4A7C15 % 2**64)  # the seed shifts keys by SplitMix64's increment
+    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    z ^= z >> np.uint64(31)
+    weights = (z % np.uint64(hi - lo + 1)).astype(np.float64) + lo
+    return Graph(graph.indptr, graph.indices, weights, directed=graph.directed, num_input_edges=graph.num_input_edges)
+
+
+def run_primitive(name: str, graph, source=None, *, run: dict, direction="push", alpha=0.85, tol=1e-6,
+                  max_iter=100):
+    """One run of primitive ``name`` through mgraph.api; ``source`` is a vertex, or for bc a list of them.
+
+    PageRank's non-convergence warning is dropped: callers report
+    ``stats["converged"]`` in their own output instead.
+    """
+    if name in ("bfs", "dobfs"):
+        return api.bfs(graph, source, direction="auto" if name == "dobfs" else direction, **run)
+    if name == "sssp":
+        return api.sssp(graph, source, **run)
+    if name == "cc":
+        return api.connected_components(graph, **run)
+    if name == "pr":
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            return api.pagerank(graph, alpha=alpha, tol=tol, max_iter=max_iter, **run)
+    if name == "bc":
+        return api.betweenness_centrality(graph, sources=source, **run)
+    raise ValueError(f"unknown primitive {name!r}: expected one of {', '.join(PRIMITIVES)}")
+
+
+class Validator:
+    """Checks results of one primitive on the CPU: mgraph.validate's rules, a PageRank step, NumPy Brandes.
+
+    Calling it returns None on a pass and the failure message otherwise.
+    References that do not depend on the source are computed once, so that
+    checking every run of cc, pr or bc costs one reference.
+    """
+
+    def __init__(self, name: str, graph, *, alpha=0.85):
+        self.name, self.alpha = name, alpha
+        self.graph = graph.to("numpy")
+        self._references = {}
+
+    def __call__(self, result, source=None):
+        try:
+            self._check(result, source)
+        except ValidationError as e:
+            return str(e)
+        return None
+
+    def _reference(self, key, compute):
+        if key not in self._references:
+            self._references[key] = compute()
+        return self._references[key]
+
+    def _check(self, result, source):
+        g = self.graph
+        if self.name in ("bfs", "dobfs"):
+            validate_bfs(g, source, result.depth, result.predecessor)
+        elif self.name == "sssp":
+            validate_sssp(g, source, result.distance, result.predecessor)
+        elif self.name == "cc":
+            _same("CC label", result.labels, self._reference("cc", lambda: reference_components(g)))
+        elif self.name == "pr":
+            self._check_pagerank(result)
+        else:
+            key = None if source is None else tuple(source)
+            ref = self._reference(key, lambda: reference_betweenness(g, range(g.num_vertices) if key is None else key))
+            _same("BC centrality", result.centrality, ref, rtol=1e-6, atol=1e-9 * max(1.0, float(ref.max(initial=0))))
+
+    def _check_pagerank(self, result):
+        """One exact power-iteration step from the result must move it by at most alpha × its last L1 change.
+
+        For x_k = T(x_{k-1}), |T(x_k) - x_k|_1 <= alpha·|x_k - x_{k-1}|_1, since
+        T contracts by alpha in L1; so a wrong operator or a misreported error
+        fails, and |rank - x*|_1 <= step / (1 - alpha) bounds the distance to
+        the true ranks.  One sparse product: cheap on R-MAT scale 24 as well.
+        """
+        step_of = self._reference("pr", lambda: pagerank_step(self.graph, self.alpha))
+        rank = np.asarray(result.rank, dtype=np.float64)
+        step = float(np.abs(step_of(rank) - rank).sum())
+        allowed = self.alpha * float(result.stats["error"]) * (1 + 1e-6) + 1e-10
+        if not step <= allowed:
+            raise ValidationError(f"PageRank: one more power-iteration step moves the ranks by {step:.3g} (L1), "
+                                  f"more than alpha x the reported last change allows ({allowed:.3g})")
+
+
+def _same(what, got, want, *, rtol=0.0, atol=0.0):
+    got = np.asarray(got)
+    if got.shape != want.shape:
+        raise ValidationError(f"{what}: expected {want.shape[0]} values, got shape {got.shape}")
+    bad = np.flatnonzero(~np.isclose(got, want, rtol=rtol, atol=atol)) if rtol or atol else np.flatnonzero(got != want)
+    if bad.size:
+        v = int(bad[0])
+        raise ValidationError(f"{what}: vertex {v} has {got[v].item()!r}, the reference {want[v].item()!r} "
+                              f"({bad.size} vertices differ)")
+
+
+def pagerank_step(graph, alpha: float):
+    """networkx.pagerank's map T (uniform teleport, dangling mass spread uniformly, weights weight), with scipy."""
+    n = graph.num_vertices
+    a = graph.to_scipy()
+    out = np.asarray(a.sum(axis=1)).ravel()
+    dangling = out == 0
+    inv_out = np.where(dangling, 0.0, 1.0 / np.where(dangling, 1.0, out))
+    at = a.T.tocsr()
+    return lambda x: alpha * (at @ (x * inv_out) + x[dangling].sum() / n) + (1.0 - alpha) / n
+
+
+def reference_betweenness(graph, sources) -> np.ndarray:
+    """Brandes' betweenness over ``sources`` with scipy BFS levels and vectorized NumPy per level.
+
+    Unnormalized, undirected sums halved (networkx's normalized=False).
+    NumPy rather than networkx so that --validate needs no test-only
+    dependency and stays usable on large graphs (one source of R-MAT scale 24).
+    """
+    n = graph.num_vertices
+    indptr = to_numpy(graph.indptr)
+    src = np.repeat(np.arange(n, dtype=np.int64), np.diff(indptr))
+    dst = to_numpy(graph.indices).astype(np.int64)
+    total = np.zeros(n)
+    for s in sources:
+        depth = reference_bfs_depth(graph, s)
+        du = depth[src]
+        on_dag = (du >= 0) & (depth[dst] == du + 1)
+        order = np.argsort(du[on_dag], kind="stable")
+        u, v = src[on_dag][order], dst[on_dag][order]
+        bounds = np.searchsorted(du[on_dag][order], np.arange(int(depth.max()) + 2))
+        levels = [slice(bounds[d], bounds[d + 1]) for d in range(len(bounds) - 1)]
+        sigma = np.zeros(n)
+        sigma[s] = 1.0
+        for lv in levels:
+            np.add.at(sigma, v[lv], sigma[u[lv]])
+        delta = np.zeros(n)
+        for lv in reversed(levels):
+            np.add.at(delta, u[lv], sigma[u[lv]] / sigma[v[lv]] * (1.0 + delta[v[lv]]))
+        delta[s] = 0.0
+        total += delta
+    return total if graph.directed else total / 2
+
+
+def code_version() -> dict:
+    """mgraph.__version__, and ``git describe --always --dirty`` of the source tree when it is a git checkout."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    try:
+        git = subprocess.run(["git", "describe", "--always", "--dirty"], cwd=root, capture_output=True, text=True,
+                             timeout=10)
+        described = git.stdout.strip() if git.returncode == 0 and git.stdout.strip() else "unknown"
+    except (OSError, subprocess.SubprocessError):
+        described = "unknown"
+    return {"mgraph": __version__, "git": described}
+
+
+def now() -> str:
+    return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+
+
+def write_json(path: str, record: dict) -> None:
+    """One JSON object; non-finite floats become null so that strict parsers read it."""
+    with open(path, "w") as f:
+        json.dump(_jsonable(record), f, indent=1, allow_nan=False)
+        f.write("\n")
+
+
+def _jsonable(x):
+    if isinstance(x, dict):
+        return {str(k): _jsonable(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_jsonable(v) for v in x]
+    if isinstance(x, (np.generic, np.ndarray)):
+        return _jsonable(x.tolist())
+    if isinstance(x, float) and not math.isfinite(x):
+        return None
+    return x
+
+
+def harmonic_mean(values) -> float:
+    """Graph500's TEPS summary (0 when any value is 0)."""
+    values = list(values)
+    return statistics.harmonic_mean(values) if values else float("nan")
+
+
+# -- terminal output -------------------------------------------------------------
+@contextlib.contextmanager
+def _status(message: str):
+    """Show ``message`` on the terminal while a long step runs; nothing when stderr is not a terminal."""
+    tty = sys.stderr.isatty()
+    if tty:
+        sys.stderr.write(f"\r\033[K{message} ...")
+        sys.stderr.flush()
+    try:
+        yield
+    finally:
+        if tty:
+            sys.stderr.write("\r\033[K")
+            sys.stderr.flush()
+
+
+def _n(x) -> str:
+    return f"{x:,}"
+
+
+def _ms(seconds: float) -> str:
+    return f"{seconds * 1e3:.4g} ms"
+
+
+def _bytes(b: int) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if b < 1024 or unit == "GiB":
+            return f"{b:.4g} {unit}" if unit != "B" else f"{b} B"
+        b /= 1024
+
+
+# -- argument parsing --------------------------------------------------------------
+class _Parser(argparse.ArgumentParser):
+    """argparse, but errors raise (one line, exit 2 from main) instead of printing usage and exiting."""
+
+    def error(self, message):
+        raise UsageError(message)
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return value
+
+
+def _weight_range(text: str) -> tuple[int, int]:
+    try:
+        lo, hi = (int(p) for p in text.split(":"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected LO:HI integers, got {text!r}") from None
+    if not 0 <= lo <= hi:
+        raise argparse.ArgumentTypeError(f"expected 0 <= LO <= HI, got {text!r}")
+    return lo, hi
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="mgraph", description="Multi-GPU graph analytics (after Gunrock).")
+    p.add_argument("--version", action="version", version=f"mgraph {__version__}")
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    def graph_args(q):
+        q.add_argument("graph", metavar="GRAPH", help="a file (.mtx, .txt/.el, .csv, .npz) or rmat:S[:EF], grid:WxH, er:N:M")
+        d = q.add_mutually_exclusive_group()
+        d.add_argument("--directed", dest="directed", action="store_const", const=True, default=None,
+                       help="read an edge list as directed")
+        d.add_argument("--undirected", dest="directed", action="store_const", const=False,
+                       help="read an edge list as undirected")
+        q.add_argument("--backend", choices=BACKENDS, default="auto", help="cupy (GPU), numpy (CPU) or auto")
+
+    helps = {"bfs": "breadth-first search", "dobfs": "direction-optimizing BFS", "sssp": "single-source shortest paths",
+             "cc": "connected components", "pr": "PageRank", "bc": "betweenness centrality"}
+    for name in PRIMITIVES:
+        q = sub.add_parser(name, help=helps[name], description=helps[name])
+        graph_args(q)
+        q.add_argument("--runs", type=_positive, default=1, help="timed runs (default 1)")
+        q.add_argument("--devices", type=_positive, default=1, help="GPUs (or CPU virtual devices) to use")
+        q.add_argument("--seed", type=int, default=0, help="seed for random sources and weights")
+        q.add_argument("--validate", action="store_true", help="check every run against a CPU reference")
+        q.add_argument("--json", metavar="FILE", help="write one JSON record of this invocation")
+        if name in TRAVERSALS:
+            q.add_argument("--source", type=int, help="source vertex (default: a random one of out-degree >= 1 per run)")
+        if name == "bfs":
+            q.add_argument("--direction", choices=("push", "pull", "auto"), default="push")
+        if name == "sssp":
+            q.add_argument("--weights", type=_weight_range, metavar="LO:HI",
+                           help="draw random integer weights in LO..HI for an unweighted graph")
+        if name == "pr":
+            q.add_argument("--alpha", type=float, default=0.85, help="damping factor (default 0.85)")
+            q.add_argument("--tol", type=float, default=1e-6, help="stop when the L1 change < N*tol (networkx's rule)")
+            q.add_argument("--max-iter", type=_positive, default=100)
+        if name == "bc":
+            s = q.add_mutually_exclusive_group()
+            s.add_argument("--source", type=int, help="one source vertex")
+            s.add_argument("--sources", type=_positive, metavar="K", help="K random sources of out-degree >= 1")
+    q = sub.add_parser("info", help="size, degrees and memory of a graph")
+    graph_args(q)
+    q = sub.add_parser("convert", help="load a graph and save it as .npz")
+    graph_args(q)
+    q.add_argument("out", metavar="OUT.npz")
+    return p
+
+
+# -- commands ----------------------------------------------------------------------
+def _load(args):
+    """The graph and the seconds its loading or generation took."""
+    from . import io
+
+    with _status(f"loading {args.graph}"):
+        t0 = time.perf_counter()
+        graph = io.load(args.graph, directed=args.directed, backend=args.backend)
+        resolve(args.backend).synchronize()
+        return graph, time.perf_counter() - t0
+
+
+def _describe(graph) -> str:
+    kind = "directed" if graph.directed else "undirected"
+    return f"{_n(graph.num_vertices)} vertices, {_n(graph.num_edges)} edges, {kind}{', weighted' if graph.is_weighted else ''}"
+
+
+def _sources(args, graph):
+    """What each timed run starts from: a vertex, for bc a list of vertices (None: all)."""
+    if args.command in TRAVERSALS:
+        if args.source is not None:
+            return [args.source] * args.runs
+        return random_sources(graph, args.runs, args.seed)
+    if args.command == "bc":
+        if args.source is not None:
+            chosen = [args.source]
+        elif args.sources is not None:
+            chosen = random_sources(graph, args.sources, args.seed)
+        elif graph.num_vertices <= BC_ALL_SOURCES_MAX:
+            chosen = None
+        else:
+            raise ValueError(f"bc from all {_n(graph.num_vertices)} vertices would take that many traversals: "
+                             f"give --source S or --sources K (all sources only up to {_n(BC_ALL_SOURCES_MAX)} vertices)")
+        return [chosen] * args.runs
+    return [None] * args.runs
+
+
+def _run(args) -> int:
+    name = args.command
+    if args.json:
+        folder = os.path.dirname(os.path.abspath(args.json))
+        if not os.path.isdir(folder):
+            raise ValueError(f"--json {args.json}: folder {folder} does not exist")
+    backend = resolve(args.backend)
+    graph, load_s = _load(args)
+    if name == "sssp" and args.weights:
+        if graph.is_weighted:
+            raise ValueError(f"--weights: {args.graph} already has edge weights")
+        graph = with_random_weights(graph, *args.weights, seed=args.seed)
+    params = {"direction": getattr(args, "direction", "push"), "alpha": getattr(args, "alpha", 0.85),
+              "tol": getattr(args, "tol", 1e-6), "max_iter": getattr(args, "max_iter", 100)}
+    run = {"backend": backend, "devices": args.devices, "seed": args.seed}
+    sources = _sources(args, graph)
+    if backend.is_gpu:
+        with _status("warm-up run"):
+            run_primitive(name, graph, sources[0], run=run, **params)
+    results = []
+    for i, s in enumerate(sources):
+        with _status(f"run {i + 1}/{len(sources)}"):
+            results.append(run_primitive(name, graph, s, run=run, **params))
+    failures = []
+    if args.validate:
+        check = Validator(name, graph, alpha=params["alpha"])
+        for i, (s, r) in enumerate(zip(sources, results)):
+            with _status(f"validating run {i + 1}/{len(results)}"):
+                message = check(r, s)
+            if message:
+                failures.append({"run": i, "source": s, "message": message})
+    summary = _summary(name, results)
+    _print_summary(args, graph, load_s, sources, results, summary, failures)
+    if args.json:
+        write_json(args.json, {
+            "command": name, "argv": ["mgraph", *args.argv],
+            "graph": {"input": args.graph, "vertices": graph.num_vertices, "edges": graph.num_edges,
+                      "arcs": graph.num_arcs, "directed": graph.directed, "weighted": graph.is_weighted,
+                      "load_s": load_s},
+            "options": {k: v for k, v in vars(args).items() if k not in ("command", "graph", "json", "argv")},
+            "runs": [{"source": s, **r.stats} for s, r in zip(sources, results)],
+            "times_s": [r.stats["elapsed_s"] for r in results],
+            "summary": summary,
+            "validation": {"status": ("FAIL" if failures else "PASS") if args.validate else "not run",
+                           "failures": failures},
+            "backend": backend.name, "devices": sorted({r.stats["device"] for r in results}),
+            "warm_up": backend.is_gpu, "version": code_version(), "date": now(),
+        })
+    return 1 if failures else 0
+
+
+def _summary(name, results) -> dict:
+    times = [r.stats["elapsed_s"] for r in results]
+    out = {"median_s": statistics.median(times), "iterations_median": statistics.median(r.stats["iterations"] for r in results)}
+    if name in TRAVERSALS:
+        out["graph500_teps_hmean"] = harmonic_mean(r.stats["graph500_teps"] for r in results)
+        out["directed_edge_teps_hmean"] = harmonic_mean(r.stats["directed_edge_teps"] for r in results)
+    if name == "pr":
+        out["ms_per_iteration_median"] = statistics.median(r.stats["ms_per_iteration"] for r in results)
+        out["converged"] = all(r.stats["converged"] for r in results)
+    if name == "cc":
+        out["num_components"] = results[-1].stats["num_components"]
+    if name == "bc":
+        out["sources"] = results[-1].stats["sources"]
+        out["ms_per_source_median"] = 1e3 * out["median_s"] / max(out["sources"], 1)
+    return out
+
+
+def _print_summary(args, graph, load_s, sources, results, summary, failures):
+    name = args.command
+    stats = results[-1].stats
+    print(f"graph       {args.graph}: {_describe(graph)} (load/generate {load_s:.3g} s)")
+    extra = {"bfs": f", {args.direction}" if name == "bfs" else "", "dobfs": ", direction-optimizing"}.get(name, "")
+    print(f"run         {name}{extra} on {stats['backend']} ({stats['device']}), {len(results)} timed run"
+          f"{'s' if len(results) > 1 else ''}{', after a warm-up' if resolve(args.backend).is_gpu else ''}")
+    if name in TRAVERSALS:
+        shown = list(dict.fromkeys(sources))
+        print(f"source{'s' if len(shown) > 1 else ' '}     {', '.join(map(str, shown[:8]))}{' ...' if len(shown) > 8 else ''}")
+    times = ", ".join(f"{r.stats['elapsed_s'] * 1e3:.4g}" for r in results)
+    print(f"time        {_ms(summary['median_s'])} median" + (f" (runs: {times} ms)" if len(results) > 1 else ""))
+    if name in TRAVERSALS:
+        print(f"GTEPS       {summary['graph500_teps_hmean'] / 1e9:.4g} (Graph500: undirected edges in component, "
+              f"harmonic mean); {summary['directed_edge_teps_hmean'] / 1e9:.4g} directed-edge (Gunrock)")
+    if name == "pr":
+        print(f"ms/iter     {summary['ms_per_iteration_median']:.4g} median; "
+              f"{'converged' if summary['converged'] else 'NOT converged'} (L1 change {stats['error']:.3g})")
+    if name == "cc":
+        print(f"components  {_n(summary['num_components'])}")
+    if name == "bc":
+        print(f"ms/source   {summary['ms_per_source_median']:.4g} median over {_n(summary['sources'])} source"
+              f"{'s' if summary['sources'] > 1 else ''}")
+    print(f"iterations  {summary['iterations_median']:g}" + (" (median)" if len(results) > 1 else ""))
+    if args.validate:
+        if failures:
+            print(f"validation  FAIL ({len(failures)} of {len(results)} runs)")
+            for f in failures:
+                print(f"  run {f['run'] + 1}: {f['message']}")
+        else:
+            print(f"validation  PASS ({len(results)} run{'s' if len(results) > 1 else ''})")
+
+
+def _info(args) -> int:
+    graph, load_s = _load(args)
+    g = graph.to("numpy")
+    out_deg = to_numpy(g.out_degree())
+    degrees = [("out-degree" if g.directed else "degree", out_deg)]
+    touched = out_deg > 0
+    if g.directed:
+        in_deg = np.bincount(to_numpy(g.indices), minlength=g.num_vertices)
+        degrees.append(("in-degree", in_deg))
+        touched |= in_deg > 0
+    arrays = [graph.indptr, graph.indices] + ([graph.weights] if graph.is_weighted else [])
+    print(f"graph       {args.graph} (load/generate {load_s:.3g} s)")
+    print(f"vertices    {_n(g.num_vertices)}")
+    print(f"edges       {_n(g.num_edges)} ({_n(g.num_arcs)} stored arcs)")
+    print(f"directed    {'yes' if g.directed else 'no'}")
+    print(f"weighted    {'yes' if g.is_weighted else 'no'}")
+    for label, d in degrees:
+        if d.size:
+            print(f"{label:<11} min {d.min()}, mean {d.mean():.4g}, max {d.max()}")
+    print(f"isolated    {_n(int(np.count_nonzero(~touched)))} vertices")
+    print(f"memory      {_bytes(sum(int(a.nbytes) for a in arrays))} (CSR{' + weights' if g.is_weighted else ''})")
+    return 0
+
+
+def _convert(args) -> int:
+    from . import io
+
+    if not args.out.endswith(".npz"):
+        raise ValueError(f"output {args.out!r} must end in .npz")
+    graph, load_s = _load(args)
+    with _status(f"writing {args.out}"):
+        io.save_npz(graph, args.out)
+    print(f"wrote {args.out}: {_describe(graph)} (loaded in {load_s:.3g} s)")
+    return 0
+
+
+def main(argv=None) -> int:
+    """Run the command line ``argv`` (default sys.argv[1:]); the exit status: 0 ok, 1 validation failed, 2 user error."""
+    try:
+        argv = sys.argv[1:] if argv is None else list(argv)
+        args = _parser().parse_args(argv)
+        args.argv = argv
+        if args.command == "info":
+            return _info(args)
+        if args.command == "convert":
+            return _convert(args)
+        return _run(args)
+    except SystemExit as e:  # --help and --version
+        return e.code if isinstance(e.code, int) else 0
+    except (ValueError, OSError, MemoryError) as e:
+        message = str(e) or type(e).__name__
+        if isinstance(e, OSError) and e.filename is not None and e.strerror:
+            message = f"{e.filename}: {e.strerror}"
+        print(f"mgraph: error: {' '.join(message.split())}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("mgraph: interrupted", file=sys.stderr)
+        return 130

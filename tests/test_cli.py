@@ -1,0 +1,291 @@
+"""The mgraph command (in-process through cli.main, plus python -m mgraph) and a smoke run of scripts/bench.py."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import networkx as nx
+import numpy as np
+import pytest
+
+import mgraph
+from mgraph import api, cli
+from mgraph.generators import grid, rmat
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+CHESAPEAKE = os.path.join(ROOT, "tests", "data", "chesapeake.mtx")
+
+
+def run(capsys, *argv):
+    code = cli.main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def field(out: str, name: str) -> str:
+    """The value of the summary line that starts with ``name``."""
+    for line in out.splitlines():
+        if line.startswith(name + " "):
+            return line[len(name):].strip()
+    raise AssertionError(f"no {name!r} line in:\n{out}")
+
+
+def subprocess_env():
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([ROOT, *filter(None, [env.get("PYTHONPATH")])])
+    env["MGRAPH_BACKEND"] = "numpy"
+    return env
+
+
+# -- the run commands ------------------------------------------------------------
+@pytest.mark.parametrize("command", ["bfs", "dobfs", "sssp"])
+def test_traversal_summary_json_and_validation(capsys, tmp_path, command):
+    out_json = tmp_path / "run.json"
+    code, out, err = run(capsys, command, "rmat:8", "--runs", 3, "--seed", 5, "--validate", "--json", out_json,
+                         "--backend", "numpy")
+    assert code == 0, err
+    assert err == ""  # progress is shown on terminals only
+    assert field(out, "graph").startswith("rmat:8: 256 vertices")
+    assert "Graph500" in field(out, "GTEPS") and "directed-edge" in field(out, "GTEPS")
+    assert field(out, "validation") == "PASS (3 runs)"
+    assert "median" in field(out, "time")
+
+    record = json.loads(out_json.read_text())
+    assert {"command", "argv", "graph", "options", "runs", "times_s", "summary", "validation", "backend",
+            "devices", "version", "date"} <= set(record)
+    assert record["command"] == command and record["backend"] == "numpy"
+    assert record["graph"]["input"] == "rmat:8" and record["graph"]["vertices"] == 256
+    assert record["graph"]["edges"] > 0 and record["graph"]["directed"] is False
+    assert record["options"]["runs"] == 3 and record["options"]["seed"] == 5
+    assert len(record["runs"]) == 3 and len(record["times_s"]) == 3 and all(t > 0 for t in record["times_s"])
+    sources = [r["source"] for r in record["runs"]]
+    assert len(set(sources)) == 3  # a different random source per run ...
+    g = rmat(8)
+    assert all(g.out_degree()[s] >= 1 for s in sources)  # ... each of out-degree >= 1
+    for r in record["runs"]:
+        assert r["graph500_teps"] > 0 and r["directed_edge_teps"] == pytest.approx(2 * r["graph500_teps"])
+    assert record["summary"]["graph500_teps_hmean"] > 0
+    assert record["validation"] == {"status": "PASS", "failures": []}
+    assert record["version"]["mgraph"] == mgraph.__version__ and record["version"]["git"]
+    assert record["devices"] and record["date"][:2] == "20"
+
+
+def test_fixed_source_on_a_file(capsys, tmp_path):
+    out_json = tmp_path / "bfs.json"
+    code, out, err = run(capsys, "bfs", CHESAPEAKE, "--source", 0, "--runs", 2, "--direction", "pull",
+                         "--validate", "--json", out_json)
+    assert code == 0, err
+    assert "39 vertices, 170 edges, undirected" in field(out, "graph")
+    assert field(out, "run").startswith("bfs, pull")
+    record = json.loads(out_json.read_text())
+    assert [r["source"] for r in record["runs"]] == [0, 0]
+    assert record["runs"][0]["edges_in_component"] == 170  # chesapeake is connected
+    assert record["options"]["direction"] == "pull"
+
+
+def test_sssp_random_integer_weights(capsys, tmp_path):
+    out_json = tmp_path / "sssp.json"
+    code, out, err = run(capsys, "sssp", "grid:12x9", "--weights", "1:64", "--validate", "--json", out_json)
+    assert code == 0, err
+    assert "weighted" in field(out, "graph")
+    assert field(out, "validation").startswith("PASS")
+    assert json.loads(out_json.read_text())["graph"]["weighted"] is True
+
+
+def test_cc_pr_bc_on_chesapeake(capsys):
+    code, out, err = run(capsys, "cc", CHESAPEAKE, "--runs", 2, "--validate")
+    assert code == 0, err
+    assert field(out, "components") == "1" and field(out, "validation") == "PASS (2 runs)"
+
+    code, out, err = run(capsys, "pr", CHESAPEAKE, "--alpha", 0.9, "--tol", 1e-9, "--validate")
+    assert code == 0, err
+    assert "converged" in field(out, "ms/iter") and "NOT" not in field(out, "ms/iter")
+    assert field(out, "validation").startswith("PASS")
+
+    code, out, err = run(capsys, "bc", CHESAPEAKE, "--validate")  # all 39 sources
+    assert code == 0, err
+    assert "over 39 sources" in field(out, "ms/source") and field(out, "validation").startswith("PASS")
+
+    code, out, err = run(capsys, "bc", CHESAPEAKE, "--sources", 3, "--validate")
+    assert code == 0, err
+    assert "over 3 sources" in field(out, "ms/source") and field(out, "validation").startswith("PASS")
+
+
+def test_pagerank_not_converged_is_reported_not_warned(capsys):
+    code, out, err = run(capsys, "pr", "rmat:8", "--tol", 1e-12, "--max-iter", 2, "--validate")
+    assert code == 0 and err == ""
+    assert "NOT converged" in field(out, "ms/iter") and field(out, "iterations") == "2"
+    assert field(out, "validation").startswith("PASS")  # within the error bound its last change gives
+
+
+def test_validation_failure_exits_1(capsys, monkeypatch, tmp_path):
+    real = api.connected_components
+
+    def wrong(graph, **run):
+        result = real(graph, **run)
+        result.labels[5] = 6
+        return result
+
+    monkeypatch.setattr(api, "connected_components", wrong)
+    out_json = tmp_path / "cc.json"
+    code, out, err = run(capsys, "cc", CHESAPEAKE, "--validate", "--json", out_json)
+    assert code == 1
+    assert field(out, "validation").startswith("FAIL") and "vertex 5" in out
+    assert json.loads(out_json.read_text())["validation"]["status"] == "FAIL"
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("command", cli.PRIMITIVES)
+def test_gpu_runs_validate(capsys, tmp_path, command):
+    out_json = tmp_path / "gpu.json"
+    extra = ["--sources", 2] if command == "bc" else ["--weights", "1:64"] if command == "sssp" else []
+    code, out, err = run(capsys, command, "rmat:12", "--backend", "cupy", "--runs", 2, "--validate",
+                         "--json", out_json, *extra)
+    assert code == 0, out + err
+    assert field(out, "validation").startswith("PASS")
+    record = json.loads(out_json.read_text())
+    assert record["backend"] == "cupy" and record["warm_up"] is True and len(record["times_s"]) == 2
+
+
+# -- user errors: one line on stderr, exit status 2 ----------------------------------
+@pytest.mark.parametrize("argv", [
+    ["bfs", "rmat:x"],
+    ["bfs", "no/such/graph.mtx"],
+    ["bfs", CHESAPEAKE, "--source", "39"],
+    ["frobnicate", CHESAPEAKE],
+    [],
+    ["bfs", CHESAPEAKE, "--runs", "0"],
+    ["bfs", CHESAPEAKE, "--direction", "sideways"],
+    ["sssp", CHESAPEAKE, "--weights", "9:1"],
+    ["pr", "grid:4x4", "--alpha", "2"],
+    ["bc", "rmat:13"],  # 8192 vertices: all-sources BC must be asked for
+    ["cc", CHESAPEAKE, "--json", "no/such/folder/out.json"],
+    ["convert", CHESAPEAKE, "out.txt"],
+])
+def test_user_errors_are_one_line(capsys, argv):
+    code, out, err = run(capsys, *argv)
+    assert code == 2
+    assert out == ""
+    assert err.startswith("mgraph: error: ") and err.count("\n") == 1, err
+    assert "Traceback" not in err
+
+
+def test_help_exits_0(capsys):
+    code, out, _ = run(capsys, "bfs", "--help")
+    assert code == 0 and "--source" in out and "--direction" in out
+
+
+# -- info and convert --------------------------------------------------------------
+def test_convert_round_trip_then_info(capsys, tmp_path):
+    target = tmp_path / "chesapeake.npz"
+    code, out, err = run(capsys, "convert", CHESAPEAKE, target)
+    assert code == 0, err
+    assert target.exists() and "39 vertices, 170 edges" in out
+
+    code, before, _ = run(capsys, "info", CHESAPEAKE)
+    assert code == 0
+    code, after, err = run(capsys, "info", target)
+    assert code == 0, err
+    for name in ("vertices", "edges", "directed", "weighted", "degree", "isolated", "memory"):
+        assert field(before, name) == field(after, name)
+    assert field(after, "vertices") == "39" and field(after, "edges").startswith("170 ")
+    assert field(after, "degree") == "min 3, mean 8.718, max 33"
+    assert field(after, "isolated") == "0 vertices"
+
+    code, out, err = run(capsys, "bfs", target, "--validate")
+    assert code == 0 and field(out, "validation").startswith("PASS"), err
+
+
+def test_info_of_a_generated_graph(capsys):
+    code, out, err = run(capsys, "info", "rmat:8", "--backend", "numpy")  # CuPy draws another graph
+    assert code == 0, err
+    g = rmat(8)
+    deg = np.asarray(g.out_degree())
+    assert field(out, "vertices") == "256" and field(out, "edges").startswith(f"{g.num_edges:,} ")
+    assert field(out, "isolated") == f"{int((deg == 0).sum())} vertices"
+    assert field(out, "degree") == f"min {deg.min()}, mean {deg.mean():.4g}, max {deg.max()}"
+
+
+def test_python_dash_m(tmp_path):
+    proc = subprocess.run([sys.executable, "-m", "mgraph", "info", "grid:10x10"], capture_output=True, text=True,
+                          env=subprocess_env(), cwd=tmp_path, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert field(proc.stdout, "vertices") == "100" and field(proc.stdout, "edges").startswith("180 ")
+
+
+# -- helpers shared with the benchmark ------------------------------------------------
+@pytest.mark.parametrize("directed", [False, True])
+def test_random_weights(directed):
+    base = rmat(8) if not directed else mgraph.Graph.from_edges(*rmat(8).edges()[:2], directed=True)
+    g = cli.with_random_weights(base, 1, 64, seed=3)
+    assert g.indices is base.indices and g.num_edges == base.num_edges
+    w = g.weights
+    assert w.min() >= 1 and w.max() <= 64 and np.all(w == np.floor(w))
+    assert np.unique(w).size == 64  # all of 1..64 drawn on ~3000 edges
+    m = g.to_scipy()
+    if not directed:
+        assert abs(m - m.T).max() == 0  # one weight per undirected edge
+    assert np.array_equal(cli.with_random_weights(base, 1, 64, seed=3).weights, w)
+    assert not np.array_equal(cli.with_random_weights(base, 1, 64, seed=4).weights, w)
+
+
+def test_reference_betweenness_matches_networkx():
+    und = grid(6, 5)
+    G = nx.Graph(list(zip(*und.edges()[:2])))
+    want = nx.betweenness_centrality(G, normalized=False)
+    got = cli.reference_betweenness(und, range(und.num_vertices))
+    np.testing.assert_allclose(got, [want[v] for v in range(und.num_vertices)], rtol=1e-12)
+
+    src, dst, _ = rmat(7).edges()
+    d = mgraph.Graph.from_edges(src, dst, num_vertices=128, directed=True)
+    D = nx.DiGraph()
+    D.add_nodes_from(range(128))
+    D.add_edges_from(zip(src.tolist(), dst.tolist()))
+    sources = cli.random_sources(d, 5, seed=1)
+    want = nx.betweenness_centrality_subset(D, sources, list(D), normalized=False)
+    np.testing.assert_allclose(cli.reference_betweenness(d, sources), [want[v] for v in range(128)], rtol=1e-12)
+
+
+def test_pagerank_check_uses_networkx_semantics():
+    src, dst, _ = rmat(7).edges()
+    w = np.arange(src.size) % 5 + 1.0
+    g = mgraph.Graph.from_edges(src, dst, w, num_vertices=128, directed=True)  # weighted, with dangling vertices
+    G = nx.DiGraph()
+    G.add_nodes_from(range(128))
+    G.add_weighted_edges_from(zip(src.tolist(), dst.tolist(), w.tolist()))
+    ranks = nx.pagerank(G, alpha=0.85, tol=1e-15, max_iter=1000)
+    rank = np.array([ranks[v] for v in range(128)])
+    step = cli.pagerank_step(g, 0.85)
+    assert np.abs(step(rank) - rank).sum() < 1e-12  # networkx's fixed point is T's
+
+    class Fake:
+        def __init__(self, rank):
+            self.rank, self.stats = rank, {"error": 1e-9}
+
+    check = cli.Validator("pr", g)
+    assert check(Fake(rank)) is None
+    bent = rank.copy()
+    bent[[3, 4]] += [1e-4, -1e-4]
+    assert "PageRank" in check(Fake(bent))
+
+
+# -- scripts/bench.py ------------------------------------------------------------------
+def test_bench_smoke(tmp_path):
+    out_json = tmp_path / "bench.json"
+    proc = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "bench.py"), "--backend", "numpy",
+                           "--scale", "8", "--runs", "1", "--sources", "2", "--json", str(out_json)],
+                          capture_output=True, text=True, env=subprocess_env(), timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.strip().splitlines()
+    names = [line.split()[0] for line in lines[-6:]]
+    assert names == list(cli.PRIMITIVES)  # the table comes last
+    assert all(line.split()[-1] == "PASS" for line in lines[-6:])
+    record = json.loads(out_json.read_text())
+    assert {"date", "command", "version", "device", "graph", "results"} <= set(record)
+    assert record["graph"]["scale"] == 8 and record["graph"]["generate_s"] > 0
+    bfs = record["results"]["bfs"]
+    assert len(bfs["starts"]) == 2 and bfs["graph500_gteps"] > 0 and bfs["met"] is None
+    assert record["results"]["pr"]["ms_per_iteration"] > 0
+    assert all(r["validation"] == "PASS" for r in record["results"].values())
