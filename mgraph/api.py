@@ -134,7 +134,7 @@ def betweenness_centrality(graph, *, sources=None, **run) -> Result:
         sources = range(graph.num_vertices)
     elif isinstance(sources, numbers.Integral):
         sources = [sources]
-    sources = [_check_vertex(graph, s, "source") for s in np.asarray(list(sources)).tolist()]
+    sources = [_check_vertex(graph, s, "source") for s in list(sources)]
     prim = BC(g)
     stats = {"iterations": 0, "elapsed_s": 0.0, "host_elapsed_s": 0.0, "sources": len(sources)}
     for s in sources:
