@@ -73,7 +73,7 @@ def _traversal_stats(graph, reached, stats):
     return stats
 
 
-def bfs(graph, source, *, direction="push", do_a=0.01, do_b=0.1, **run) -> Result:
+def bfs(graph, source, *, direction="push", do_a=1e-5, do_b=0.1, **run) -> Result:
     """Breadth-first search: ``.depth`` (-1 unreached) and ``.predecessor`` (source's is itself).
 
     ``direction``: "push" (top-down), "pull" (bottom-up) or "auto"

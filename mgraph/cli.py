@@ -80,14 +80,15 @@ def with_random_weights(graph: Graph, lo: int, hi: int, seed: int = 0) -> Graph:
 
 
 def run_primitive(name: str, graph, source=None, *, run: dict, direction="push", alpha=0.85, tol=1e-6,
-                  max_iter=100):
+                  max_iter=100, do_a=None, do_b=None):
     """One run of primitive ``name`` through mgraph.api; ``source`` is a vertex, or for bc a list of them.
 
     PageRank's non-convergence warning is dropped: callers report
     ``stats["converged"]`` in their own output instead.
     """
     if name in ("bfs", "dobfs"):
-        return api.bfs(graph, source, direction="auto" if name == "dobfs" else direction, **run)
+        switch = {k: v for k, v in (("do_a", do_a), ("do_b", do_b)) if v is not None}
+        return api.bfs(graph, source, direction="auto" if name == "dobfs" else direction, **switch, **run)
     if name == "sssp":
         return api.sssp(graph, source, **run)
     if name == "cc":
@@ -340,6 +341,9 @@ def _parser() -> argparse.ArgumentParser:
             q.add_argument("--source", type=int, help="source vertex (default: a random one of out-degree >= 1 per run)")
         if name == "bfs":
             q.add_argument("--direction", choices=("push", "pull", "auto"), default="push")
+        if name in ("bfs", "dobfs"):
+            q.add_argument("--do-a", type=float, help="direction-optimizing: pull once forward work > do_a x backward")
+            q.add_argument("--do-b", type=float, help="direction-optimizing: push again once forward work < do_b x backward")
         if name == "sssp":
             q.add_argument("--weights", type=_weight_range, metavar="LO:HI",
                            help="draw random integer weights in LO..HI for an unweighted graph")
@@ -409,7 +413,8 @@ def _run(args) -> int:
             raise ValueError(f"--weights: {args.graph} already has edge weights")
         graph = with_random_weights(graph, *args.weights, seed=args.seed)
     params = {"direction": getattr(args, "direction", "push"), "alpha": getattr(args, "alpha", 0.85),
-              "tol": getattr(args, "tol", 1e-6), "max_iter": getattr(args, "max_iter", 100)}
+              "tol": getattr(args, "tol", 1e-6), "max_iter": getattr(args, "max_iter", 100),
+              "do_a": getattr(args, "do_a", None), "do_b": getattr(args, "do_b", None)}
     run = {"backend": backend, "devices": args.devices, "seed": args.seed}
     sources = _sources(args, graph)
     if backend.is_gpu:
