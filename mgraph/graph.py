@@ -33,8 +33,9 @@ def _as_ids(xp, a, what: str):
 class Graph:
     """A simple graph (no self-loops, no duplicate edges) in CSR form.
 
-    Attributes: ``indptr`` (int64, n+1), ``indices`` (int32/int64), ``weights``
-    (float64 or None), ``directed``.  An undirected graph stores both arcs of
+    Attributes: ``indptr`` (int64, n+1), ``indices`` (int32/int64; each row
+    sorted by column), ``weights`` (float64 or None; may be negative, which
+    only SSSP refuses), ``directed``.  An undirected graph stores both arcs of
     every edge, so its CSR is its own reverse.
     """
 
@@ -73,6 +74,8 @@ class Graph:
         hi = int(max(src.max(), dst.max())) if src.size else -1
         if num_vertices is None:
             num_vertices = hi + 1
+        if isinstance(num_vertices, bool) or not float(num_vertices).is_integer():
+            raise ValueError(f"num_vertices must be an integer, got {num_vertices!r}")
         num_vertices = int(num_vertices)
         if num_vertices < 0:
             raise ValueError(f"num_vertices must be >= 0, got {num_vertices}")
@@ -144,7 +147,11 @@ class Graph:
         return src, dst, w
 
     def to_scipy(self):
-        """A scipy.sparse CSR matrix (weights, or ones)."""
+        """A scipy.sparse CSR matrix (weights, or ones).
+
+        Zero weights stay as explicit entries, which csgraph treats as edges;
+        sparse arithmetic on the matrix (``A + A.T``) would silently drop them.
+        """
         import scipy.sparse as sp
 
         w = to_numpy(self.weights) if self.weights is not None else np.ones(self.num_arcs)

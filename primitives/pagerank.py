@@ -34,8 +34,9 @@ class PageRank(Primitive):
         else:
             rows = xp.repeat(xp.arange(self.num_vertices), graph.out_degree())
             out = xp.bincount(rows, weights=graph.weights, minlength=self.num_vertices)
-        self.dangling = out == 0
-        self.inv_out = xp.where(self.dangling, 0.0, 1.0 / xp.where(self.dangling, 1.0, out))
+        dangling = out == 0
+        self.dangling = xp.flatnonzero(dangling)  # indices, so the mass is a gather + sum with no host sync
+        self.inv_out = xp.where(dangling, 0.0, 1.0 / xp.where(dangling, 1.0, out))
 
     def reset(self, source=None):
         n = self.num_vertices
@@ -47,7 +48,7 @@ class PageRank(Primitive):
         xp, n, a = self.xp, self.num_vertices, self.alpha
         x = self.rank
         pulled = ops.pull_sum(self.rgraph, x * self.inv_out)
-        dangling_mass = xp.sum(x[self.dangling]) if self.dangling.any() else 0.0
+        dangling_mass = x[self.dangling].sum()
         new = a * (pulled + dangling_mass / n) + (1.0 - a) / n
         self.error = float(xp.abs(new - x).sum())
         self.rank = new
