@@ -11,9 +11,8 @@ backends get one untimed warm-up run first so that kernel compilation stays
 out of the numbers.  A user error (bad file, spec, option or vertex) is one
 line on stderr and exit status 2; a failed ``--validate`` is exit status 1.
 
-The helpers that scripts/bench.py shares (sources, weights, validation,
-version) live here too, so that the command and the benchmark time and check
-the same way.
+The helpers that scripts/bench.py shares (sources, validation, version) live
+here too, so that the command and the benchmark time and check the same way.
 """
 from __future__ import annotations
 
@@ -33,8 +32,9 @@ import numpy as np
 
 from . import __version__, api
 from .backend import BACKENDS, resolve, to_numpy
-from .graph import Graph
-from .validate import ValidationError, reference_bfs_depth, reference_components, validate_bfs, validate_sssp
+from .generators import with_random_weights
+from .validate import (ValidationError, pagerank_step, reference_betweenness, reference_components, validate_bfs,
+                       validate_sssp)
 
 TRAVERSALS = ("bfs", "dobfs", "sssp")
 PRIMITIVES = TRAVERSALS + ("cc", "pr", "bc")
@@ -53,30 +53,6 @@ def random_sources(graph, k: int, seed: int) -> list[int]:
         raise ValueError("the graph has no edges, so no vertex has out-degree >= 1: give --source")
     rng = np.random.default_rng(seed)
     return rng.choice(candidates, size=k, replace=k > candidates.size).tolist()
-
-
-def with_random_weights(graph: Graph, lo: int, hi: int, seed: int = 0) -> Graph:
-    """``graph`` with integer edge weights uniform in lo..hi; both arcs of an undirected edge weigh the same.
-
-    Each weight is a SplitMix64 hash of the edge's endpoint pair and the seed,
-    so no sort or rebuild is needed, the CSR arrays are shared, and it runs
-    on the GPU as it is (the same weights on either backend).
-    """
-    if not 0 <= lo <= hi:
-        raise ValueError(f"weights {lo}:{hi}: need 0 <= LO <= HI")
-    xp, n, m = graph.xp, graph.num_vertices, graph.num_arcs
-    src = xp.searchsorted(graph.indptr, xp.arange(m, dtype=np.int64), side="right") - 1
-    dst = graph.indices.astype(np.int64)
-    if not graph.directed:
-        src, dst = xp.minimum(src, dst), xp.maximum(src, dst)
-    z = (src * np.int64(n) + dst).astype(np.uint64)
-    del src, dst
-    z += np.uint64((seed + 1) * 0x9E3779B97F4A7C15 % 2**64)  # the seed shifts keys by SplitMix64's increment
-    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-    z ^= z >> np.uint64(31)
-    weights = (z % np.uint64(hi - lo + 1)).astype(np.float64) + lo
-    return Graph(graph.indptr, graph.indices, weights, directed=graph.directed, num_input_edges=graph.num_input_edges)
 
 
 def run_primitive(name: str, graph, source=None, *, run: dict, direction="push", alpha=0.85, tol=1e-6,
@@ -168,49 +144,6 @@ def _same(what, got, want, *, rtol=0.0, atol=0.0):
         v = int(bad[0])
         raise ValidationError(f"{what}: vertex {v} has {got[v].item()!r}, the reference {want[v].item()!r} "
                               f"({bad.size} vertices differ)")
-
-
-def pagerank_step(graph, alpha: float):
-    """networkx.pagerank's map T (uniform teleport, dangling mass spread uniformly, weights weight), with scipy."""
-    n = graph.num_vertices
-    a = graph.to_scipy()
-    out = np.asarray(a.sum(axis=1)).ravel()
-    dangling = out == 0
-    inv_out = np.where(dangling, 0.0, 1.0 / np.where(dangling, 1.0, out))
-    at = a.T.tocsr()
-    return lambda x: alpha * (at @ (x * inv_out) + x[dangling].sum() / n) + (1.0 - alpha) / n
-
-
-def reference_betweenness(graph, sources) -> np.ndarray:
-    """Brandes' betweenness over ``sources`` with scipy BFS levels and vectorized NumPy per level.
-
-    Unnormalized, undirected sums halved (networkx's normalized=False).
-    NumPy rather than networkx so that --validate needs no test-only
-    dependency and stays usable on large graphs (one source of R-MAT scale 24).
-    """
-    n = graph.num_vertices
-    indptr = to_numpy(graph.indptr)
-    src = np.repeat(np.arange(n, dtype=np.int64), np.diff(indptr))
-    dst = to_numpy(graph.indices).astype(np.int64)
-    total = np.zeros(n)
-    for s in sources:
-        depth = reference_bfs_depth(graph, s)
-        du = depth[src]
-        on_dag = (du >= 0) & (depth[dst] == du + 1)
-        order = np.argsort(du[on_dag], kind="stable")
-        u, v = src[on_dag][order], dst[on_dag][order]
-        bounds = np.searchsorted(du[on_dag][order], np.arange(int(depth.max()) + 2))
-        levels = [slice(bounds[d], bounds[d + 1]) for d in range(len(bounds) - 1)]
-        sigma = np.zeros(n)
-        sigma[s] = 1.0
-        for lv in levels:
-            np.add.at(sigma, v[lv], sigma[u[lv]])
-        delta = np.zeros(n)
-        for lv in reversed(levels):
-            np.add.at(delta, u[lv], sigma[u[lv]] / sigma[v[lv]] * (1.0 + delta[v[lv]]))
-        delta[s] = 0.0
-        total += delta
-    return total if graph.directed else total / 2
 
 
 def code_version() -> dict:

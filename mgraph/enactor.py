@@ -11,7 +11,7 @@ import time
 from .backend import Backend
 
 
-def enact(primitive, backend: Backend, source=None, max_steps=None):
+def enact(primitive, backend: Backend, source=None):
     """Run ``primitive`` to convergence from ``source``; return (result arrays on the device, stats)."""
     sizes = []
     t0 = time.perf_counter()
@@ -19,8 +19,6 @@ def enact(primitive, backend: Backend, source=None, max_steps=None):
         frontier = primitive.reset(source)
         primitive.step = 0
         while not primitive.converged(frontier):
-            if max_steps is not None and primitive.step >= max_steps:
-                break
             frontier = primitive.iterate(frontier)
             primitive.step += 1
             sizes.append(len(frontier))

@@ -166,3 +166,27 @@ def _draw_weights(xp, rng, m: int, weights):
 def _check_int(name: str, value, lowest: int) -> None:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < lowest:
         raise ValueError(f"{name} must be an integer >= {lowest}, got {value!r}")
+
+
+def with_random_weights(graph: Graph, lo: int, hi: int, seed: int = 0) -> Graph:
+    """``graph`` with integer edge weights uniform in lo..hi; both arcs of an undirected edge weigh the same.
+
+    Each weight is a SplitMix64 hash of the edge's endpoint pair and the seed,
+    so no sort or rebuild is needed, the CSR arrays are shared, and it runs
+    on the GPU as it is (the same weights on either backend).
+    """
+    if not 0 <= lo <= hi:
+        raise ValueError(f"weights {lo}:{hi}: need 0 <= LO <= HI")
+    xp, n, m = graph.xp, graph.num_vertices, graph.num_arcs
+    src = xp.searchsorted(graph.indptr, xp.arange(m, dtype=np.int64), side="right") - 1
+    dst = graph.indices.astype(np.int64)
+    if not graph.directed:
+        src, dst = xp.minimum(src, dst), xp.maximum(src, dst)
+    z = (src * np.int64(n) + dst).astype(np.uint64)
+    del src, dst
+    z += np.uint64((seed + 1) * 0x9E3779B97F4A7C15 % 2**64)  # the seed shifts keys by SplitMix64's increment
+    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    z ^= z >> np.uint64(31)
+    weights = (z % np.uint64(hi - lo + 1)).astype(np.float64) + lo
+    return Graph(graph.indptr, graph.indices, weights, directed=graph.directed, num_input_edges=graph.num_input_edges)

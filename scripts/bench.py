@@ -26,7 +26,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__)))) 
 from mgraph import generators  # noqa: E402
 from mgraph.backend import BACKENDS, resolve  # noqa: E402
 from mgraph.cli import (PRIMITIVES, TRAVERSALS, Validator, code_version, harmonic_mean, now,  # noqa: E402
-                        random_sources, run_primitive, with_random_weights, write_json)
+                        random_sources, run_primitive, write_json)
 
 SSSP_WEIGHTS = (1, 64)  # integer weights, as Gunrock's SSSP benchmarks use
 PR_L1 = 1e-6  # PageRank runs until the rank vector's L1 change is below this (networkx's tol = PR_L1 / |V|)
@@ -136,7 +136,7 @@ def main(argv=None) -> int:
     for name in args.primitives:
         g = graph
         if name == "sssp":
-            g = with_random_weights(graph, *SSSP_WEIGHTS, seed=args.seed)
+            g = generators.with_random_weights(graph, *SSSP_WEIGHTS, seed=args.seed)
         check = Validator(name, g) if args.validate else None
         results[name] = bench(name, g, sources, args, backend, check)
         del g, check  # free the weighted copy and the CPU references before the next primitive

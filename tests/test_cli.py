@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import mgraph
-from mgraph import api, cli
+from mgraph import api, cli, generators, validate
 from mgraph.generators import grid, rmat
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -219,7 +219,7 @@ def test_python_dash_m(tmp_path):
 @pytest.mark.parametrize("directed", [False, True])
 def test_random_weights(directed):
     base = rmat(8) if not directed else mgraph.Graph.from_edges(*rmat(8).edges()[:2], directed=True)
-    g = cli.with_random_weights(base, 1, 64, seed=3)
+    g = generators.with_random_weights(base, 1, 64, seed=3)
     assert g.indices is base.indices and g.num_edges == base.num_edges
     w = g.weights
     assert w.min() >= 1 and w.max() <= 64 and np.all(w == np.floor(w))
@@ -227,15 +227,15 @@ def test_random_weights(directed):
     m = g.to_scipy()
     if not directed:
         assert abs(m - m.T).max() == 0  # one weight per undirected edge
-    assert np.array_equal(cli.with_random_weights(base, 1, 64, seed=3).weights, w)
-    assert not np.array_equal(cli.with_random_weights(base, 1, 64, seed=4).weights, w)
+    assert np.array_equal(generators.with_random_weights(base, 1, 64, seed=3).weights, w)
+    assert not np.array_equal(generators.with_random_weights(base, 1, 64, seed=4).weights, w)
 
 
 def test_reference_betweenness_matches_networkx():
     und = grid(6, 5)
     G = nx.Graph(list(zip(*und.edges()[:2])))
     want = nx.betweenness_centrality(G, normalized=False)
-    got = cli.reference_betweenness(und, range(und.num_vertices))
+    got = validate.reference_betweenness(und, range(und.num_vertices))
     np.testing.assert_allclose(got, [want[v] for v in range(und.num_vertices)], rtol=1e-12)
 
     src, dst, _ = rmat(7).edges()
@@ -245,7 +245,7 @@ def test_reference_betweenness_matches_networkx():
     D.add_edges_from(zip(src.tolist(), dst.tolist()))
     sources = cli.random_sources(d, 5, seed=1)
     want = nx.betweenness_centrality_subset(D, sources, list(D), normalized=False)
-    np.testing.assert_allclose(cli.reference_betweenness(d, sources), [want[v] for v in range(128)], rtol=1e-12)
+    np.testing.assert_allclose(validate.reference_betweenness(d, sources), [want[v] for v in range(128)], rtol=1e-12)
 
 
 def test_pagerank_check_uses_networkx_semantics():
@@ -257,7 +257,7 @@ def test_pagerank_check_uses_networkx_semantics():
     G.add_weighted_edges_from(zip(src.tolist(), dst.tolist(), w.tolist()))
     ranks = nx.pagerank(G, alpha=0.85, tol=1e-15, max_iter=1000)
     rank = np.array([ranks[v] for v in range(128)])
-    step = cli.pagerank_step(g, 0.85)
+    step = validate.pagerank_step(g, 0.85)
     assert np.abs(step(rank) - rank).sum() < 1e-12  # networkx's fixed point is T's
 
     class Fake:
