@@ -8,6 +8,8 @@ relax, count paths, ...) is fused into the same kernel and appends its output
 vertices with one warp-aggregated atomic, so an advance+filter is one launch.
 """
 
+ITEMS = 8  # arcs per thread in a push advance
+
 PRELUDE = r"""
 typedef IDX_T idx_t;
 typedef long long i64;
@@ -51,6 +53,9 @@ __device__ __forceinline__ bool bit_is_set(const unsigned* __restrict__ bits, i6
 """
 
 # One push advance: frontier (or all vertices when has_frontier == 0) -> functor -> appended output.
+# A block takes a tile of blockDim * ITEMS consecutive arcs: the two searches that bound the tile cost
+# a chain of dependent loads, so a tile several times the block amortises them (and each thread's own
+# search starts from its previous vertex).
 ADVANCE = r"""
 extern "C" __global__ void advance_{name}(
     const i64* __restrict__ indptr, const idx_t* __restrict__ indices,
@@ -59,23 +64,27 @@ extern "C" __global__ void advance_{name}(
     i64 n_front, i64 total, idx_t* __restrict__ out, u64* __restrict__ out_count{params})
 {{
     __shared__ i64 s_lo, s_hi;
-    const i64 first = (i64)blockIdx.x * blockDim.x;
-    const i64 i = first + threadIdx.x;
+    const i64 tile = (i64)blockDim.x * ITEMS;
+    const i64 first = (i64)blockIdx.x * tile;
     if (threadIdx.x == 0) s_lo = lb_search(offs, 0, n_front - 1, first);
-    if (threadIdx.x == 1) s_hi = lb_search(offs, 0, n_front - 1, min(first + (i64)blockDim.x, total) - 1);
+    if (threadIdx.x == 1) s_hi = lb_search(offs, 0, n_front - 1, min(first + tile, total) - 1);
     __syncthreads();
-    bool emit = false;
-    idx_t v = 0;
-    if (i < total) {{
-        const i64 k = lb_search(offs, s_lo, s_hi, i);
-        const idx_t u = has_frontier ? frontier[k] : (idx_t)k;
-        const i64 e = indptr[u] + (i - offs[k]);
-        v = indices[e];
-        const double w = has_weights ? weights[e] : 1.0;
-        (void)w;
+    i64 k = s_lo;
+    for (int item = 0; item < ITEMS; ++item) {{
+        const i64 i = first + (i64)item * blockDim.x + threadIdx.x;
+        bool emit = false;
+        idx_t v = 0;
+        if (i < total) {{
+            k = lb_search(offs, k, s_hi, i);
+            const idx_t u = has_frontier ? frontier[k] : (idx_t)k;
+            const i64 e = indptr[u] + (i - offs[k]);
+            v = indices[e];
+            const double w = has_weights ? weights[e] : 1.0;
+            (void)w;
 {body}
+        }}
+        warp_append(emit, v, out, out_count);
     }}
-    warp_append(emit, v, out, out_count);
 }}
 """
 
@@ -203,4 +212,4 @@ def source(idx_ctype: str) -> str:
     """The whole module for one vertex-id C type ("int" or "long long")."""
     advances = "".join(ADVANCE.format(name=name, params=params, body=body)
                        for name, (params, body) in FUNCTORS.items())
-    return "#define IDX_T " + idx_ctype + "\n" + PRELUDE + advances + OTHERS
+    return f"#define IDX_T {idx_ctype}\n#define ITEMS {ITEMS}\n" + PRELUDE + advances + OTHERS

@@ -57,7 +57,7 @@ def _advance(name, graph, frontier, params, emits=True):
     has_w = graph.weights is not None
     args = (graph.indptr, graph.indices, graph.weights if has_w else _dummy(np.float64), np.int32(has_w),
             front, np.int32(frontier is not None), offs, np.int64(n_front), np.int64(total), out, count) + params
-    _kernel(graph, "advance_" + name)(_blocks(total), (BLOCK,), args)
+    _kernel(graph, "advance_" + name)(_blocks(total, BLOCK * cupy_kernels.ITEMS), (BLOCK,), args)
     if not emits:
         return None
     return out[: int(count[0])]
