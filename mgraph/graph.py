@@ -115,7 +115,9 @@ class Graph:
             xp = self.xp
             n = self.num_vertices
             src = xp.repeat(xp.arange(n, dtype=np.int64), self.out_degree().astype(np.int64))
-            indptr, indices, w = _csr_from_sorted_pairs(xp, self.indices.astype(np.int64), src, self.weights, n)
+            key = self.indices.astype(np.int64) * np.int64(max(n, 1)) + src
+            del src
+            indptr, indices, w = _csr_from_keys(xp, key, self.weights, n)
             self._reverse = Graph(indptr, indices.astype(self.indices.dtype), w, directed=True)
             self._reverse._reverse = self
         return self._reverse
@@ -166,44 +168,44 @@ class Graph:
 
 
 def _build_csr(xp, src, dst, weights, n, directed):
+    """CSR of a simple graph from raw edges.
+
+    Arcs are handled as one int64 key (src * n + dst) from the start, so the
+    peak is the caller's edges plus about three keys per arc (GPU memory is
+    what limits the largest graph).
+    """
     keep = src != dst
     if not bool(keep.all()):
         src, dst = src[keep], dst[keep]
         weights = None if weights is None else weights[keep]
+    del keep
+    nn = np.int64(max(n, 1))
+    key = src * nn + dst
     if not directed:
-        src, dst = xp.concatenate([src, dst]), xp.concatenate([dst, src])
+        key = xp.concatenate([key, dst * nn + src])
         weights = None if weights is None else xp.concatenate([weights, weights])
-    return _csr_from_pairs(xp, src, dst, weights, n)
+    del src, dst
+    return _csr_from_keys(xp, key, weights, n)
 
 
-def _csr_from_pairs(xp, src, dst, weights, n):
-    """CSR from arcs in any order: sort by (src, dst), keep the lightest of duplicate arcs."""
-    key = src * np.int64(max(n, 1)) + dst
+def _csr_from_keys(xp, key, weights, n):
+    """CSR from arc keys in any order: sort them, keep the lightest of duplicate arcs."""
     if weights is None:
-        key = xp.sort(key)
-        w = None
+        key.sort()
     else:
         order = xp.argsort(weights, kind="stable")
         key, weights = key[order], weights[order]
         order = xp.argsort(key, kind="stable")  # stable: lightest first within a key
-        key, w = key[order], weights[order]
+        key, weights = key[order], weights[order]
+        del order
     if key.size:
         first = xp.empty(key.shape, dtype=bool)
         first[0] = True
         xp.not_equal(key[1:], key[:-1], out=first[1:])
         if not bool(first.all()):
             key = key[first]
-            w = None if w is None else w[first]
+            weights = None if weights is None else weights[first]
+        del first
     nn = np.int64(max(n, 1))
-    return _csr_from_sorted_pairs(xp, key // nn, key % nn, w, n, presorted=True)
-
-
-def _csr_from_sorted_pairs(xp, src, dst, weights, n, presorted=False):
-    if not presorted:
-        order = xp.argsort(src * np.int64(max(n, 1)) + dst)
-        src, dst = src[order], dst[order]
-        weights = None if weights is None else weights[order]
-    counts = xp.bincount(src, minlength=n) if src.size else xp.zeros(n, dtype=np.int64)
-    indptr = xp.zeros(n + 1, dtype=np.int64)
-    xp.cumsum(counts, out=indptr[1:])
-    return indptr, dst.astype(index_dtype(n)), weights
+    indptr = xp.searchsorted(key, xp.arange(n + 1, dtype=np.int64) * nn)
+    return indptr.astype(np.int64, copy=False), (key % nn).astype(index_dtype(n)), weights

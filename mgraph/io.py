@@ -55,9 +55,9 @@ def load(path_or_spec, *, directed: bool | None = None, backend: str | Backend =
 
     ``directed=None`` keeps what the file says (see :func:`read_edges`);
     ``True`` on an undirected source gives both arcs of every edge, ``False``
-    on a directed one symmetrizes it.  File graphs are built on the CPU and
-    moved with :meth:`Graph.to`; generated graphs (``seed`` picks one) are
-    drawn directly on ``backend``'s device.
+    on a directed one symmetrizes it.  Files are parsed on the CPU and the
+    graph is built on ``backend``'s device; generated graphs (``seed`` picks
+    one) are drawn there too.
     """
     b = resolve(backend)
     name = os.fspath(path_or_spec)
@@ -72,10 +72,10 @@ def load(path_or_spec, *, directed: bool | None = None, backend: str | Backend =
         if directed is None or directed == graph.directed:
             return graph.to(b)
         src, dst, w = graph.edges()
-        graph = _build(src, dst, w, graph.num_vertices, directed, one_triangle=not graph.directed)
+        graph = _build(src, dst, w, graph.num_vertices, directed, not graph.directed, b)
     else:
         src, dst, w, n, file_directed, one_triangle = _read(name, fmt)
-        graph = _build(src, dst, w, n, file_directed if directed is None else directed, one_triangle)
+        graph = _build(src, dst, w, n, file_directed if directed is None else directed, one_triangle, b)
     return graph.to(b)
 
 
@@ -138,12 +138,17 @@ def format_of(path: str) -> str:
 # -- building -------------------------------------------------------------------
 
 
-def _build(src, dst, w, n, directed: bool, one_triangle: bool) -> Graph:
-    """The Graph; a directed view of a one-triangle source needs both arcs of every edge."""
+def _build(src, dst, w, n, directed: bool, one_triangle: bool, b: Backend) -> Graph:
+    """The Graph, built on ``b``'s device (sorting there is the fast half of a load on a GPU).
+
+    A directed view of a one-triangle source needs both arcs of every edge.
+    """
     if directed and one_triangle:
         src, dst = np.concatenate([src, dst]), np.concatenate([dst, src])
         w = None if w is None else np.concatenate([w, w])
-    return Graph.from_edges(src, dst, w, num_vertices=n, directed=directed)
+    with _on_device(b):
+        return Graph.from_edges(b.asarray(src), b.asarray(dst), None if w is None else b.asarray(w),
+                                num_vertices=n, directed=directed)
 
 
 def _on_device(b: Backend):
