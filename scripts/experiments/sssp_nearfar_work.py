@@ -2,7 +2,7 @@
 
 Counts work, not time, with the NumPy operators: PYTHONPATH=$PWD python3 scripts/experiments/sssp_nearfar_work.py
 """
-import numpy as np, time
+import numpy as np
 from mgraph import generators
 from mgraph.ops import numpy_ops as K
 g = generators.rmat(17, seed=0, weights=(1, 64))
