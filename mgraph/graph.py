@@ -85,6 +85,22 @@ class Graph:
         indptr, indices, w = _build_csr(xp, src, dst, weights, num_vertices, directed)
         return cls(indptr, indices, w, directed=directed, num_input_edges=num_input)
 
+    @classmethod
+    def from_scipy(cls, matrix, *, directed=True) -> "Graph":
+        """Build from a scipy.sparse matrix: entry (i, j) is an arc i -> j weighted by its value.
+
+        ``directed=True`` as in scipy.sparse.csgraph; with ``directed=False``
+        every entry is an undirected edge (the lighter of (i, j) and (j, i) is kept).
+        """
+        import scipy.sparse as sp
+
+        if not sp.issparse(matrix):
+            raise ValueError(f"expected a scipy.sparse matrix, got {type(matrix).__name__}")
+        if matrix.shape[0] != matrix.shape[1]:
+            raise ValueError(f"an adjacency matrix must be square, got shape {matrix.shape}")
+        coo = matrix.tocoo()
+        return cls.from_edges(coo.row, coo.col, coo.data, num_vertices=matrix.shape[0], directed=directed)
+
     # -- views ----------------------------------------------------------------
     @property
     def xp(self):

@@ -452,3 +452,25 @@ def test_simple_edges_helper_itself():
     assert e == {(0, 1): 2.0, (2, 3): 0.5}
     e = simple_edges([0, 1, 1], [1, 0, 1], [4.0, 2.0, 9.0], directed=True)
     assert e == {(0, 1): 4.0, (1, 0): 2.0}
+
+
+def test_from_scipy_round_trip_and_errors():
+    import scipy.sparse as sp
+    from scipy.sparse.csgraph import dijkstra
+
+    rng = np.random.default_rng(8)
+    a = sp.random(60, 60, density=0.08, random_state=9, format="csr")
+    a.data = np.round(a.data * 10) + 1
+    a.setdiag(0)
+    a.eliminate_zeros()
+    g = mgraph.Graph.from_scipy(a)
+    assert g.directed and g.num_vertices == 60 and g.num_edges == a.nnz
+    assert (g.to_scipy() != a).nnz == 0
+    src = int(rng.integers(60))
+    np.testing.assert_array_equal(mgraph.sssp(g, src).distance, dijkstra(a, indices=src))
+    u = mgraph.Graph.from_scipy(a, directed=False)
+    np.testing.assert_array_equal(mgraph.sssp(u, src).distance, dijkstra(a, directed=False, indices=src))
+    with pytest.raises(ValueError, match="square"):
+        mgraph.Graph.from_scipy(sp.csr_matrix((2, 3)))
+    with pytest.raises(ValueError, match="scipy.sparse"):
+        mgraph.Graph.from_scipy(np.eye(3))

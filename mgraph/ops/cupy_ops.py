@@ -10,7 +10,7 @@ from functools import lru_cache
 import cupy as cp
 import numpy as np
 
-from . import cupy_kernels
+from . import cupy_kernels, numpy_ops
 
 BLOCK = 256
 UNVISITED = -1
@@ -118,6 +118,4 @@ def bitmap(vertices, num_vertices):
     return bits
 
 
-def bit_test(bits, ids):
-    ids = ids.astype(np.int64, copy=False)
-    return ((bits[ids >> 5] >> (ids & 31).astype(np.uint32)) & 1).astype(bool)
+bit_test = numpy_ops.bit_test  # plain array arithmetic: the same code serves both modules

@@ -20,7 +20,7 @@ def bitmap(vertices, num_vertices):
 
 
 def bit_test(bits, ids):
-    """Boolean: is each of ``ids`` set in ``bits``."""
+    """Boolean: is each of ``ids`` set in ``bits`` (NumPy or CuPy arrays)."""
     return ((bits[ids >> 5] >> (ids & 31).astype(np.uint32)) & 1).astype(bool)
 
 
