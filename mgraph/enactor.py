@@ -16,12 +16,14 @@ def enact(primitive, backend: Backend, source=None):
     sizes = []
     t0 = time.perf_counter()
     with backend.timer() as timer:
-        frontier = primitive.reset(source)
         primitive.step = 0
-        while not primitive.converged(frontier):
-            frontier = primitive.iterate(frontier)
-            primitive.step += 1
-            sizes.append(len(frontier))
+        frontier = primitive.reset(source)
+        while frontier is not None:
+            while not primitive.converged(frontier):
+                frontier = primitive.iterate(frontier)
+                primitive.step += 1
+                sizes.append(len(frontier))
+            frontier = primitive.next_phase()
         result = primitive.result()
     stats = {
         "iterations": primitive.step,

@@ -123,6 +123,27 @@ class Graph:
     def out_degree(self):
         return self.indptr[1:] - self.indptr[:-1]
 
+    # -- what a primitive may ask of the graph it runs on (a SubGraph answers for one device) --
+    @property
+    def num_local(self) -> int:
+        """Vertices whose out-arcs this graph holds: ids [0, num_local).  All of them here."""
+        return self.num_vertices
+
+    @property
+    def num_global_vertices(self) -> int:
+        """Vertices of the whole graph (normalisations such as PageRank's 1/N use it)."""
+        return self.num_vertices
+
+    @property
+    def vertex_ids(self):
+        """Each vertex's id in the caller's numbering (here the identity)."""
+        return self.xp.arange(self.num_vertices, dtype=np.int64)
+
+    @property
+    def stores_both_arcs(self) -> bool:
+        """True when every arc's reverse is stored too, so an operator may visit each edge from one end only."""
+        return not self.directed
+
     def reverse(self) -> "Graph":
         """The transpose (CSC as CSR): in-edges, for pulling.  Undirected graphs are their own reverse."""
         if not self.directed:

@@ -13,16 +13,23 @@ class BC(Primitive):
 
     ``centrality`` accumulates over successive sources (each reset is one
     source); undirected graphs count each pair from both ends, so their sum is
-    halved, as networkx does for normalized=False.
+    halved, as networkx does for normalized=False.  The forward phase keeps
+    each level's frontier as it arrives, so the backward phase walks exactly
+    the vertices that were on each level.
     """
 
     name = "bc"
-    combine = {"depth": "min", "sigma": "sum", "delta": "sum"}
     needs_source = True
 
     def __init__(self, graph):
         super().__init__(graph)
         self.centrality = self.xp.zeros(self.num_vertices, dtype=np.float64)
+        self.phase = "forward"
+
+    @property
+    def combine(self):
+        # path counts from several predecessors add up; a level's dependencies are final where computed
+        return {"depth": "min", "sigma": "sum"} if self.phase == "forward" else {"delta": "sum"}
 
     def reset(self, source=None):
         xp, n = self.xp, self.num_vertices
@@ -30,33 +37,35 @@ class BC(Primitive):
         self.depth = xp.full(n, ops.UNVISITED, dtype=np.int32)
         self.sigma = xp.zeros(n, dtype=np.float64)
         self.delta = xp.zeros(n, dtype=np.float64)
-        self.depth[source] = 0
-        self.sigma[source] = 1.0
-        first = self.frontier_of(source)
-        self.levels = [first]
+        if source is not None:
+            self.depth[source] = 0
+            self.sigma[source] = 1.0
+        self.levels = []
         self.phase = "forward"
-        return first
+        return self.frontier_of(source)
 
     def iterate(self, frontier):
         if self.phase == "forward":
-            new = ops.advance_count_paths(self.graph, frontier, self.depth, self.sigma, len(self.levels))
-            if len(new):
-                self.levels.append(new)
-                return new
-            self.phase = "backward"
-            self.back_level = len(self.levels) - 1
-        # backward: the deepest level has no successors; walk up from the one above it
+            self.levels.append(frontier)
+            return ops.advance_count_paths(self.graph, frontier, self.depth, self.sigma, len(self.levels))
+        level = self.back_level
+        ops.advance_dependency(self.graph, self.levels[level], self.depth, self.sigma, self.delta, level)
         self.back_level -= 1
-        if self.back_level < 0:
-            self._accumulate()
-            return self.levels[0][:0]
-        ops.advance_dependency(self.graph, self.levels[self.back_level], self.depth, self.sigma, self.delta,
-                               self.back_level)
-        return self.levels[self.back_level]
+        return self.levels[level]
 
-    def _accumulate(self):
-        self.delta[self.source] = 0.0
+    def converged(self, frontier):
+        return len(frontier) == 0 if self.phase == "forward" else self.back_level < 0
+
+    def next_phase(self):
+        if self.phase == "forward":
+            # the deepest level has no successors; walk up from the one above it
+            self.phase = "backward"
+            self.back_level = len(self.levels) - 2
+            return self.levels[0][:0]
+        if self.source is not None:
+            self.delta[self.source] = 0.0
         self.centrality += self.delta * (1.0 if self.graph.directed else 0.5)
+        return None
 
     def result(self):
         return {"centrality": self.centrality}

@@ -24,6 +24,7 @@ class BFS(Primitive):
     name = "bfs"
     combine = {"depth": "min"}
     carry = ("predecessor",)
+    vertex_valued = ("predecessor",)
     needs_source = True
 
     def __init__(self, graph, direction="push", do_a=1e-5, do_b=0.1):
@@ -33,15 +34,17 @@ class BFS(Primitive):
         if not do_a > 0 or not do_b > 0:
             raise ValueError(f"do_a and do_b must be positive, got {do_a}, {do_b}")
         self.direction, self.do_a, self.do_b = direction, float(do_a), float(do_b)
+        self.reads_proxies = direction != "push"  # pulling tests in-neighbours against the whole frontier
         self.rgraph = graph.reverse() if direction != "push" else None
 
     def reset(self, source=None):
         xp, n = self.xp, self.num_vertices
         self.depth = xp.full(n, ops.UNVISITED, dtype=np.int32)
         self.predecessor = xp.full(n, ops.UNVISITED, dtype=self.graph.indices.dtype)
-        self.depth[source] = 0
-        self.predecessor[source] = source
-        self.visited = 1
+        if source is not None:
+            self.depth[source] = 0
+            self.predecessor[source] = source
+        self.visited = 0
         self.pulling = self.direction == "pull"
         self.switched = False
         self.directions = []
@@ -50,7 +53,7 @@ class BFS(Primitive):
     def _choose_direction(self, frontier_size):
         n, m = self.num_vertices, max(self.graph.num_arcs, 1)
         forward = frontier_size * m / n
-        backward = (n - self.visited) * n / self.visited
+        backward = (n - self.visited) * n / max(self.visited, 1)
         if not self.pulling and not self.switched and forward > backward * self.do_a:
             self.pulling, self.switched = True, True
         elif self.pulling and forward < backward * self.do_b:
@@ -58,6 +61,7 @@ class BFS(Primitive):
 
     def iterate(self, frontier):
         level = self.step + 1
+        self.visited += len(frontier)
         if self.direction == "auto":
             self._choose_direction(len(frontier))
         if self.pulling:
@@ -66,7 +70,6 @@ class BFS(Primitive):
         else:
             new = ops.advance_visit(self.graph, frontier, self.depth, self.predecessor, level)
         self.directions.append("pull" if self.pulling else "push")
-        self.visited += len(new)
         return new
 
     def result(self):

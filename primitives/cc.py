@@ -1,4 +1,4 @@
-"""Weakly connected components: union-find hooking over all arcs, then pointer jumping."""
+"""Weakly connected components: union-find over the arcs here, then the smallest label spreads between copies."""
 from __future__ import annotations
 
 import numpy as np
@@ -9,10 +9,14 @@ from .contract import Primitive
 
 
 class CC(Primitive):
-    """Labels each vertex with the smallest vertex id of its weakly connected component.
+    """Labels each vertex with the smallest vertex id (caller's numbering) of its weakly connected component.
 
-    Hooking always puts the larger root under the smaller, so each tree's
-    root is its component's smallest id: no relabelling pass is needed.
+    Union-find over every arc this graph holds (out-arcs and, for a directed
+    graph, in-arcs) gives local trees; each tree takes the smallest label of
+    its members.  On one whole graph that is already the answer (hooking puts
+    the larger root under the smaller, so every root is its component's
+    smallest id); on a part of a graph, labels lowered elsewhere arrive as
+    changed copies and spread through the local trees until nothing changes.
     """
 
     name = "cc"
@@ -20,12 +24,23 @@ class CC(Primitive):
 
     def reset(self, source=None):
         self.parent = self.xp.arange(self.num_vertices, dtype=np.int64)
-        return self.xp.arange(self.num_vertices, dtype=self.graph.indices.dtype)
+        ops.hook_components(self.graph, self.parent)
+        if self.graph.directed:
+            ops.hook_components(self.graph.reverse(), self.parent)
+        ops.compress(self.parent)
+        self.label = self.graph.vertex_ids.astype(np.int64)
+        return self._spread()
+
+    def _spread(self):
+        """Give every tree its smallest label; the vertices whose label dropped."""
+        xp = self.xp
+        smallest = ops.segment_min(self.parent, self.label, self.num_vertices)[self.parent]
+        changed = xp.flatnonzero(smallest < self.label)
+        self.label = smallest
+        return changed.astype(self.graph.indices.dtype)
 
     def iterate(self, frontier):
-        ops.hook_components(self.graph, self.parent)
-        ops.compress(self.parent)
-        return frontier[:0]
+        return self._spread()
 
     def result(self):
-        return {"labels": self.parent}
+        return {"labels": self.label}

@@ -6,6 +6,16 @@ seed paper says a programmer must: the per-superstep iteration (written with
 vertices (``combine`` and ``carry``), how received values combine with local
 ones, and the stop condition.  The enactor owns the loop, the timing and,
 with several devices, the exchange.
+
+What the framework guarantees, so that one program runs on one device or on
+many: ``graph`` may be one device's part of a larger graph.  Its vertices
+``[0, graph.num_local)`` are this device's own (their out-arcs, and in
+``graph.reverse()`` their in-arcs, are all here); the others are copies
+("proxies") of vertices owned elsewhere.  After every superstep, each vertex
+of a returned frontier travels with its ``combine`` and ``carry`` values to
+the devices that hold it; there the values are combined, and every copy whose
+value changed joins that device's next frontier.  When ``reads_proxies`` is
+true, all copies of a vertex agree at the start of every superstep.
 """
 from __future__ import annotations
 
@@ -15,9 +25,18 @@ class Primitive:
 
     name = "primitive"
     #: per-vertex arrays merged when copies of a vertex meet: {"depth": "min"}; "min"|"max"|"sum"|callable
+    #: (a callable gets (local values, received values) and returns the combined values).  "min" treats
+    #: ops.UNVISITED (-1) in an integer array as unreached, larger than any value.  May depend on the phase.
     combine: dict = {}
-    #: per-vertex arrays sent along with each remote vertex, taken from the sender
+    #: per-vertex arrays sent along with each remote vertex, taken from the sender where the combine improved
     carry: tuple = ()
+    #: arrays (in ``carry`` or ``result()``) whose values are vertex ids, renumbered between devices
+    vertex_valued: tuple = ()
+    #: scalar attributes that are totals over the whole graph: each device computes its own vertices'
+    #: share, and after every superstep each device sees the sum
+    global_sums: tuple = ()
+    #: iterate reads the values of vertices other than the frontier's (neighbours, pull): keep copies current
+    reads_proxies = True
     #: True when the run starts from one source vertex
     needs_source = False
 
@@ -28,21 +47,31 @@ class Primitive:
         self.step = 0
 
     def reset(self, source=None):
-        """Initialise per-vertex state; return the first frontier."""
+        """Initialise per-vertex state; return the first frontier.
+
+        ``source`` is the source's id in this graph, or None when the run has
+        no source or the source is not on this graph.
+        """
         raise NotImplementedError
 
     def iterate(self, frontier):
-        """One superstep on one device; return the next frontier."""
+        """One superstep on one device; return the next frontier (each vertex at most once)."""
         raise NotImplementedError
 
     def converged(self, frontier) -> bool:
-        """Local stop condition: by default, an empty frontier."""
+        """Stop condition of this device: by default, an empty frontier.  The run stops when all agree."""
         return len(frontier) == 0
+
+    def next_phase(self):
+        """Called when every device has converged: the first frontier of the next phase, or None to finish."""
+        return None
 
     def result(self) -> dict:
         """Per-vertex results (arrays on the device) by name."""
         raise NotImplementedError
 
     def frontier_of(self, vertices):
-        """A frontier array of ``vertices`` in this graph's id type."""
+        """A frontier array of ``vertices`` (None: no vertex) in this graph's id type."""
+        if vertices is None:
+            vertices = []
         return self.xp.asarray(vertices, dtype=self.graph.indices.dtype).reshape(-1)

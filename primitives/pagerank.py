@@ -8,15 +8,24 @@ from mgraph import ops
 from .contract import Primitive
 
 
+def _owners_value(local, received):
+    """Only a vertex's own device computes its share: a copy takes the received value."""
+    return received
+
+
 class PageRank(Primitive):
     """networkx.pagerank's iteration: uniform teleport and dangling redistribution, L1 stop at N·tol.
 
     Edge weights, when the graph has them, weight the transitions as they do
-    in networkx (its default weight="weight").
+    in networkx (its default weight="weight").  Each vertex publishes its
+    share rank/out-weight; a vertex's new rank pulls the shares of its
+    in-neighbours.  The L1 change and the dangling mass are totals over the
+    whole graph (``global_sums``), each device adding up its own vertices.
     """
 
     name = "pagerank"
-    combine = {"rank": "sum"}
+    combine = {"share": _owners_value}
+    global_sums = ("error", "dangling_mass")
 
     def __init__(self, graph, alpha=0.85, tol=1e-6, max_iter=100):
         super().__init__(graph)
@@ -28,34 +37,39 @@ class PageRank(Primitive):
             raise ValueError(f"max_iter must be >= 1, got {max_iter}")
         self.alpha, self.tol, self.max_iter = float(alpha), float(tol), int(max_iter)
         self.rgraph = graph.reverse()
-        xp = self.xp
+        xp, own = self.xp, graph.num_local
         if graph.weights is None:
             out = graph.out_degree().astype(np.float64)
         else:
             rows = xp.repeat(xp.arange(self.num_vertices), graph.out_degree())
             out = xp.bincount(rows, weights=graph.weights, minlength=self.num_vertices)
         dangling = out == 0
-        self.dangling = xp.flatnonzero(dangling)  # indices, so the mass is a gather + sum with no host sync
+        self.dangling = xp.flatnonzero(dangling[:own])  # indices, so the mass is a gather + sum
         self.inv_out = xp.where(dangling, 0.0, 1.0 / xp.where(dangling, 1.0, out))
+        self.own = xp.arange(own, dtype=graph.indices.dtype)
+        self.n = graph.num_global_vertices
 
     def reset(self, source=None):
-        n = self.num_vertices
-        self.rank = self.xp.full(n, 1.0 / n, dtype=np.float64)
+        self.rank = self.xp.full(self.num_vertices, 1.0 / self.n, dtype=np.float64)
+        self._publish()
         self.error = np.inf
-        return self.xp.arange(n, dtype=self.graph.indices.dtype)
+        return self.own
+
+    def _publish(self):
+        self.share = self.rank * self.inv_out
+        self.dangling_mass = float(self.rank[self.dangling].sum())
 
     def iterate(self, frontier):
-        xp, n, a = self.xp, self.num_vertices, self.alpha
+        a, n, own = self.alpha, self.n, self.graph.num_local
         x = self.rank
-        pulled = ops.pull_sum(self.rgraph, x * self.inv_out)
-        dangling_mass = x[self.dangling].sum()
-        new = a * (pulled + dangling_mass / n) + (1.0 - a) / n
-        self.error = float(xp.abs(new - x).sum())
+        new = a * (ops.pull_sum(self.rgraph, self.share) + self.dangling_mass / n) + (1.0 - a) / n
+        self.error = float(self.xp.abs(new[:own] - x[:own]).sum())
         self.rank = new
-        return frontier
+        self._publish()
+        return self.own
 
     def converged(self, frontier):
-        return self.error < self.num_vertices * self.tol or self.step >= self.max_iter
+        return self.error < self.n * self.tol or self.step >= self.max_iter
 
     def result(self):
         return {"rank": self.rank}

@@ -14,7 +14,8 @@ from . import numpy_ops
 
 UNVISITED = numpy_ops.UNVISITED
 __all__ = ["UNVISITED", "advance_visit", "advance_visit_pull", "advance_relax", "advance_count_paths",
-           "advance_dependency", "pull_sum", "hook_components", "compress", "bitmap", "bit_test", "filter"]
+           "advance_dependency", "pull_sum", "hook_components", "compress", "bitmap", "bit_test", "filter",
+           "scatter_add", "segment_min"]
 
 
 def _impl(a):
@@ -67,6 +68,16 @@ def hook_components(graph, parent):
 def compress(parent):
     """Compute: pointer jumping until every vertex points at its root."""
     return _impl(parent).compress(parent)
+
+
+def segment_min(seg, values, num_segments):
+    """Compute: the smallest int64 value in each segment (CC: the smallest label of each union-find tree)."""
+    return _impl(values).segment_min(seg, values, num_segments)
+
+
+def scatter_add(a, ids, values):
+    """Compute: a[ids] += values, repeats of an id all added (the "sum" combine of received values)."""
+    return _impl(a).scatter_add(a, ids, values)
 
 
 def bitmap(vertices, num_vertices):

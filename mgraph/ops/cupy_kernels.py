@@ -197,6 +197,13 @@ extern "C" __global__ void pull_sum(const i64* __restrict__ indptr, const idx_t*
     if (lane == 0) y[row] = s;
 }
 
+// out[seg[i]] = min(out[seg[i]], val[i]): the smallest label of each union-find tree
+extern "C" __global__ void segment_min(const i64* __restrict__ seg, const i64* __restrict__ val, i64 n,
+                                      i64* __restrict__ out) {
+    const i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) atomicMin(&out[seg[i]], val[i]);
+}
+
 // a read-only chase: path halving here could overwrite another thread's final root with an ancestor
 extern "C" __global__ void compress(i64* __restrict__ parent, i64 n) {
     const i64 v = (i64)blockIdx.x * blockDim.x + threadIdx.x;

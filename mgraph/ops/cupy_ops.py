@@ -8,6 +8,7 @@ from __future__ import annotations
 from functools import lru_cache
 
 import cupy as cp
+import cupyx
 import numpy as np
 
 from . import cupy_kernels, numpy_ops
@@ -101,7 +102,7 @@ def pull_sum(rgraph, x):
 
 
 def hook_components(graph, parent):
-    _advance("hook", graph, None, (parent, np.int32(graph.directed)), emits=False)
+    _advance("hook", graph, None, (parent, np.int32(not graph.stores_both_arcs)), emits=False)
 
 
 def compress(parent):
@@ -116,6 +117,19 @@ def bitmap(vertices, num_vertices):
         fn = _module(np.dtype(vertices.dtype), vertices.device.id).get_function("set_bits")
         fn(_blocks(len(vertices)), (BLOCK,), (vertices, np.int64(len(vertices)), bits))
     return bits
+
+
+def segment_min(seg, values, num_segments):
+    out = cp.full(max(num_segments, 1), np.iinfo(np.int64).max, dtype=np.int64)
+    n = seg.shape[0]
+    if n:
+        fn = _module(np.dtype(np.int32), seg.device.id).get_function("segment_min")
+        fn(_blocks(n), (BLOCK,), (seg, values, np.int64(n), out))
+    return out[:num_segments]
+
+
+def scatter_add(a, ids, values):
+    cupyx.scatter_add(a, ids, values)
 
 
 bit_test = numpy_ops.bit_test  # plain array arithmetic: the same code serves both modules

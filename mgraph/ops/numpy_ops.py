@@ -130,6 +130,18 @@ def hook_components(graph, parent):
         u, v = u[moved], v[moved]
 
 
+def segment_min(seg, values, num_segments):
+    """The smallest of ``values`` (int64) in each segment (``seg`` gives each value's segment); int64 max if empty."""
+    out = np.full(num_segments, np.iinfo(np.int64).max, dtype=np.int64)
+    np.minimum.at(out, seg, values)
+    return out
+
+
+def scatter_add(a, ids, values):
+    """a[ids] += values, adding every repeat of an id (fancy assignment would keep one)."""
+    np.add.at(a, ids, values)
+
+
 def compress(parent):
     """Pointer jumping: every vertex points at its root."""
     while True:
