@@ -1,5 +1,5 @@
 """mgraph: multi-GPU graph analytics after Gunrock's multi-GPU design (Pan et al., IPDPS 2017)."""
-from .api import betweenness_centrality, bfs, connected_components, pagerank, sssp
+from .api import betweenness_centrality, bfs, connected_components, pagerank, run, sssp
 from .graph import Graph
 
 __version__ = "0.1.0"
@@ -12,4 +12,4 @@ def load(path_or_spec, *, directed=None, backend="auto"):
     return _load(path_or_spec, directed=directed, backend=backend)
 
 
-__all__ = ["Graph", "load", "bfs", "sssp", "connected_components", "pagerank", "betweenness_centrality"]
+__all__ = ["Graph", "load", "bfs", "sssp", "connected_components", "pagerank", "betweenness_centrality", "run"]

@@ -12,37 +12,12 @@ from primitives.cc import CC
 from primitives.pagerank import PageRank
 from primitives.sssp import SSSP
 
-from .backend import resolve, to_numpy
-from .enactor import enact
-from .graph import Graph
+from .backend import to_numpy
+from .launch import Placement
+from .launch import run as run_on
 from .result import Result
 
-RUN_OPTIONS = ("backend", "devices", "seed")
-
-
-def _prepare(graph, run: dict):
-    """Validate the run options shared by every function; the backend and the graph on it."""
-    unknown = sorted(set(run) - set(RUN_OPTIONS))
-    if unknown:
-        raise ValueError(f"unknown option {unknown[0]!r}: run options are {', '.join(RUN_OPTIONS)}")
-    if not isinstance(graph, Graph):
-        raise ValueError(f"expected an mgraph.Graph, got {type(graph).__name__}")
-    devices = run.get("devices", 1)
-    if isinstance(devices, (list, tuple)):
-        ids = list(devices)
-    elif isinstance(devices, numbers.Integral) and not isinstance(devices, bool):
-        ids = list(range(int(devices)))
-    else:
-        raise ValueError(f"devices must be an int or a list of GPU ids, got {devices!r}")
-    if len(ids) != 1:
-        raise ValueError(f"devices={devices!r}: this version runs on one device (devices=1)")
-    if not isinstance(run.get("seed", 0), numbers.Integral):
-        raise ValueError(f"seed must be an integer, got {run.get('seed')!r}")
-    device = ids[0]
-    if not isinstance(device, numbers.Integral) or device < 0:
-        raise ValueError(f"device ids must be non-negative integers, got {device!r}")
-    backend = resolve(run.get("backend", "auto"), int(device))
-    return backend, graph.to(backend)
+SELECTIVE, BROADCAST = "selective", "broadcast"  # the seed's defaults: broadcast where every device needs the whole frontier
 
 
 def _check_vertex(graph, v, what="source"):
@@ -53,15 +28,10 @@ def _check_vertex(graph, v, what="source"):
     return int(v)
 
 
-def _base_stats(backend, stats):
-    stats.update(backend=backend.name, device=backend.device_name())
-    return stats
-
-
 def _traversal_stats(graph, reached, stats):
     """Graph500 TEPS (undirected input edges within the traversed component / time) and Gunrock's directed-edge TEPS."""
-    deg = graph.out_degree()
-    arcs = int(deg[graph.xp.asarray(reached)].sum())
+    deg = to_numpy(graph.out_degree())
+    arcs = int(deg[reached].sum())
     edges = arcs if graph.directed else arcs // 2
     t = stats["elapsed_s"]
     stats.update(
@@ -73,74 +43,90 @@ def _traversal_stats(graph, reached, stats):
     return stats
 
 
+def run(primitive, graph, source=None, *, sources=None, **run) -> Result:
+    """Run a primitive of your own: ``primitive`` is a Primitive subclass or any ``graph -> Primitive``.
+
+    The same single-device program runs on one device or, with ``devices=``,
+    on several (see docs/write-a-primitive.md).  ``source`` (or a list of
+    ``sources``, run one after another on the same primitive state) is a
+    vertex in your numbering.  ``.stats`` as for the built-ins; the result
+    arrays are the primitive's ``result()``, in your numbering.
+    """
+    if not callable(primitive):
+        raise ValueError(f"primitive must be a Primitive subclass or a function graph -> Primitive, got {primitive!r}")
+    place = Placement(graph, run, SELECTIVE)
+    if sources is None:
+        sources = [None if source is None else _check_vertex(graph, source)]
+    elif source is not None:
+        raise ValueError("give source or sources, not both")
+    else:
+        sources = [_check_vertex(graph, s) for s in sources]
+    arrays, stats, _ = run_on(place, primitive, sources)
+    return Result(arrays, stats)
+
+
 def bfs(graph, source, *, direction="push", do_a=1e-5, do_b=0.1, **run) -> Result:
     """Breadth-first search: ``.depth`` (-1 unreached) and ``.predecessor`` (source's is itself).
 
     ``direction``: "push" (top-down), "pull" (bottom-up) or "auto"
     (direction-optimizing with the seed paper's do_a/do_b switch rule).
     """
-    backend, g = _prepare(graph, run)
+    place = Placement(graph, run, SELECTIVE if direction == "push" else BROADCAST)
     source = _check_vertex(graph, source)
-    prim = BFS(g, direction=direction, do_a=do_a, do_b=do_b)
-    arrays, stats = enact(prim, backend, source)
-    depth = to_numpy(arrays["depth"]).astype(np.int64)
-    pred = to_numpy(arrays["predecessor"]).astype(np.int64)
+    arrays, stats, prim = run_on(place, lambda g: BFS(g, direction=direction, do_a=do_a, do_b=do_b), [source])
     stats["directions"] = prim.directions
-    _traversal_stats(g, depth >= 0, _base_stats(backend, stats))
-    return Result({"depth": depth, "predecessor": pred}, stats)
+    depth = arrays["depth"].astype(np.int64)
+    _traversal_stats(place.graph, depth >= 0, stats)
+    return Result({"depth": depth, "predecessor": arrays["predecessor"].astype(np.int64)}, stats)
 
 
 def sssp(graph, source, **run) -> Result:
     """Single-source shortest paths: ``.distance`` (inf unreached) and a shortest-path-tree ``.predecessor``."""
-    backend, g = _prepare(graph, run)
+    place = Placement(graph, run, SELECTIVE)
     source = _check_vertex(graph, source)
+    g = place.graph
     if g.weights is not None and bool((g.weights < 0).any()):
         raise ValueError("sssp needs non-negative edge weights; this graph has negative weights")
-    arrays, stats = enact(SSSP(g), backend, source)
-    dist = to_numpy(arrays["distance"]).astype(np.float64)
-    pred = to_numpy(arrays["predecessor"]).astype(np.int64)
-    _traversal_stats(g, np.isfinite(dist), _base_stats(backend, stats))
-    return Result({"distance": dist, "predecessor": pred}, stats)
+    arrays, stats, _ = run_on(place, SSSP, [source])
+    dist = arrays["distance"].astype(np.float64)
+    _traversal_stats(g, np.isfinite(dist), stats)
+    return Result({"distance": dist, "predecessor": arrays["predecessor"].astype(np.int64)}, stats)
 
 
 def connected_components(graph, **run) -> Result:
     """Weakly connected components: ``.labels`` is the smallest vertex id of each vertex's component."""
-    backend, g = _prepare(graph, run)
-    arrays, stats = enact(CC(g), backend)
-    labels = to_numpy(arrays["labels"]).astype(np.int64)
+    place = Placement(graph, run, BROADCAST)
+    arrays, stats, _ = run_on(place, CC)
+    labels = arrays["labels"].astype(np.int64)
     stats["num_components"] = int(np.count_nonzero(labels == np.arange(labels.size)))
-    return Result({"labels": labels}, _base_stats(backend, stats))
+    return Result({"labels": labels}, stats)
 
 
 def pagerank(graph, *, alpha=0.85, tol=1e-6, max_iter=100, **run) -> Result:
     """PageRank: ``.rank`` as networkx.pagerank computes it (uniform dangling redistribution, L1 stop at N·tol)."""
-    backend, g = _prepare(graph, run)
+    place = Placement(graph, run, SELECTIVE)
     if graph.num_vertices == 0:
         raise ValueError("pagerank of an empty graph (0 vertices)")
-    prim = PageRank(g, alpha=alpha, tol=tol, max_iter=max_iter)
-    arrays, stats = enact(prim, backend)
+    arrays, stats, prim = run_on(place, lambda g: PageRank(g, alpha=alpha, tol=tol, max_iter=max_iter))
     converged = prim.error < graph.num_vertices * prim.tol
     if not converged:
         warnings.warn(f"pagerank did not converge in {max_iter} iterations (L1 change {prim.error:.3g})", RuntimeWarning)
     stats.update(converged=converged, error=prim.error,
                  ms_per_iteration=1e3 * stats["elapsed_s"] / max(stats["iterations"], 1))
-    return Result({"rank": to_numpy(arrays["rank"]).astype(np.float64)}, _base_stats(backend, stats))
+    return Result({"rank": arrays["rank"].astype(np.float64)}, stats)
 
 
 def betweenness_centrality(graph, *, sources=None, **run) -> Result:
     """Unnormalized betweenness: ``.centrality`` summed over ``sources`` (all vertices when None)."""
-    backend, g = _prepare(graph, run)
+    place = Placement(graph, run, SELECTIVE)
     if sources is None:
         sources = range(graph.num_vertices)
     elif isinstance(sources, numbers.Integral):
         sources = [sources]
     sources = [_check_vertex(graph, s, "source") for s in list(sources)]
-    prim = BC(g)
-    stats = {"iterations": 0, "elapsed_s": 0.0, "host_elapsed_s": 0.0, "sources": len(sources)}
-    for s in sources:
-        _, one = enact(prim, backend, s)
-        for key in ("iterations", "elapsed_s", "host_elapsed_s"):
-            stats[key] += one[key]
+    arrays, stats, _ = run_on(place, BC, sources)
+    stats["sources"] = len(sources)
     if len(sources) == 1:
-        stats["last_source_frontier_sizes"] = one["frontier_sizes"]
-    return Result({"centrality": to_numpy(prim.centrality).astype(np.float64)}, _base_stats(backend, stats))
+        stats["last_source_frontier_sizes"] = stats["frontier_sizes"]
+    stats.pop("frontier_sizes", None)
+    return Result({"centrality": arrays["centrality"].astype(np.float64)}, stats)

@@ -6,6 +6,7 @@ in :mod:`mgraph.ops`.
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 from functools import lru_cache
@@ -70,6 +71,16 @@ class Backend:
         if type(a).__module__.startswith("cupy"):
             a = a.get()
         return np.asarray(a, dtype=dtype)
+
+    @contextlib.contextmanager
+    def context(self):
+        """Make this device current in the calling thread, with its own non-blocking stream (GPU)."""
+        if not self.is_gpu:
+            yield
+            return
+        with self.xp.cuda.Device(self.device):
+            with self.xp.cuda.Stream(non_blocking=True):
+                yield
 
     def synchronize(self) -> None:
         if self.is_gpu:

@@ -1,6 +1,8 @@
-"""The ``mgraph`` command: run a primitive on a graph, describe a graph, convert a graph.
+"""The ``mgraph`` command: run a primitive on a graph, partition, describe or convert a graph.
 
-    mgraph bfs|dobfs|sssp|cc|pr|bc GRAPH [--source S] [--runs N] [--validate] [--json FILE] ...
+    mgraph bfs|dobfs|sssp|cc|pr|bc GRAPH [--source S] [--runs N] [--validate] [--json FILE]
+                                         [--devices N | --gpus 0,1,..] [--partitioner P] ...
+    mgraph partition GRAPH --parts N [--partitioner P] [--seed S] [--json FILE]
     mgraph info GRAPH
     mgraph convert IN OUT.npz
 
@@ -30,9 +32,13 @@ import warnings
 
 import numpy as np
 
+import partitioners
+
 from . import __version__, api
 from .backend import BACKENDS, resolve, to_numpy
+from .comm import COMMUNICATIONS
 from .generators import with_random_weights
+from .subgraph import DUPLICATIONS
 from .validate import (ValidationError, pagerank_step, reference_betweenness, reference_components, validate_bfs,
                        validate_sssp)
 
@@ -236,6 +242,16 @@ def _positive(text: str) -> int:
     return value
 
 
+def _gpu_ids(text: str) -> list[int]:
+    try:
+        ids = [int(p) for p in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected comma-separated GPU ids such as 0,1,2,3, got {text!r}") from None
+    if any(i < 0 for i in ids):
+        raise argparse.ArgumentTypeError(f"GPU ids must be non-negative, got {text!r}")
+    return ids
+
+
 def _weight_range(text: str) -> tuple[int, int]:
     try:
         lo, hi = (int(p) for p in text.split(":"))
@@ -266,8 +282,17 @@ def _parser() -> argparse.ArgumentParser:
         q = sub.add_parser(name, help=helps[name], description=helps[name])
         graph_args(q)
         q.add_argument("--runs", type=_positive, default=1, help="timed runs (default 1)")
-        q.add_argument("--devices", type=_positive, default=1, help="GPUs (or CPU virtual devices) to use")
-        q.add_argument("--seed", type=int, default=0, help="seed for random sources and weights")
+        d = q.add_mutually_exclusive_group()
+        d.add_argument("--devices", type=_positive, default=1, help="GPUs (or CPU virtual devices) to use (default 1)")
+        d.add_argument("--gpus", type=_gpu_ids, metavar="0,1,..",
+                       help="GPU ids to use, one partition each (repeats put several partitions on one GPU)")
+        q.add_argument("--partitioner", choices=tuple(partitioners.PARTITIONERS),
+                       help="vertex -> device assignment (default: the primitive's)")
+        q.add_argument("--duplication", choices=DUPLICATIONS,
+                       help="proxies of remote neighbours only (1-hop) or of every vertex (all)")
+        q.add_argument("--communication", choices=COMMUNICATIONS,
+                       help="send remote frontier vertices to their owner (selective) or to every device (broadcast)")
+        q.add_argument("--seed", type=int, default=0, help="seed for random sources, weights and partitioning")
         q.add_argument("--validate", action="store_true", help="check every run against a CPU reference")
         q.add_argument("--json", metavar="FILE", help="write one JSON record of this invocation")
         if name in TRAVERSALS:
@@ -288,6 +313,15 @@ def _parser() -> argparse.ArgumentParser:
             s = q.add_mutually_exclusive_group()
             s.add_argument("--source", type=int, help="one source vertex")
             s.add_argument("--sources", type=_positive, metavar="K", help="K random sources of out-degree >= 1")
+    q = sub.add_parser("partition", help="partition a graph and report each part's size, border and edge cut",
+                       description="Assign vertices to N parts and report per part: vertices, edges (stored arcs), "
+                                   "border |B_i| (remote vertices adjacent to it), edge cut and load imbalance.")
+    graph_args(q)
+    q.add_argument("--parts", type=_positive, required=True, metavar="N", help="number of parts (devices)")
+    q.add_argument("--partitioner", choices=tuple(partitioners.PARTITIONERS), default="random",
+                   help="random (default), biased-random or metis")
+    q.add_argument("--seed", type=int, default=0, help="seed of the partitioner")
+    q.add_argument("--json", metavar="FILE", help="write one JSON record of this invocation")
     q = sub.add_parser("info", help="size, degrees and memory of a graph")
     graph_args(q)
     q = sub.add_parser("convert", help="load a graph and save it as .npz")
@@ -333,12 +367,18 @@ def _sources(args, graph):
     return [None] * args.runs
 
 
-def _run(args) -> int:
-    name = args.command
+def _check_json_folder(args):
     if args.json:
         folder = os.path.dirname(os.path.abspath(args.json))
         if not os.path.isdir(folder):
             raise ValueError(f"--json {args.json}: folder {folder} does not exist")
+
+
+def _run(args) -> int:
+    name = args.command
+    _check_json_folder(args)
+    if args.gpus is not None:
+        args.devices = args.gpus
     backend = resolve(args.backend)
     graph, load_s = _load(args)
     if name == "sssp" and args.weights:
@@ -349,6 +389,8 @@ def _run(args) -> int:
               "tol": getattr(args, "tol", 1e-6), "max_iter": getattr(args, "max_iter", 100),
               "do_a": getattr(args, "do_a", None), "do_b": getattr(args, "do_b", None)}
     run = {"backend": backend, "devices": args.devices, "seed": args.seed}
+    # only when given, so that the API's per-primitive defaults apply
+    run.update({k: getattr(args, k) for k in ("partitioner", "duplication", "communication") if getattr(args, k)})
     sources = _sources(args, graph)
     if backend.is_gpu:
         with _status("warm-up run"):
@@ -435,6 +477,61 @@ def _print_summary(args, graph, load_s, sources, results, summary, failures):
             print(f"validation  PASS ({len(results)} run{'s' if len(results) > 1 else ''})")
 
 
+def _partition(args) -> int:
+    """Partition once (timed apart from loading; on a GPU after a warm-up on a small graph) and report each part."""
+    from . import io
+
+    _check_json_folder(args)
+    if args.seed < 0:
+        raise ValueError(f"--seed must be non-negative, got {args.seed}")
+    if args.partitioner == "metis":
+        partitioners.require_pymetis()  # before loading a large graph
+    backend = resolve(args.backend)
+    graph, load_s = _load(args)
+    warm = backend.is_gpu and args.partitioner != "metis"
+    if warm:  # compile and load the kernels outside the timing
+        with _status("warm-up"):
+            partitioners.assign(io.load("grid:16x16", backend=backend), args.parts, args.partitioner, seed=args.seed)
+    with _status(f"partitioning into {args.parts} parts"):
+        t0 = time.perf_counter()
+        owner = partitioners.assign(graph, args.parts, args.partitioner, seed=args.seed)
+        backend.synchronize()
+        partition_s = time.perf_counter() - t0
+    with _status("measuring the parts"):
+        parts = partitioners.quality(graph, owner, args.parts)
+    totals = {"vertices": sum(p["vertices"] for p in parts), "edges": sum(p["edges"] for p in parts),
+              "border": sum(p["border"] for p in parts), "edge_cut": sum(p["edge_cut"] for p in parts),
+              "edge_imbalance_max": max(p["edge_imbalance"] for p in parts),
+              "vertex_imbalance_max": max(p["vertex_imbalance"] for p in parts)}
+    device = f"{backend.name} ({backend.device_name()})"
+    print(f"graph       {args.graph}: {_describe(graph)} (load/generate {load_s:.3g} s)")
+    print(f"partition   {args.partitioner} into {args.parts} part{'s' if args.parts > 1 else ''}, seed {args.seed}, "
+          f"on {device}{', after a warm-up' if warm else ''}")
+    print(f"time        {_ms(partition_s)} (partitioning only)")
+    header = ("part", "vertices", "edges", "border", "edge cut", "edge imb", "vertex imb")
+    rows = [(str(p["part"]), _n(p["vertices"]), _n(p["edges"]), _n(p["border"]), _n(p["edge_cut"]),
+             f"{p['edge_imbalance']:.3f}", f"{p['vertex_imbalance']:.3f}") for p in parts]
+    rows.append(("total", _n(totals["vertices"]), _n(totals["edges"]), _n(totals["border"]), _n(totals["edge_cut"]),
+                 f"{totals['edge_imbalance_max']:.3f}", f"{totals['vertex_imbalance_max']:.3f}"))
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
+    for r in [header, *rows]:
+        print("  ".join(c.rjust(w) for c, w in zip(r, widths)))
+    print("(edges and edge cut count stored arcs, two per undirected edge; border |B_i|: distinct vertices of other\n"
+          " parts adjacent to the part; imbalance: part / mean part, the largest on the total line)")
+    if args.json:
+        write_json(args.json, {
+            "command": "partition", "argv": ["mgraph", *args.argv],
+            "graph": {"input": args.graph, "vertices": graph.num_vertices, "edges": graph.num_edges,
+                      "arcs": graph.num_arcs, "directed": graph.directed, "weighted": graph.is_weighted,
+                      "load_s": load_s},
+            "options": {k: v for k, v in vars(args).items() if k not in ("command", "graph", "json", "argv")},
+            "partition_s": partition_s, "parts": parts, "totals": totals,
+            "backend": backend.name, "device": backend.device_name(), "warm_up": warm,
+            "version": code_version(), "date": now(),
+        })
+    return 0
+
+
 def _info(args) -> int:
     graph, load_s = _load(args)
     g = graph.to("numpy")
@@ -481,6 +578,8 @@ def main(argv=None) -> int:
             return _info(args)
         if args.command == "convert":
             return _convert(args)
+        if args.command == "partition":
+            return _partition(args)
         return _run(args)
     except SystemExit as e:  # --help and --version
         return e.code if isinstance(e.code, int) else 0

@@ -6,6 +6,7 @@ frontier's size.
 """
 from __future__ import annotations
 
+import threading
 import time
 
 from .backend import Backend
@@ -20,6 +21,7 @@ def enact(primitive, backend: Backend, source=None):
         frontier = primitive.reset(source)
         while frontier is not None:
             while not primitive.converged(frontier):
+                primitive.frontier_total = len(frontier)
                 frontier = primitive.iterate(frontier)
                 primitive.step += 1
                 sizes.append(len(frontier))
@@ -32,3 +34,129 @@ def enact(primitive, backend: Backend, source=None):
         "frontier_sizes": sizes,
     }
     return result, stats
+
+
+STAT_KEYS = ("compute_s", "package_s", "push_s", "wait_s", "combine_s", "bytes", "frontier")
+
+
+class _Board:
+    """What each device publishes after a superstep, read by all after a barrier: the host's one small read.
+
+    Two buffers used alternately: a device writes round k+1 into the buffer
+    that round k did not use, and round k+2 cannot start before everyone has
+    passed round k+1's barrier, so nobody overwrites a value still unread.
+    """
+
+    def __init__(self, p, barrier):
+        self.slots = [[None] * p, [None] * p]
+        self.rounds = [0] * p
+        self.barrier = barrier
+
+    def share(self, d, value):
+        """Publish ``value`` for device ``d``; every device's value, once all have published."""
+        slots = self.slots[self.rounds[d] & 1]
+        self.rounds[d] += 1
+        slots[d] = value
+        self.barrier.wait()
+        return list(slots)
+
+
+def enact_devices(primitives, exchanges, backends, barrier, sources, progress=None):
+    """Run one primitive per device in lockstep, one worker thread each; per-device results and stats.
+
+    ``primitives[d]`` runs on device d's subgraph; ``sources`` lists, per
+    run, each device's local id of the source (or None).  Supersteps end with
+    the exchange and one barrier at which every device publishes whether it
+    has converged and its share of the primitive's ``global_sums``.  An
+    exception in any worker breaks the barrier, so every other worker stops
+    at its next wait, and the first error is raised here.
+    """
+    p = len(primitives)
+    board = _Board(p, barrier)
+    records = [{k: [] for k in STAT_KEYS} for _ in range(p)]
+    clock, sizes = {}, []
+    errors = [None] * p
+
+    def agree(d, prim, ex, frontier, finished=False):
+        t = time.perf_counter()
+        if prim.global_sums:
+            shares = board.share(d, [float(getattr(prim, name)) for name in prim.global_sums])
+            for k, name in enumerate(prim.global_sums):
+                setattr(prim, name, sum(s[k] for s in shares))
+        own = 0 if finished else ex.sub.count_own(frontier)
+        flags = board.share(d, (finished or prim.converged(frontier), finished, own))
+        if len({f[1] for f in flags}) != 1:
+            raise RuntimeError(f"{prim.name}: devices disagree on whether the run has finished")
+        prim.frontier_total = sum(f[2] for f in flags)
+        records[d]["wait_s"][-1] += time.perf_counter() - t
+        return all(f[0] for f in flags)
+
+    def superstep(d, prim, ex, make_frontier):
+        rec = {k: 0 for k in STAT_KEYS}
+        t = time.perf_counter()
+        frontier = make_frontier()
+        rec["compute_s"] = time.perf_counter() - t
+        if frontier is None:
+            return None, rec
+        frontier = ex.run(prim, frontier, rec)
+        rec["frontier"] = int(len(frontier))
+        return frontier, rec
+
+    def worker(d):
+        prim, ex, backend = primitives[d], exchanges[d], backends[d]
+        try:
+            with backend.context():
+                prim.step = 0
+                backend.synchronize()
+                barrier.wait()
+                if d == 0:
+                    clock["start"] = time.perf_counter()
+                for run in sources:
+                    prim.step = 0
+                    step, iterating = (lambda: prim.reset(run[d])), False
+                    while True:
+                        frontier, rec = superstep(d, prim, ex, step)
+                        for k in STAT_KEYS:
+                            records[d][k].append(rec[k])
+                        done = agree(d, prim, ex, frontier, finished=frontier is None)
+                        if iterating and d == 0:
+                            sizes.append(prim.frontier_total)
+                        if not done:
+                            step, iterating = _iterate(prim, frontier), True
+                        elif frontier is None:
+                            break
+                        else:
+                            step, iterating = prim.next_phase, False
+                    if progress is not None and d == 0:
+                        progress()
+                backend.synchronize()
+                barrier.wait()
+                if d == 0:
+                    clock["stop"] = time.perf_counter()
+        except threading.BrokenBarrierError as e:
+            errors[d] = e
+        except BaseException as e:  # noqa: BLE001 - re-raised in the caller
+            errors[d] = e
+            barrier.abort()
+
+    threads = [threading.Thread(target=worker, args=(d,), name=f"mgraph-device-{d}", daemon=True) for d in range(p)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    first = next((e for e in errors if e is not None and not isinstance(e, threading.BrokenBarrierError)), None)
+    if first is None:
+        first = next((e for e in errors if e is not None), None)
+    if first is not None:
+        raise first
+    stats = {"elapsed_s": clock["stop"] - clock["start"], "supersteps": len(records[0]["frontier"]),
+             "frontier_sizes": sizes, "per_device": records}
+    return [prim.result() for prim in primitives], stats
+
+
+def _iterate(prim, frontier):
+    def step():
+        out = prim.iterate(frontier)
+        prim.step += 1
+        return out
+    return step

@@ -125,14 +125,19 @@ class Graph:
 
     # -- what a primitive may ask of the graph it runs on (a SubGraph answers for one device) --
     @property
-    def num_local(self) -> int:
-        """Vertices whose out-arcs this graph holds: ids [0, num_local).  All of them here."""
-        return self.num_vertices
+    def own_vertices(self):
+        """The vertices whose out-arcs (and in-arcs, in ``reverse()``) this graph holds: here all of them."""
+        return self.xp.arange(self.num_vertices, dtype=self.indices.dtype)
 
     @property
     def num_global_vertices(self) -> int:
         """Vertices of the whole graph (normalisations such as PageRank's 1/N use it)."""
         return self.num_vertices
+
+    @property
+    def num_global_arcs(self) -> int:
+        """Stored arcs of the whole graph."""
+        return self.num_arcs
 
     @property
     def vertex_ids(self):

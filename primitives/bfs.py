@@ -51,7 +51,8 @@ class BFS(Primitive):
         return self.frontier_of(source)
 
     def _choose_direction(self, frontier_size):
-        n, m = self.num_vertices, max(self.graph.num_arcs, 1)
+        # whole-graph sizes, so that every device of a run takes the same direction
+        n, m = self.graph.num_global_vertices, max(self.graph.num_global_arcs, 1)
         forward = frontier_size * m / n
         backward = (n - self.visited) * n / max(self.visited, 1)
         if not self.pulling and not self.switched and forward > backward * self.do_a:
@@ -61,9 +62,9 @@ class BFS(Primitive):
 
     def iterate(self, frontier):
         level = self.step + 1
-        self.visited += len(frontier)
+        self.visited += self.frontier_total
         if self.direction == "auto":
-            self._choose_direction(len(frontier))
+            self._choose_direction(self.frontier_total)
         if self.pulling:
             bits = ops.bitmap(frontier, self.num_vertices)
             new = ops.advance_visit_pull(self.rgraph, self.depth, self.predecessor, level, bits)

@@ -8,10 +8,10 @@ ones, and the stop condition.  The enactor owns the loop, the timing and,
 with several devices, the exchange.
 
 What the framework guarantees, so that one program runs on one device or on
-many: ``graph`` may be one device's part of a larger graph.  Its vertices
-``[0, graph.num_local)`` are this device's own (their out-arcs, and in
+many: ``graph`` may be one device's part of a larger graph.  Its
+``graph.own_vertices`` are this device's own (their out-arcs, and in
 ``graph.reverse()`` their in-arcs, are all here); the others are copies
-("proxies") of vertices owned elsewhere.  After every superstep, each vertex
+("proxies") of vertices owned elsewhere, with no arcs of their own.  After every superstep, each vertex
 of a returned frontier travels with its ``combine`` and ``carry`` values to
 the devices that hold it; there the values are combined, and every copy whose
 value changed joins that device's next frontier.  When ``reads_proxies`` is
@@ -39,6 +39,8 @@ class Primitive:
     reads_proxies = True
     #: True when the run starts from one source vertex
     needs_source = False
+    #: set by the enactor before each iterate: how many vertices the whole frontier has, on all devices
+    frontier_total = 0
 
     def __init__(self, graph):
         self.graph = graph

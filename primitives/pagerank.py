@@ -37,16 +37,17 @@ class PageRank(Primitive):
             raise ValueError(f"max_iter must be >= 1, got {max_iter}")
         self.alpha, self.tol, self.max_iter = float(alpha), float(tol), int(max_iter)
         self.rgraph = graph.reverse()
-        xp, own = self.xp, graph.num_local
+        xp = self.xp
+        own = graph.own_vertices
         if graph.weights is None:
             out = graph.out_degree().astype(np.float64)
         else:
             rows = xp.repeat(xp.arange(self.num_vertices), graph.out_degree())
             out = xp.bincount(rows, weights=graph.weights, minlength=self.num_vertices)
         dangling = out == 0
-        self.dangling = xp.flatnonzero(dangling[:own])  # indices, so the mass is a gather + sum
+        self.dangling = own[dangling[own]]  # indices, so the mass is a gather + sum
         self.inv_out = xp.where(dangling, 0.0, 1.0 / xp.where(dangling, 1.0, out))
-        self.own = xp.arange(own, dtype=graph.indices.dtype)
+        self.own = own
         self.n = graph.num_global_vertices
 
     def reset(self, source=None):
@@ -60,10 +61,10 @@ class PageRank(Primitive):
         self.dangling_mass = float(self.rank[self.dangling].sum())
 
     def iterate(self, frontier):
-        a, n, own = self.alpha, self.n, self.graph.num_local
+        a, n, own = self.alpha, self.n, self.own
         x = self.rank
         new = a * (ops.pull_sum(self.rgraph, self.share) + self.dangling_mass / n) + (1.0 - a) / n
-        self.error = float(self.xp.abs(new[:own] - x[:own]).sum())
+        self.error = float(self.xp.abs(new[own] - x[own]).sum())
         self.rank = new
         self._publish()
         return self.own

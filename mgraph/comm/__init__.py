@@ -1,0 +1,149 @@
+"""The communication layer: split a device's new frontier, package it with the primitive's values, push, combine.
+
+One :class:`Exchange` per device.  Per superstep, :meth:`Exchange.run`:
+
+1. *split*: the frontier's vertices owned elsewhere (``selective``: each goes
+   only to its owner) or the whole frontier (``broadcast``: to every device);
+2. *package*: their ids (the receiver's local ids when the sender knows them,
+   else caller ids) with the primitive's ``combine`` and ``carry`` values,
+   vertex-valued ones in caller ids;
+3. *push* through the transport; a barrier; *combine* what arrived (in
+   sender order, so results do not depend on thread timing);
+4. ``selective`` with a primitive that ``reads_proxies``: the owners push the
+   combined values of their changed vertices to the devices that hold copies,
+   which take them as they are.
+
+The new frontier is the device's own output plus every vertex whose value
+changed by what arrived.
+"""
+from __future__ import annotations
+
+import time
+
+from . import combine as _combine
+from .transport import LocalTransport, Transport
+
+COMMUNICATIONS = ("selective", "broadcast")
+__all__ = ["COMMUNICATIONS", "Exchange", "LocalTransport", "Transport"]
+
+
+class Exchange:
+    """Split, package, push and combine for one device (``sub``, a SubGraph) of a run."""
+
+    def __init__(self, sub, num_devices, transport, communication, barrier):
+        if communication not in COMMUNICATIONS:
+            raise ValueError(f"unknown communication {communication!r}: expected one of {', '.join(COMMUNICATIONS)}")
+        self.sub, self.me, self.p = sub, sub.index, num_devices
+        self.transport, self.communication, self.barrier = transport, communication, barrier
+        self.peers = [k for k in range(num_devices) if k != self.me]
+
+    # -- one superstep --------------------------------------------------------------------------------
+    def run(self, prim, frontier, stats: dict):
+        """Exchange ``frontier`` (the primitive's output); the next frontier.  Adds timings and bytes to ``stats``."""
+        combines = dict(prim.combine)
+        for name, op in combines.items():
+            _combine.check(op, name)
+        carry = tuple(prim.carry)
+        t = time.perf_counter()
+        if self.communication == "broadcast":
+            packages = [(k, self._package(prim, frontier, self.sub.to_global(frontier), combines, carry))
+                        for k in self.peers]
+        else:
+            packages = self._split_to_owners(prim, frontier, combines, carry)
+        changed = self._push_and_combine(prim, packages, combines, carry, stats, t, tag=0)
+        frontier = self._merge(frontier, changed)
+        if self.communication == "selective" and prim.reads_proxies:
+            t = time.perf_counter()
+            packages = self._split_to_holders(prim, frontier, combines, carry)
+            changed = self._push_and_combine(prim, packages, combines, carry, stats, t, tag=1)
+            frontier = self._merge(frontier, changed)
+        return frontier
+
+    def _push_and_combine(self, prim, packages, combines, carry, stats, t0, tag):
+        """Hop ``tag``: 0 combines what arrives, 1 (owners to holders) takes it as it is."""
+        t1 = time.perf_counter()
+        for k, package in packages:
+            stats["bytes"] += self.transport.push(self.me, k, package, tag)
+        t2 = time.perf_counter()
+        self.barrier.wait()
+        t3 = time.perf_counter()
+        changed = [self._combine(prim, package, combines, carry, assign=tag == 1)
+                   for _, package in self.transport.receive(self.me, tag)]
+        t4 = time.perf_counter()
+        stats["package_s"] += t1 - t0
+        stats["push_s"] += t2 - t1
+        stats["wait_s"] += t3 - t2
+        stats["combine_s"] += t4 - t3
+        return [c for c in changed if len(c)]
+
+    # -- split and package ----------------------------------------------------------------------------
+    def _package(self, prim, vertices, ids, combines, carry):
+        package = {"ids": ids}
+        for name in combines:
+            package[name] = getattr(prim, name)[vertices]
+        for name in carry:
+            values = getattr(prim, name)[vertices]
+            package[name] = self.sub.to_global(values) if name in prim.vertex_valued else values
+        return package
+
+    def _split_to_owners(self, prim, frontier, combines, carry):
+        sub, out = self.sub, []
+        owners = sub.owner[frontier]
+        for k in self.peers:
+            vertices = frontier[owners == k]
+            if len(vertices):
+                ids = vertices if sub.id_on is None else sub.id_on[k][vertices]
+                out.append((k, self._package(prim, vertices, ids, combines, carry)))
+        return out
+
+    def _split_to_holders(self, prim, frontier, combines, carry):
+        sub, out = self.sub, []
+        mine = frontier[sub.owner[frontier] == self.me]
+        if not len(mine):
+            return out
+        for k in self.peers:
+            if sub.id_on is None:  # duplicate-all: every device holds every vertex
+                vertices, ids = mine, mine
+            else:
+                ids = sub.id_on[k][mine]
+                held = ids >= 0
+                vertices, ids = mine[held], ids[held]
+            if len(vertices):
+                out.append((k, self._package(prim, vertices, ids, combines, carry)))
+        return out
+
+    # -- combine --------------------------------------------------------------------------------------
+    def _combine(self, prim, package, combines, carry, assign):
+        """Fold one received package into the primitive's arrays; the local ids whose values changed."""
+        sub = self.sub
+        ids = package["ids"]
+        if self.communication == "broadcast":
+            ids = sub.to_local(ids)
+            keep = ids >= 0
+            package = {k: v[keep] for k, v in package.items()}
+            ids = ids[keep]
+        improved = None
+        for name, op in combines.items():
+            array = getattr(prim, name)
+            if assign:
+                better = array[ids] != package[name]
+                array[ids] = package[name]
+            else:
+                better = _combine.apply(array, ids, package[name], op)
+            if better is not None:
+                improved = better if improved is None else improved | better
+        for name in carry:
+            values = sub.to_local(package[name]) if name in prim.vertex_valued else package[name]
+            array = getattr(prim, name)
+            if improved is None:
+                array[ids] = values
+            else:
+                array[ids[improved]] = values[improved]
+        return ids if improved is None else ids[improved]
+
+    def _merge(self, frontier, changed):
+        """The frontier plus the changed vertices, each once."""
+        if not changed:
+            return frontier
+        xp = self.sub.xp
+        return xp.unique(xp.concatenate([frontier] + [c.astype(frontier.dtype, copy=False) for c in changed]))

@@ -1,0 +1,166 @@
+"""Place a graph on its devices and run a primitive there.
+
+One device: the primitive runs on the whole graph.  Several: partition ->
+subgraphs -> one worker thread per device with its own exchange, and the
+per-device results gathered back into the caller's numbering.  Either way the
+caller gets NumPy arrays and stats.
+"""
+from __future__ import annotations
+
+import numbers
+import threading
+import time
+
+import numpy as np
+
+import partitioners
+
+from . import subgraph
+from .backend import Backend, resolve, to_numpy
+from .comm import COMMUNICATIONS, Exchange, LocalTransport
+from .enactor import enact, enact_devices
+from .graph import Graph
+
+RUN_OPTIONS = ("backend", "devices", "partitioner", "duplication", "communication", "seed")
+
+
+class Placement:
+    """The devices of a run and the multi-device options, checked before any work starts."""
+
+    def __init__(self, graph, run: dict, communication: str):
+        unknown = sorted(set(run) - set(RUN_OPTIONS))
+        if unknown:
+            raise ValueError(f"unknown option {unknown[0]!r}: run options are {', '.join(RUN_OPTIONS)}")
+        if not isinstance(graph, Graph):
+            raise ValueError(f"expected an mgraph.Graph, got {type(graph).__name__}")
+        seed = run.get("seed", 0)
+        if isinstance(seed, bool) or not isinstance(seed, numbers.Integral):
+            raise ValueError(f"seed must be an integer, got {seed!r}")
+        self.seed = int(seed)
+        devices = run.get("devices", 1)
+        if isinstance(devices, (list, tuple)):
+            ids = list(devices)
+            if not ids:
+                raise ValueError("devices is an empty list: give at least one GPU id")
+        elif isinstance(devices, numbers.Integral) and not isinstance(devices, bool):
+            if devices < 1:
+                raise ValueError(f"devices must be >= 1, got {devices}")
+            ids = list(range(int(devices)))
+        else:
+            raise ValueError(f"devices must be an int or a list of GPU ids, got {devices!r}")
+        for d in ids:
+            if isinstance(d, bool) or not isinstance(d, numbers.Integral) or d < 0:
+                raise ValueError(f"device ids must be non-negative integers, got {d!r}")
+        base = resolve(run.get("backend", "auto"), int(ids[0]))
+        if base.is_gpu:
+            count = base.xp.cuda.runtime.getDeviceCount()
+            bad = [d for d in ids if d >= count]
+            if bad:
+                raise ValueError(f"GPU {bad[0]} does not exist: this machine has {count} GPU(s) (ids 0..{count - 1})")
+            self.backends = [Backend("cupy", int(d)) for d in ids]
+        else:
+            # NumPy: each entry is a virtual device of its own, even where ids repeat
+            self.backends = [Backend("numpy", k) for k in range(len(ids))]
+        self.partitioner = run.get("partitioner", "random")
+        if not (callable(self.partitioner) or self.partitioner in partitioners.PARTITIONERS):
+            raise ValueError(f"unknown partitioner {self.partitioner!r}: expected one of "
+                             f"{', '.join(partitioners.PARTITIONERS)} or a function (graph, num_parts, seed) -> owners")
+        self.duplication = run.get("duplication", "1-hop")
+        if self.duplication not in subgraph.DUPLICATIONS:
+            raise ValueError(f"unknown duplication {self.duplication!r}: expected one of "
+                             f"{', '.join(subgraph.DUPLICATIONS)}")
+        self.communication = run.get("communication", communication)
+        if self.communication not in COMMUNICATIONS:
+            raise ValueError(f"unknown communication {self.communication!r}: expected one of "
+                             f"{', '.join(COMMUNICATIONS)}")
+        self.graph = graph.to(self.backends[0])
+
+    @property
+    def num_devices(self) -> int:
+        return len(self.backends)
+
+    def stats(self) -> dict:
+        b = self.backends[0]
+        out = {"backend": b.name, "device": b.device_name(), "devices": self.num_devices}
+        if self.num_devices > 1:
+            name = self.partitioner if isinstance(self.partitioner, str) else getattr(self.partitioner, "__name__", "callable")
+            out.update(device_ids=[x.device for x in self.backends], partitioner=name,
+                       duplication=self.duplication, communication=self.communication)
+        return out
+
+
+def run(placement: Placement, make, sources=(None,)):
+    """Run ``make(graph)``'s primitive from each of ``sources`` in turn (caller ids; None: no source).
+
+    Returns (NumPy result arrays in caller numbering, stats, the primitive of device 0).
+    """
+    stats = placement.stats()
+    if placement.num_devices == 1:
+        backend, g = placement.backends[0], placement.graph
+        prim = make(g)
+        totals = {"iterations": 0, "elapsed_s": 0.0, "host_elapsed_s": 0.0}
+        for s in sources:
+            arrays, one = enact(prim, backend, s)
+            for key in totals:
+                totals[key] += one[key]
+        stats.update(totals, frontier_sizes=one["frontier_sizes"])
+        return {k: to_numpy(v) for k, v in arrays.items()}, stats, prim
+    return _run_devices(placement, make, sources, stats)
+
+
+def _run_devices(placement, make, sources, stats):
+    g, p = placement.graph, placement.num_devices
+    t = time.perf_counter()
+    owner = partitioners.assign(g, p, placement.partitioner, placement.seed)
+    _sync(placement)
+    t_part = time.perf_counter()
+    parts = subgraph.build(g, owner, p, placement.duplication)
+    parts = [part.to(b) for part, b in zip(parts, placement.backends)]
+    _sync(placement)
+    t_sub = time.perf_counter()
+    prims = []
+    for part, b in zip(parts, placement.backends):
+        with b.context():
+            prims.append(make(part))
+    barrier = threading.Barrier(p)
+    transport = LocalTransport(placement.backends)
+    exchanges = [Exchange(part, p, transport, placement.communication, barrier) for part in parts]
+    local_sources = [[_local_id(part, s) for part in parts] for s in sources]
+    results, run_stats = enact_devices(prims, exchanges, placement.backends, barrier, local_sources)
+    arrays = _gather(results, parts, prims[0].vertex_valued, g.num_vertices)
+    per_device = run_stats.pop("per_device")
+    stats.update(run_stats, partition_s=t_part - t, subgraph_s=t_sub - t_part,
+                 iterations=prims[0].step, host_elapsed_s=run_stats["elapsed_s"],
+                 memory_bytes=[part.nbytes for part in parts],
+                 owned_vertices=[int(part.own_vertices.shape[0]) for part in parts],
+                 bytes_sent=[int(sum(r["bytes"])) for r in per_device], per_device=per_device)
+    return arrays, stats, prims[0]
+
+
+def _sync(placement):
+    for b in placement.backends:
+        b.synchronize()
+
+
+def _local_id(part, source):
+    if source is None:
+        return None
+    local = int(part.to_local(part.xp.asarray([source]))[0])
+    return local if local >= 0 else None
+
+
+def _gather(results, parts, vertex_valued, n):
+    """Each device's values of its own vertices, in caller ids, into whole-graph NumPy arrays."""
+    out = {}
+    for part, arrays in zip(parts, results):
+        own = part.own_vertices
+        ids = to_numpy(part.vertex_ids[own])
+        for name, a in arrays.items():
+            values = a[own]
+            if name in vertex_valued:
+                values = part.to_global(values)
+            values = to_numpy(values)
+            if name not in out:
+                out[name] = np.empty(n, dtype=values.dtype)
+            out[name][ids] = values
+    return out

@@ -1,0 +1,187 @@
+"""Several virtual devices (NumPy backend): every primitive x partitioner x duplication x communication.
+
+Each multi-device result is checked against references nobody here wrote
+(scipy.sparse.csgraph, networkx; Graph500-style tree checks from conftest)
+and against the same primitive on one device: BFS depths, SSSP distances
+and CC labels exactly, PageRank and BC within floating-point tolerance.
+"""
+from __future__ import annotations
+
+import functools
+import threading
+
+import networkx as nx
+import numpy as np
+import pytest
+import scipy.sparse.csgraph as csgraph
+
+import mgraph
+from conftest import check_bfs_tree, check_sssp_tree, get_case
+from primitives.bfs import BFS
+
+GRAPHS = ["chesapeake", "rand_dir_int", "disconnected_dir"]
+PARTITIONERS = ["random", "biased-random", "metis"]
+DUPLICATIONS = ["1-hop", "all"]
+COMMUNICATIONS = ["selective", "broadcast"]
+DEVICES = [2, 3, 5]
+BC_SOURCES = [0, 3, 7]
+
+
+@functools.lru_cache(maxsize=None)
+@pytest.mark.filterwarnings("ignore:pagerank did not converge")
+def reference(name):
+    """Independent references (scipy / networkx from the raw edges) and the one-device results."""
+    case = get_case(name)
+    s = 0
+    hops = csgraph.shortest_path(case.csr, method="D", directed=True, unweighted=True, indices=s)
+    dist = (csgraph.dijkstra(case.csr, directed=True, indices=s) if case.weighted else hops)
+    _, labels = csgraph.connected_components(case.csr, directed=True, connection="weak")
+    first = {}
+    cc = np.array([first.setdefault(lab, v) for v, lab in enumerate(labels)])
+    pr = nx.pagerank(case.nx, alpha=0.85, tol=1e-6, max_iter=100, weight="weight" if case.weighted else None)
+    bc = nx.betweenness_centrality_subset(case.nx, sources=BC_SOURCES, targets=list(case.nx.nodes), normalized=False)
+    bc = np.array([bc[v] for v in range(case.n)])
+    one = {
+        "bfs": mgraph.bfs(case.graph, s).depth,
+        "sssp": mgraph.sssp(case.graph, s).distance,
+        "cc": mgraph.connected_components(case.graph).labels,
+        "pr": mgraph.pagerank(case.graph),
+        "bc": mgraph.betweenness_centrality(case.graph, sources=BC_SOURCES).centrality,
+    }
+    return case, {"hops": np.where(np.isinf(hops), -1, hops), "dist": dist, "cc": cc,
+                  "pr": np.array([pr[v] for v in range(case.n)]), "bc": bc}, one
+
+
+def check(primitive, name, opts):
+    case, ref, one = reference(name)
+    g, s = case.graph, 0
+    if primitive in ("bfs", "dobfs"):
+        r = mgraph.bfs(g, s, direction="push" if primitive == "bfs" else "auto", **opts)
+        np.testing.assert_array_equal(r.depth, ref["hops"])
+        np.testing.assert_array_equal(r.depth, one["bfs"])
+        check_bfs_tree(case, s, r.depth, r.predecessor)
+    elif primitive == "sssp":
+        r = mgraph.sssp(g, s, **opts)
+        np.testing.assert_array_equal(r.distance, one["sssp"])
+        np.testing.assert_allclose(r.distance, ref["dist"], rtol=1e-12)
+        check_sssp_tree(case, s, r.distance, r.predecessor)
+    elif primitive == "cc":
+        r = mgraph.connected_components(g, **opts)
+        np.testing.assert_array_equal(r.labels, ref["cc"])
+        np.testing.assert_array_equal(r.labels, one["cc"])
+    elif primitive == "pr":
+        r = mgraph.pagerank(g, **opts)
+        np.testing.assert_allclose(r.rank, one["pr"].rank, rtol=0, atol=1e-12)
+        np.testing.assert_allclose(r.rank, ref["pr"], rtol=0, atol=1e-9)
+        assert r.stats["iterations"] == one["pr"].stats["iterations"]
+    else:
+        r = mgraph.betweenness_centrality(g, sources=BC_SOURCES, **opts)
+        np.testing.assert_allclose(r.centrality, one["bc"], rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(r.centrality, ref["bc"], rtol=1e-10, atol=1e-9)
+    return r
+
+
+@pytest.mark.parametrize("devices", DEVICES)
+@pytest.mark.parametrize("communication", COMMUNICATIONS)
+@pytest.mark.parametrize("duplication", DUPLICATIONS)
+@pytest.mark.parametrize("partitioner", PARTITIONERS)
+@pytest.mark.parametrize("primitive", ["bfs", "dobfs", "sssp", "cc", "pr", "bc"])
+def test_every_combination_matches_references(primitive, partitioner, duplication, communication, devices):
+    opts = dict(devices=devices, partitioner=partitioner, duplication=duplication, communication=communication)
+    for name in GRAPHS:
+        r = check(primitive, name, opts)
+        assert r.stats["devices"] == devices and r.stats["communication"] == communication
+
+
+@pytest.mark.parametrize("opts", [dict(direction="pull"), dict(direction="auto", do_a=1e-12, do_b=1e12)],
+                         ids=["pull", "flipflop"])
+@pytest.mark.parametrize("communication", COMMUNICATIONS)
+def test_bfs_pull_and_mixed_directions_on_devices(opts, communication):
+    for name in GRAPHS + ["facebook_dir"]:
+        case = get_case(name)
+        r = mgraph.bfs(case.graph, 0, devices=4, communication=communication, **opts)
+        np.testing.assert_array_equal(r.depth, mgraph.bfs(case.graph, 0).depth)
+        check_bfs_tree(case, 0, r.depth, r.predecessor)
+
+
+def test_defaults_follow_the_seed():
+    g = get_case("chesapeake").graph
+    assert mgraph.bfs(g, 0, devices=2).stats["communication"] == "selective"
+    assert mgraph.bfs(g, 0, direction="auto", devices=2).stats["communication"] == "broadcast"
+    assert mgraph.connected_components(g, devices=2).stats["communication"] == "broadcast"
+    assert mgraph.sssp(g, 0, devices=2).stats["communication"] == "selective"
+    r = mgraph.pagerank(g, devices=2)
+    assert (r.stats["communication"], r.stats["partitioner"], r.stats["duplication"]) == ("selective", "random", "1-hop")
+
+
+def test_stats_break_each_superstep_down_per_device():
+    g = get_case("rand_dir_int").graph
+    r = mgraph.bfs(g, 0, devices=3)
+    per = r.stats["per_device"]
+    assert len(per) == 3
+    for rec in per:
+        assert set(rec) >= {"compute_s", "package_s", "push_s", "combine_s", "wait_s", "bytes", "frontier"}
+        assert len(rec["bytes"]) == r.stats["supersteps"]
+        assert all(t >= 0 for t in rec["compute_s"] + rec["wait_s"])
+    assert sum(r.stats["bytes_sent"]) > 0  # a random 3-way partition has remote neighbours
+    assert sum(r.stats["owned_vertices"]) == g.num_vertices
+    assert all(m > 0 for m in r.stats["memory_bytes"])
+    assert r.stats["partition_s"] >= 0 and r.stats["subgraph_s"] >= 0
+    # BFS reaches the same vertices level by level as on one device
+    assert r.stats["frontier_sizes"] == mgraph.bfs(g, 0).stats["frontier_sizes"]
+
+
+def test_broadcast_sends_more_than_selective():
+    g = get_case("facebook").graph
+    sel = mgraph.bfs(g, 0, devices=4, communication="selective")
+    bro = mgraph.bfs(g, 0, devices=4, communication="broadcast")
+    assert sum(bro.stats["bytes_sent"]) > sum(sel.stats["bytes_sent"])
+
+
+def test_callable_partitioner_and_repeated_ids():
+    case = get_case("rand_dir_int")
+    halves = lambda graph, parts, seed: np.arange(graph.num_vertices) * parts // graph.num_vertices  # noqa: E731
+    r = mgraph.bfs(case.graph, 0, devices=[0, 0, 0], partitioner=halves)
+    np.testing.assert_array_equal(r.depth, mgraph.bfs(case.graph, 0).depth)
+    assert r.stats["owned_vertices"] == np.bincount(halves(case.graph, 3, 0)).tolist()
+
+
+@pytest.mark.parametrize("bad", [
+    lambda g, p, s: np.zeros(g.num_vertices - 1, dtype=np.int32),
+    lambda g, p, s: np.full(g.num_vertices, p, dtype=np.int32),
+    lambda g, p, s: np.full(g.num_vertices, -1, dtype=np.int32),
+], ids=["short", "too-large", "negative"])
+def test_bad_owner_array_is_a_value_error_before_workers_start(bad):
+    g = get_case("chesapeake").graph
+    before = threading.active_count()
+    with pytest.raises(ValueError, match="owner"):
+        mgraph.bfs(g, 0, devices=2, partitioner=bad)
+    assert threading.active_count() == before
+
+
+class Exploding(BFS):
+    """BFS that fails on one device in its third superstep."""
+
+    def iterate(self, frontier):
+        if self.step == 2 and getattr(self.graph, "index", 0) == 1:
+            raise ZeroDivisionError("boom on device 1")
+        return super().iterate(frontier)
+
+
+@pytest.mark.parametrize("communication", COMMUNICATIONS)
+def test_an_error_in_one_worker_stops_all_and_reaches_the_caller(communication):
+    g = get_case("facebook").graph
+    before = threading.active_count()
+    with pytest.raises(ZeroDivisionError, match="boom on device 1"):
+        mgraph.run(Exploding, g, 0, devices=3, communication=communication)
+    assert threading.active_count() == before  # every worker has stopped
+
+
+def test_run_a_primitive_class_on_one_and_many_devices():
+    case = get_case("chesapeake")
+    one = mgraph.run(BFS, case.graph, 0)
+    many = mgraph.run(BFS, case.graph, 0, devices=3)
+    np.testing.assert_array_equal(one.depth, many.depth)
+    check_bfs_tree(case, 0, many.depth, many.predecessor)
+    with pytest.raises(ValueError, match="primitive"):
+        mgraph.run("bfs", case.graph, 0)
