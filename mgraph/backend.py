@@ -66,8 +66,11 @@ class Backend:
     def asarray(self, a, dtype=None):
         """``a`` on this backend (a copy only when it lives elsewhere or needs a cast)."""
         if self.is_gpu:
-            with self.xp.cuda.Device(self.device):
-                return self.xp.asarray(a, dtype=dtype)
+            cp = self.xp
+            with cp.cuda.Device(self.device):
+                if isinstance(a, cp.ndarray) and a.device.id != self.device:
+                    a = copy_to_device(a, self.device)
+                return cp.asarray(a, dtype=dtype)
         if type(a).__module__.startswith("cupy"):
             a = a.get()
         return np.asarray(a, dtype=dtype)
@@ -88,6 +91,35 @@ class Backend:
 
     def timer(self) -> "Timer":
         return Timer(self)
+
+
+def copy_to_device(a, device: int, stream=None):
+    """A copy of CuPy array ``a`` on GPU ``device`` (a peer copy on ``stream``, or the current one)."""
+    import cupy
+
+    with cupy.cuda.Device(device):
+        out = cupy.empty(a.shape, dtype=a.dtype)
+        if a.nbytes:
+            a = cupy.ascontiguousarray(a)
+            stream = stream or cupy.cuda.get_current_stream()
+            cupy.cuda.runtime.memcpyPeerAsync(out.data.ptr, device, a.data.ptr, a.device.id, a.nbytes, stream.ptr)
+        return out
+
+
+def enable_peer_access(devices) -> None:
+    """Let every pair of the given GPUs read each other's memory directly (NVLink / PCIe), where they can."""
+    import cupy
+
+    rt = cupy.cuda.runtime
+    ids = sorted(set(devices))
+    for a in ids:
+        for b in ids:
+            if a != b and rt.deviceCanAccessPeer(a, b):
+                with cupy.cuda.Device(a):
+                    try:
+                        rt.deviceEnablePeerAccess(b)
+                    except rt.CUDARuntimeError:  # already enabled
+                        pass
 
 
 def to_numpy(a):

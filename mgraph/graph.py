@@ -123,6 +123,11 @@ class Graph:
     def out_degree(self):
         return self.indptr[1:] - self.indptr[:-1]
 
+    def arc_sources(self):
+        """The source vertex of every stored arc (int64, CSR order); a search, since CuPy's repeat needs host counts."""
+        xp = self.xp
+        return xp.searchsorted(self.indptr, xp.arange(self.num_arcs, dtype=np.int64), side="right") - 1
+
     # -- what a primitive may ask of the graph it runs on (a SubGraph answers for one device) --
     @property
     def own_vertices(self):
@@ -156,7 +161,7 @@ class Graph:
         if self._reverse is None:
             xp = self.xp
             n = self.num_vertices
-            src = xp.repeat(xp.arange(n, dtype=np.int64), self.out_degree().astype(np.int64))
+            src = self.arc_sources()
             key = self.indices.astype(np.int64) * np.int64(max(n, 1)) + src
             del src
             indptr, indices, w = _csr_from_keys(xp, key, self.weights, n)

@@ -125,9 +125,9 @@ def _run_devices(placement, make, sources, stats):
     barrier = threading.Barrier(p)
     transport = LocalTransport(placement.backends)
     exchanges = [Exchange(part, p, transport, placement.communication, barrier) for part in parts]
-    local_sources = [[_local_id(part, s) for part in parts] for s in sources]
+    local_sources = [[_local_id(part, b, s) for part, b in zip(parts, placement.backends)] for s in sources]
     results, run_stats = enact_devices(prims, exchanges, placement.backends, barrier, local_sources)
-    arrays = _gather(results, parts, prims[0].vertex_valued, g.num_vertices)
+    arrays = _gather(results, parts, placement.backends, prims[0].vertex_valued, g.num_vertices)
     per_device = run_stats.pop("per_device")
     stats.update(run_stats, partition_s=t_part - t, subgraph_s=t_sub - t_part,
                  iterations=prims[0].step, host_elapsed_s=run_stats["elapsed_s"],
@@ -142,25 +142,27 @@ def _sync(placement):
         b.synchronize()
 
 
-def _local_id(part, source):
+def _local_id(part, backend, source):
     if source is None:
         return None
-    local = int(part.to_local(part.xp.asarray([source]))[0])
+    with backend.context():
+        local = int(part.to_local(part.xp.asarray([source]))[0])
     return local if local >= 0 else None
 
 
-def _gather(results, parts, vertex_valued, n):
+def _gather(results, parts, backends, vertex_valued, n):
     """Each device's values of its own vertices, in caller ids, into whole-graph NumPy arrays."""
     out = {}
-    for part, arrays in zip(parts, results):
-        own = part.own_vertices
-        ids = to_numpy(part.vertex_ids[own])
-        for name, a in arrays.items():
-            values = a[own]
-            if name in vertex_valued:
-                values = part.to_global(values)
-            values = to_numpy(values)
-            if name not in out:
-                out[name] = np.empty(n, dtype=values.dtype)
-            out[name][ids] = values
+    for part, backend, arrays in zip(parts, backends, results):
+        with backend.context():
+            own = part.own_vertices
+            ids = to_numpy(part.vertex_ids[own])
+            for name, a in arrays.items():
+                values = a[own]
+                if name in vertex_valued:
+                    values = part.to_global(values)
+                values = to_numpy(values)
+                if name not in out:
+                    out[name] = np.empty(n, dtype=values.dtype)
+                out[name][ids] = values
     return out

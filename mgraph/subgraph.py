@@ -127,9 +127,9 @@ def build(graph: Graph, owner, num_parts: int, duplication: str = "1-hop") -> li
         raise ValueError(f"unknown duplication {duplication!r}: expected one of {', '.join(DUPLICATIONS)}")
     xp = graph.xp
     owner = xp.asarray(owner).astype(np.int32, copy=False)
-    arc_owner = xp.repeat(owner, graph.out_degree())  # the owner of each arc's source, in CSR order
+    arc_owner = owner[graph.arc_sources()]  # the owner of each arc's source, in CSR order
     rev = graph.reverse() if graph.directed else None
-    rev_owner = xp.repeat(owner, rev.out_degree()) if rev is not None else None
+    rev_owner = owner[rev.arc_sources()] if rev is not None else None
     parts = [_part(graph, owner, arc_owner, rev, rev_owner, d, duplication) for d in range(num_parts)]
     if duplication == "1-hop":
         for sub in parts:

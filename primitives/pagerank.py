@@ -42,8 +42,7 @@ class PageRank(Primitive):
         if graph.weights is None:
             out = graph.out_degree().astype(np.float64)
         else:
-            rows = xp.repeat(xp.arange(self.num_vertices), graph.out_degree())
-            out = xp.bincount(rows, weights=graph.weights, minlength=self.num_vertices)
+            out = xp.bincount(graph.arc_sources(), weights=graph.weights, minlength=self.num_vertices)
         dangling = out == 0
         self.dangling = own[dangling[own]]  # indices, so the mass is a gather + sum
         self.inv_out = xp.where(dangling, 0.0, 1.0 / xp.where(dangling, 1.0, out))

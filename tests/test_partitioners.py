@@ -109,6 +109,15 @@ def test_biased_random_border_below_random(spec, k, ratio):
         assert biased < ratio * rand, (spec, seed, biased, rand)
 
 
+@pytest.mark.parametrize("spec", ["rmat:12", FACEBOOK])
+def test_biased_random_keeps_arcs_balanced_on_skewed_graphs(spec):
+    # pulled toward neighbours, the part holding the hubs would gather their high-degree neighbours too
+    g = mgraph.load(spec, backend="numpy")
+    for k in (4, 8):
+        parts = partitioners.quality(g, partitioners.assign(g, k, "biased-random"), k)
+        assert max(p["edge_imbalance"] for p in parts) < 1.1, (k, parts)
+
+
 def test_biased_random_on_a_directed_graph_uses_both_directions():
     src, dst, _ = grid(30, 30).edges()
     g = mgraph.Graph.from_edges(src, dst, num_vertices=900, directed=True)  # arcs only from lower to higher ids

@@ -7,6 +7,8 @@ exchange or any primitive.
 """
 from __future__ import annotations
 
+from ..backend import copy_to_device, enable_peer_access
+
 
 class Transport:
     """Delivers packages (dicts of same-length arrays) between the devices of one run."""
@@ -36,6 +38,8 @@ class LocalTransport(Transport):
 
     def __init__(self, backends):
         self.backends = list(backends)
+        if self.backends[0].is_gpu:
+            enable_peer_access([b.device for b in self.backends])
         self.mail = {}  # (tag, dst) -> one slot per source
         self.held = [[] for _ in self.backends]  # sources of copies that may still be in flight
 
@@ -74,11 +78,5 @@ class LocalTransport(Transport):
 
         stream = cupy.cuda.get_current_stream()
         stream.wait_event(event)
-        src_dev, dst_dev = self.backends[src].device, self.backends[dst].device
-        copied = {}
-        for name, a in package.items():
-            b = cupy.empty(a.shape, dtype=a.dtype)
-            if a.nbytes:
-                cupy.cuda.runtime.memcpyPeerAsync(b.data.ptr, dst_dev, a.data.ptr, src_dev, a.nbytes, stream.ptr)
-            copied[name] = b
-        return copied
+        device = self.backends[dst].device
+        return {name: copy_to_device(a, device, stream) for name, a in package.items()}

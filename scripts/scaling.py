@@ -1,0 +1,576 @@
+#!/usr/bin/env python3
+"""Multi-GPU scaling: the seed paper's strong and weak scaling and per-superstep overhead (Pan et al., IPDPS 2017).
+
+    PYTHONPATH=$PWD python3 scripts/scaling.py --scale 22 --out results/scaling      # every GPU present, up to 4
+    PYTHONPATH=$PWD python3 scripts/scaling.py --experiments overhead --gpus-list 1,2,4
+    python3 scripts/scaling.py --backend numpy --scale 10 --gpus-list 1,2,4 --out /tmp/s   # CPU, virtual devices
+
+Experiments (``--experiments``, default all three):
+
+* strong: one Graph500 R-MAT graph (``--scale``, edge factor 16, drawn on the
+  GPU when there is one), every primitive at every GPU count of
+  ``--gpus-list`` (capped at the GPUs present; with the NumPy backend the
+  counts are virtual devices).  Speedup is against the 1-GPU run.
+* weak: the graph grows with the GPU count, scale ``S + log2(GPUs)`` (a
+  constant number of edges per GPU; for a count that is not a power of two
+  the edge factor makes up the rest).  Speedup is the scaled one: work per
+  second (edges of the graph, or Graph500 TEPS) against 1 GPU; ideal = GPUs.
+* overhead: the seed's per-superstep cost.  P disjoint directed paths of
+  ``--path-length`` edges, path k owned by device k, and a multi-source BFS
+  from each path's first vertex, so every device visits one vertex and one
+  edge per superstep: microseconds per superstep (elapsed / supersteps) at
+  each device count, beside the seed's 66.8 / 124 / 188 us on 1 / 2 / 4 K40s,
+  with the per-superstep breakdown from stats["per_device"].
+
+Each measurement is timed as scripts/bench.py times one (whose constants and
+CLI helpers this reuses): one untimed warm-up run, then ``--runs`` runs from
+each of ``--sources`` random sources of degree >= 1 (traversals; BC one
+source at a time; CC and PageRank have no source), median time; traversal
+GTEPS is the harmonic mean over sources of Graph500 TEPS, with Gunrock's
+directed-edge TEPS beside it; PageRank is ms per iteration.  Each multi-GPU
+run partitions and builds its subgraphs first: their times (partition_s,
+subgraph_s, medians) are reported apart from the run time.  One run per
+measurement is checked on the CPU (mgraph.cli.Validator) unless
+``--no-validate``; graphs above ``--validate-max-scale`` are not checked
+(a Graph500 BFS check at scale 24 takes ~15 s of host time).  Progress goes
+to stderr, one line per measurement; Markdown tables are printed last.  With
+``--out DIR``: DIR/scaling.json and PNG plots in the style of the seed's
+figures 4 and 5 (matplotlib, the "plot" extra; skipped with a note when it is
+missing).  Exit status: 0, 1 when a validation failed, 2 for a user error.
+"""
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import statistics
+import sys
+import time
+
+import numpy as np
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(_HERE))  # run from a checkout
+sys.path.insert(0, _HERE)  # scripts/bench.py
+
+import partitioners  # noqa: E402
+from bench import PR_L1, SSSP_WEIGHTS, _fmt  # noqa: E402
+
+import mgraph  # noqa: E402
+from mgraph import generators, ops  # noqa: E402
+from mgraph.backend import BACKENDS, resolve, to_numpy  # noqa: E402
+from mgraph.cli import (PRIMITIVES, TRAVERSALS, Validator, _Parser, _positive, code_version,  # noqa: E402
+                        harmonic_mean, now, random_sources, run_primitive, write_json)
+from mgraph.comm import COMMUNICATIONS  # noqa: E402
+from mgraph.subgraph import DUPLICATIONS  # noqa: E402
+from primitives.contract import Primitive  # noqa: E402
+
+EXPERIMENTS = ("strong", "weak", "overhead")
+SEED_OVERHEAD_US = {1: 66.8, 2: 124.0, 4: 188.0}  # the seed's us per superstep on K40s (one vertex + one edge each)
+BREAKDOWN = (("compute", "compute_s"), ("split+package", "package_s"), ("push", "push_s"),
+             ("combine", "combine_s"), ("barrier wait", "wait_s"))
+UNITS = {"bfs": "GTEPS", "dobfs": "GTEPS", "sssp": "GTEPS", "cc": "ms", "pr": "ms/iteration", "bc": "ms/source"}
+TITLES = {"bfs": "BFS", "dobfs": "DOBFS", "sssp": "SSSP", "cc": "CC", "pr": "PageRank", "bc": "BC"}
+
+
+def _log(message: str) -> None:
+    print(f"[scaling] {message}", file=sys.stderr, flush=True)
+
+
+# -- the overhead experiment's graph, partitioner and primitive -------------------
+class PathBFS(Primitive):
+    """Multi-source BFS from every path head (in-degree 0) this graph owns: one vertex per path per superstep.
+
+    Written like primitives/bfs.py (push only) with mgraph.ops; nothing here
+    knows about devices: on a device's part, ``own_vertices`` and the in-arcs
+    in ``reverse()`` are that part's, so each device starts its own paths.
+    """
+
+    name = "path_bfs"
+    combine = {"depth": "min"}
+    carry = ("predecessor",)
+    vertex_valued = ("predecessor",)
+    reads_proxies = False
+
+    def __init__(self, graph):
+        super().__init__(graph)
+        own = graph.own_vertices
+        self.heads = own[graph.reverse().out_degree()[own] == 0]
+
+    def reset(self, source=None):
+        xp, n = self.xp, self.num_vertices
+        self.depth = xp.full(n, ops.UNVISITED, dtype=np.int32)
+        self.predecessor = xp.full(n, ops.UNVISITED, dtype=self.graph.indices.dtype)
+        self.depth[self.heads] = 0
+        self.predecessor[self.heads] = self.heads
+        return self.frontier_of(self.heads)
+
+    def iterate(self, frontier):
+        return ops.advance_visit(self.graph, frontier, self.depth, self.predecessor, self.step + 1)
+
+    def result(self):
+        return {"depth": self.depth, "predecessor": self.predecessor}
+
+
+def paths_graph(num_paths: int, length: int, xp=np):
+    """``num_paths`` disjoint directed paths of ``length`` edges; path k is vertices k(L+1) .. k(L+1)+L."""
+    n = num_paths * (length + 1)
+    v = xp.arange(n, dtype=np.int64)
+    tail = v[(v % (length + 1)) != length]
+    return mgraph.Graph.from_edges(tail, tail + 1, num_vertices=n, directed=True)
+
+
+def path_partitioner(length: int):
+    """A partitioner (graph, parts, seed) -> owners that puts path k on device k."""
+    def by_path(graph, num_parts, seed):
+        return (graph.xp.arange(graph.num_vertices, dtype=np.int64) // (length + 1)).astype(np.int32)
+    return by_path
+
+
+def check_paths(result, length: int):
+    """None when every vertex has its depth along its path and the previous vertex as predecessor."""
+    n = result.depth.shape[0]
+    v = np.arange(n)
+    depth = v % (length + 1)
+    pred = np.where(depth == 0, v, v - 1)
+    bad = np.flatnonzero((result.depth != depth) | (result.predecessor != pred))
+    if bad.size:
+        u = int(bad[0])
+        return (f"vertex {u}: depth {result.depth[u]}, predecessor {result.predecessor[u]}; expected {depth[u]}, "
+                f"{pred[u]} ({bad.size} vertices wrong)")
+    return None
+
+
+# -- arguments ----------------------------------------------------------------------
+def _choices(what, allowed):
+    def parse(text):
+        items = list(dict.fromkeys(x.strip() for x in text.split(",") if x.strip()))
+        bad = [x for x in items if x not in allowed]
+        if bad or not items:
+            raise argparse.ArgumentTypeError(f"unknown {what} {bad[0]!r}: choose from {', '.join(allowed)}" if bad
+                                             else f"expected a comma list of {', '.join(allowed)}")
+        return items
+    return parse
+
+
+def _counts(text):
+    try:
+        counts = sorted({int(x) for x in text.split(",") if x.strip()})
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected comma-separated GPU counts such as 1,2,4, got {text!r}") from None
+    if not counts or counts[0] < 1:
+        raise argparse.ArgumentTypeError(f"GPU counts must be >= 1, got {text!r}")
+    return counts
+
+
+def _arguments(argv):
+    p = _Parser(prog="scaling.py", description=__doc__.split("\n")[0])
+    p.add_argument("--experiments", type=_choices("experiment", EXPERIMENTS), default=list(EXPERIMENTS),
+                   help=f"comma list of {','.join(EXPERIMENTS)} (default all)")
+    p.add_argument("--scale", type=_positive, default=22,
+                   help="R-MAT scale of the strong-scaling graph and of weak scaling's 1-GPU graph (default 22)")
+    p.add_argument("--edge-factor", type=_positive, default=16, help="edges per vertex (default 16)")
+    p.add_argument("--primitives", type=_choices("primitive", PRIMITIVES), default=list(PRIMITIVES),
+                   help=f"comma list of {','.join(PRIMITIVES)} (default all)")
+    p.add_argument("--gpus-list", type=_counts, default=[1, 2, 4],
+                   help="GPU counts (virtual devices with the NumPy backend), default 1,2,4; capped at the GPUs present")
+    p.add_argument("--runs", type=_positive, default=3, help="timed runs per source (default 3)")
+    p.add_argument("--sources", type=_positive, default=4, help="random sources for traversals and BC (default 4)")
+    p.add_argument("--path-length", type=_positive, default=1000,
+                   help="overhead experiment: edges per path, i.e. supersteps per run (default 1000)")
+    p.add_argument("--partitioner", choices=tuple(partitioners.PARTITIONERS),
+                   help="vertex -> device assignment for strong and weak (default: each primitive's)")
+    p.add_argument("--duplication", choices=DUPLICATIONS, help="1-hop or all (default: each primitive's)")
+    p.add_argument("--communication", choices=COMMUNICATIONS,
+                   help="selective or broadcast (default: each primitive's own)")
+    p.add_argument("--seed", type=int, default=0, help="seed for graphs, sources, weights and partitioning")
+    p.add_argument("--backend", choices=BACKENDS, default="auto")
+    p.add_argument("--validate", action=argparse.BooleanOptionalAction, default=True,
+                   help="check one run per measurement on the CPU (default on)")
+    p.add_argument("--validate-max-scale", type=_positive, default=24,
+                   help="do not validate graphs above this R-MAT scale (CPU time; default 24)")
+    p.add_argument("--out", metavar="DIR", help="write DIR/scaling.json and the plots here (created if missing)")
+    args = p.parse_args(argv)
+    if args.seed < 0:
+        p.error(f"--seed must be non-negative, got {args.seed}")
+    if args.out and os.path.exists(args.out) and not os.path.isdir(args.out):
+        p.error(f"--out {args.out}: exists and is not a folder")
+    return args
+
+
+# -- measuring ------------------------------------------------------------------------
+def _run_options(args, backend, n) -> dict:
+    run = {"backend": backend.name, "devices": n, "seed": args.seed}
+    # only when given, so that each primitive's own defaults apply (as the mgraph command does)
+    run.update({k: getattr(args, k) for k in ("partitioner", "duplication", "communication") if getattr(args, k)})
+    return run
+
+
+def _median(values):
+    values = [v for v in values if v is not None]
+    return statistics.median(values) if values else None
+
+
+def _free(backend, count):
+    """Give the CuPy pools' cached blocks back between graphs, so that the next (larger) graph fits."""
+    if backend.is_gpu:
+        for d in range(count):
+            with backend.xp.cuda.Device(d):
+                backend.xp.get_default_memory_pool().free_all_blocks()
+
+
+def measure(name, graph, sources, run, runs, check):
+    """Warm-up, then ``runs`` timed runs per start; the medians, TEPS, setup times and one validation."""
+    params = {"tol": PR_L1 / graph.num_vertices} if name == "pr" else {}
+    starts = [[s] for s in sources] if name == "bc" else sources if name in TRAVERSALS else [None]
+    run_primitive(name, graph, starts[0], run=run, **params)
+    per_start, setup = [], []
+    for s in starts:
+        results = [run_primitive(name, graph, s, run=run, **params) for _ in range(runs)]
+        times = [r.stats["elapsed_s"] for r in results]
+        middle = sorted(results, key=lambda r: r.stats["elapsed_s"])[(len(results) - 1) // 2]
+        per_start.append({"start": s, "times_s": times, "median_s": statistics.median(times),
+                          "iterations": middle.stats["iterations"], "supersteps": middle.stats.get("supersteps"),
+                          **{k: middle.stats[k] for k in ("edges_in_component", "arcs_traversed", "converged")
+                             if k in middle.stats}})
+        setup += [r.stats for r in results]
+    stats = middle.stats
+    record = {
+        "median_ms": 1e3 * statistics.median(p["median_s"] for p in per_start),
+        "iterations": statistics.median(p["iterations"] for p in per_start),
+        "supersteps": _median(p["supersteps"] for p in per_start),
+        "partition_s": _median(s.get("partition_s") for s in setup),
+        "subgraph_s": _median(s.get("subgraph_s") for s in setup),
+        "bytes_sent": _median(sum(s["bytes_sent"]) if "bytes_sent" in s else None for s in setup),
+        "memory_bytes": stats.get("memory_bytes"),
+        "communication": stats.get("communication"), "partitioner": stats.get("partitioner"),
+        "duplication": stats.get("duplication"),
+        "starts": per_start,
+    }
+    if name in TRAVERSALS:
+        record["graph500_gteps"] = harmonic_mean(p["edges_in_component"] / p["median_s"] for p in per_start) / 1e9
+        record["directed_gteps"] = harmonic_mean(p["arcs_traversed"] / p["median_s"] for p in per_start) / 1e9
+    if name == "pr":
+        record["ms_per_iteration"] = record["median_ms"] / max(per_start[0]["iterations"], 1)
+        record["converged"] = per_start[0]["converged"]
+    record["y"] = record["graph500_gteps" if name in TRAVERSALS else "ms_per_iteration" if name == "pr" else "median_ms"]
+    if check is None:
+        record["validation"] = "not run"
+    else:
+        t0 = time.perf_counter()
+        message = check(results[-1], starts[-1])  # the last run from the last start
+        record["validation"] = "PASS" if message is None else f"FAIL: {message}"
+        record["validation_s"] = time.perf_counter() - t0
+    return record
+
+
+def _rate(name, record, edges):
+    """Work per second: Graph500 TEPS for traversals, graph edges per second (per iteration for PageRank) otherwise."""
+    if name in TRAVERSALS:
+        return record["graph500_gteps"] * 1e9
+    return edges / (1e-3 * (record["ms_per_iteration"] if name == "pr" else record["median_ms"]))
+
+
+def _speedups(records):
+    """speedup (work per second against the 1-GPU record of the same primitive) and efficiency = speedup / GPUs."""
+    base = {r["primitive"]: r for r in records if r["gpus"] == 1}
+    for r in records:
+        b = base.get(r["primitive"])
+        r["speedup"] = r["rate"] / b["rate"] if b and b["rate"] > 0 else None
+        r["efficiency"] = None if r["speedup"] is None else r["speedup"] / r["gpus"]
+
+
+def _progress(experiment, r):
+    y = f"{r['y']:.4g} {UNITS[r['primitive']]}"
+    if r["primitive"] in TRAVERSALS:
+        y += f" (Graph500), {r['directed_gteps']:.4g} directed, {r['median_ms']:.4g} ms"
+    setup = "" if r["partition_s"] is None else f", partition {r['partition_s']:.3g} s, subgraph {r['subgraph_s']:.3g} s"
+    speedup = "" if r.get("speedup") is None else f", speedup {r['speedup']:.3g}"
+    _log(f"{experiment} {r['primitive']} scale {r['scale']} on {r['gpus']} GPU(s): {y}{speedup}{setup}; "
+         f"{r['validation'].split(':')[0]}")
+
+
+def _graph(scale, edge_factor, backend, seed):
+    t0 = time.perf_counter()
+    graph = generators.rmat(scale, edge_factor, xp=backend.xp, seed=seed)
+    backend.synchronize()
+    generate_s = time.perf_counter() - t0
+    _log(f"generated R-MAT scale {scale}, edge factor {edge_factor}: {graph.num_vertices:,} vertices, "
+         f"{graph.num_edges:,} edges in {generate_s:.3g} s")
+    return graph, {"generator": "rmat", "scale": scale, "edge_factor": edge_factor, "seed": seed,
+                   "vertices": graph.num_vertices, "edges": graph.num_edges, "arcs": graph.num_arcs,
+                   "generate_s": generate_s}
+
+
+def _measure_graph(experiment, graph, info, args, backend, counts, sink):
+    """Every primitive at every count in ``counts`` on one graph; records go to ``sink`` as they are measured."""
+    sources = random_sources(graph, args.sources, args.seed)
+    info["sources"] = sources
+    validate = args.validate and info["scale"] <= args.validate_max_scale
+    if args.validate and not validate:
+        _log(f"not validating scale {info['scale']} (above --validate-max-scale {args.validate_max_scale})")
+    for name in args.primitives:
+        g = generators.with_random_weights(graph, *SSSP_WEIGHTS, seed=args.seed) if name == "sssp" else graph
+        check = Validator(name, g) if validate else None
+        for n in counts:
+            r = {"experiment": experiment, "primitive": name, "gpus": n, "scale": info["scale"],
+                 "edge_factor": info["edge_factor"]}
+            r.update(measure(name, g, sources, _run_options(args, backend, n), args.runs, check))
+            r["rate"] = _rate(name, r, graph.num_edges)
+            sink.append(r)
+            _speedups([x for x in sink if x["primitive"] == name])
+            _progress(experiment, r)
+        del g, check  # the weighted copy and the CPU references
+
+
+def strong(args, backend, counts):
+    graph, info = _graph(args.scale, args.edge_factor, backend, args.seed)
+    records = []
+    _measure_graph("strong", graph, info, args, backend, counts, records)
+    return {"graph": info, "records": records}
+
+
+def weak_size(scale, edge_factor, gpus):
+    """(scale, edge factor) with ``gpus`` x the edges of (scale, edge_factor): scale + log2(gpus) for powers of two."""
+    k = gpus.bit_length() - 1
+    return scale + k, max(1, round(edge_factor * gpus / (1 << k)))
+
+
+def weak(args, backend, counts, strong_result=None):
+    """One graph per GPU count; the 1-GPU graph is strong scaling's, whose 1-GPU records are reused when measured."""
+    graphs, records = [], []
+    for n in counts:
+        scale, ef = weak_size(args.scale, args.edge_factor, n)
+        if n == 1 and strong_result is not None:
+            graphs.append({**strong_result["graph"], "gpus": 1, "reused_from": "strong"})
+            records += [{**r, "experiment": "weak", "reused_from": "strong"}
+                        for r in strong_result["records"] if r["gpus"] == 1]
+            _log("weak scaling on 1 GPU: the strong-scaling graph and measurements")
+            continue
+        graph, info = _graph(scale, ef, backend, args.seed)
+        info["gpus"] = n
+        graphs.append(info)
+        _measure_graph("weak", graph, info, args, backend, [n], records)
+        del graph
+        _free(backend, max(counts))
+    return {"graphs": graphs, "records": records}
+
+
+def overhead(args, backend, counts):
+    """Per-superstep cost: one path per device, each device visiting one vertex and one edge per superstep."""
+    length, records = args.path_length, []
+    for n in counts:
+        graph = paths_graph(n, length, backend.xp)
+        run = {"backend": backend.name, "devices": n, "seed": args.seed, "partitioner": path_partitioner(length)}
+        run.update({k: getattr(args, k) for k in ("duplication", "communication") if getattr(args, k)})
+        mgraph.run(PathBFS, graph, **run)  # warm-up
+        results = [mgraph.run(PathBFS, graph, **run) for _ in range(args.runs)]
+        per_step = [r.stats["elapsed_s"] / r.stats.get("supersteps", r.stats["iterations"]) for r in results]
+        middle = sorted(results, key=lambda r: r.stats["elapsed_s"])[(len(results) - 1) // 2]
+        s = middle.stats
+        rec = {"devices": n, "paths": n, "path_length": length, "vertices": graph.num_vertices,
+               "supersteps": s.get("supersteps", s["iterations"]), "iterations": s["iterations"],
+               "times_s": [r.stats["elapsed_s"] for r in results], "us_per_superstep": 1e6 * statistics.median(per_step),
+               "seed_k40_us": SEED_OVERHEAD_US.get(n), "communication": s.get("communication"),
+               "duplication": s.get("duplication"), "partition_s": _median(r.stats.get("partition_s") for r in results),
+               "subgraph_s": _median(r.stats.get("subgraph_s") for r in results), "breakdown_us": None,
+               "bytes_per_superstep": None}
+        if "per_device" in s:  # several devices: the exchange's parts, averaged over devices and supersteps
+            per = s["per_device"]
+            rec["breakdown_us"] = {label: 1e6 * float(np.mean([x for d in per for x in d[key]]))
+                                   for label, key in BREAKDOWN}
+            rec["bytes_per_superstep"] = float(np.mean([x for d in per for x in d["bytes"]]))
+        if args.validate:
+            message = check_paths(middle, length)
+            rec["validation"] = "PASS" if message is None else f"FAIL: {message}"
+        else:
+            rec["validation"] = "not run"
+        records.append(rec)
+        parts = "" if rec["breakdown_us"] is None else " (" + ", ".join(
+            f"{k} {v:.3g}" for k, v in rec["breakdown_us"].items()) + " us)"
+        seed = "" if rec["seed_k40_us"] is None else f"; seed on K40s: {rec['seed_k40_us']:g} us"
+        _log(f"overhead on {n} device(s): {rec['us_per_superstep']:.4g} us per superstep over {rec['supersteps']} "
+             f"supersteps{parts}{seed}; {rec['validation'].split(':')[0]}")
+        del graph, results, middle
+    return {"path_length": length, "records": records}
+
+
+# -- output ---------------------------------------------------------------------------
+def _markdown(header, rows) -> str:
+    return "\n".join(["| " + " | ".join(header) + " |", "|" + "---|" * len(header),
+                      *("| " + " | ".join(str(c) for c in row) + " |" for row in rows)])
+
+
+def _scaling_table(records, weak_scaling, edge_factor):
+    rows = []
+    for r in records:
+        time_ms = r["ms_per_iteration"] if r["primitive"] == "pr" else r["median_ms"]
+        scale = f"{r['scale']}" + ("" if r["edge_factor"] == edge_factor else f" (ef {r['edge_factor']})")
+        rows.append([r["primitive"], r["gpus"], *([scale] if weak_scaling else []),
+                     _fmt(time_ms) + (" /iter" if r["primitive"] == "pr" else " /source" if r["primitive"] == "bc" else ""),
+                     _fmt(r.get("graph500_gteps")), _fmt(r.get("directed_gteps")), _fmt(r.get("speedup"), 3),
+                     _fmt(r["partition_s"], 3), _fmt(r["subgraph_s"], 3), r["validation"].split(":")[0]])
+    return _markdown(["primitive", "GPUs", *(["scale"] if weak_scaling else []), "time ms",
+                      "GTEPS (Graph500)", "GTEPS (directed)", "scaled speedup" if weak_scaling else "speedup",
+                      "partition s", "subgraph s", "valid"], rows)
+
+
+def _overhead_table(records):
+    rows = []
+    for r in records:
+        b = r["breakdown_us"] or {}
+        rows.append([r["devices"], r["supersteps"], _fmt(r["us_per_superstep"]), _fmt(r["seed_k40_us"]),
+                     *(_fmt(b.get(label), 3) for label, _ in BREAKDOWN), r["validation"].split(":")[0]])
+    return _markdown(["devices", "supersteps", "us/superstep", "seed (K40) us",
+                      *(f"{label} us" for label, _ in BREAKDOWN), "valid"], rows)
+
+
+def _scaling_figure(plt, records, title, path, weak_scaling):
+    names = list(dict.fromkeys(r["primitive"] for r in records))
+    cols = min(3, len(names))
+    rows = math.ceil(len(names) / cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(4 * cols, 3.2 * rows), squeeze=False)
+    for ax, name in zip(axes.flat, names):
+        rs = sorted((r for r in records if r["primitive"] == name), key=lambda r: r["gpus"])
+        x = [r["gpus"] for r in rs]
+        ax.plot(x, [r["y"] for r in rs], "o-", label="Graph500" if name in TRAVERSALS else "mgraph")
+        if name in TRAVERSALS:
+            ax.plot(x, [r["directed_gteps"] for r in rs], "s--", label="directed-edge")
+        one = next((r for r in rs if r["gpus"] == 1), None)
+        if one is not None and len(rs) > 1:  # ideal: throughput x GPUs; time / GPUs (strong) or constant (weak)
+            ideal = ([one["y"] * n for n in x] if name in TRAVERSALS
+                     else [one["y"] for _ in x] if weak_scaling else [one["y"] / n for n in x])
+            ax.plot(x, ideal, ":", color="grey", label="linear")
+        ax.set_title(TITLES[name])
+        ax.set_xlabel("number of GPUs")
+        ax.set_ylabel(UNITS[name])
+        ax.set_xticks(x)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize="small")
+    for ax in list(axes.flat)[len(names):]:
+        ax.set_visible(False)
+    fig.suptitle(title)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def _overhead_figure(plt, records, device, path):
+    x = np.arange(len(records))
+    fig, ax = plt.subplots(figsize=(6.5, 4))
+    ours = ax.bar(x - 0.2, [r["us_per_superstep"] for r in records], 0.4, label=f"mgraph ({device})")
+    seed = ax.bar(x + 0.2, [r["seed_k40_us"] or 0 for r in records], 0.4, label="seed (K40)")
+    ax.bar_label(ours, fmt="%.3g", fontsize="small")
+    ax.bar_label(seed, labels=[_fmt(r["seed_k40_us"], 3) for r in records], fontsize="small")
+    ax.set_xticks(x, [str(r["devices"]) for r in records])
+    ax.set_xlabel("number of devices (one path each)")
+    ax.set_ylabel("us per superstep")
+    ax.set_title("Per-superstep overhead: one vertex and one edge per device", fontsize="medium")
+    ax.margins(y=0.15)
+    ax.legend(fontsize="small")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def plots(out, results, device, args) -> list[str]:
+    """The PNG files written to ``out`` (none, with a note, without matplotlib)."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        _log("matplotlib is missing (pip install mgraph[plot]): no plots")
+        return []
+    written = []
+    if "strong" in results:
+        path = os.path.join(out, "strong_scaling.png")
+        _scaling_figure(plt, results["strong"]["records"],
+                        f"Strong scaling: R-MAT scale {args.scale}, edge factor {args.edge_factor} ({device})", path, False)
+        written.append(path)
+    if "weak" in results:
+        path = os.path.join(out, "weak_scaling.png")
+        _scaling_figure(plt, results["weak"]["records"],
+                        f"Weak scaling: R-MAT scale {args.scale} + log2(GPUs), edge factor {args.edge_factor} ({device})",
+                        path, True)
+        written.append(path)
+    if "overhead" in results:
+        path = os.path.join(out, "overhead.png")
+        _overhead_figure(plt, results["overhead"]["records"], device, path)
+        written.append(path)
+    return written
+
+
+def main(argv=None) -> int:
+    """Run the experiments; 0 ok, 1 a validation failed, 2 a user error (one line on stderr)."""
+    try:
+        args = _arguments(sys.argv[1:] if argv is None else list(argv))
+        return _main(args, argv)
+    except SystemExit as e:  # --help
+        return e.code if isinstance(e.code, int) else 0
+    except (ValueError, OSError) as e:
+        print(f"scaling.py: error: {' '.join((str(e) or type(e).__name__).split())}", file=sys.stderr)
+        return 2
+
+
+def _main(args, argv) -> int:
+    if args.partitioner == "metis":
+        partitioners.require_pymetis()  # before generating a large graph
+    if args.out:
+        os.makedirs(args.out, exist_ok=True)
+    backend = resolve(args.backend)
+    device = backend.device_name()
+    present = backend.xp.cuda.runtime.getDeviceCount() if backend.is_gpu else None
+    counts = [n for n in args.gpus_list if present is None or n <= present]
+    if len(counts) < len(args.gpus_list):
+        _log(f"this machine has {present} GPU(s): skipping counts "
+             f"{', '.join(str(n) for n in args.gpus_list if n not in counts)}")
+    if not counts:
+        raise ValueError(f"--gpus-list {','.join(map(str, args.gpus_list))}: this machine has only {present} GPU(s)")
+    _log(f"{backend.name} on {device}" + (f" ({present} present)" if present else ", virtual devices")
+         + f"; device counts {counts}; experiments {','.join(args.experiments)}")
+    results = {}
+    for experiment in args.experiments:
+        if experiment == "weak":
+            results["weak"] = weak(args, backend, counts, results.get("strong"))
+        else:
+            results[experiment] = {"strong": strong, "overhead": overhead}[experiment](args, backend, counts)
+        _free(backend, max(counts))
+    written = plots(args.out, results, device, args) if args.out else []
+    if args.out:
+        path = os.path.join(args.out, "scaling.json")
+        write_json(path, {
+            "date": now(), "command": sys.argv if argv is None else ["scripts/scaling.py", *argv],
+            "version": code_version(), "backend": backend.name, "device": device, "gpus_present": present,
+            "gpu_counts": counts, "options": vars(args), "sssp_weights": SSSP_WEIGHTS, "pagerank_l1_stop": PR_L1,
+            "seed_overhead_k40_us": SEED_OVERHEAD_US, "plots": [os.path.basename(p) for p in written], **results,
+        })
+        _log(f"wrote {path}" + (f" and {len(written)} plot(s)" if written else ""))
+
+    print(f"{backend.name} on {device}; median of {args.runs} run(s) x {args.sources} source(s) after a warm-up; "
+          f"{now()}; {code_version()['git']}")
+    if "strong" in results:
+        g = results["strong"]["graph"]
+        print(f"\n**Strong scaling**: R-MAT scale {g['scale']}, edge factor {g['edge_factor']} "
+              f"({g['vertices']:,} vertices, {g['edges']:,} edges); speedup = work/s against 1 GPU\n")
+        print(_scaling_table(results["strong"]["records"], False, args.edge_factor))
+    if "weak" in results:
+        print(f"\n**Weak scaling**: R-MAT scale {args.scale} + log2(GPUs), {args.edge_factor << args.scale:,} edges per "
+              f"GPU; scaled speedup = work/s against 1 GPU (ideal = GPUs)\n")
+        order = {name: k for k, name in enumerate(PRIMITIVES)}
+        print(_scaling_table(sorted(results["weak"]["records"], key=lambda r: (order[r["primitive"]], r["gpus"])), True,
+                             args.edge_factor))
+    if "overhead" in results:
+        print(f"\n**Per-superstep overhead**: one directed path of {args.path_length} edges per device; "
+              "us per superstep = elapsed / supersteps; breakdown averaged over devices and supersteps\n")
+        print(_overhead_table(results["overhead"]["records"]))
+    failed = [r for res in results.values() for r in res["records"] if r["validation"].startswith("FAIL")]
+    for r in failed:
+        print(f"{r.get('experiment', 'overhead')} {r.get('primitive', 'path_bfs')} on "
+              f"{r.get('gpus', r.get('devices'))} device(s): {r['validation']}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

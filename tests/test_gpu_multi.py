@@ -1,0 +1,104 @@
+"""Multi-GPU runs against one-device NumPy results, and the multi-device kernels against their NumPy twins.
+
+Run on a device machine: ``PYTHONPATH=$PWD python3 -m pytest -m gpu``.  Every
+test runs several partitions on one GPU (``devices=[0, 0]``); with two or more
+GPUs, also one partition per GPU (peer copies between devices).
+"""
+import itertools
+
+import numpy as np
+import pytest
+
+import mgraph
+import partitioners
+from mgraph.generators import with_random_weights
+from mgraph.ops import numpy_ops
+from mgraph.validate import validate_bfs, validate_sssp
+
+pytestmark = pytest.mark.gpu
+
+cp = pytest.importorskip("cupy")
+from mgraph.ops import cupy_ops  # noqa: E402 - needs CuPy
+
+
+def device_lists():
+    count = cp.cuda.runtime.getDeviceCount()
+    out = [[0, 0], [0, 0, 0]]
+    if count >= 2:
+        out += [[0, 1], list(range(min(count, 4)))]
+    return out
+
+
+@pytest.fixture(scope="module")
+def graphs():
+    und = with_random_weights(mgraph.load("rmat:13", backend="numpy"), 1, 64, seed=1)
+    rng = np.random.default_rng(5)
+    src, dst = rng.integers(0, 6000, 40000), rng.integers(0, 6000, 40000)
+    dirg = mgraph.Graph.from_edges(src, dst, rng.integers(1, 9, src.size).astype(float), num_vertices=6010,
+                                   directed=True)
+    return {"rmat13": und, "random_dir": dirg}
+
+
+def reference(g, name, source):
+    if name == "bfs":
+        return mgraph.bfs(g, source, backend="numpy")
+    if name == "sssp":
+        return mgraph.sssp(g, source, backend="numpy")
+    if name == "cc":
+        return mgraph.connected_components(g, backend="numpy")
+    if name == "pr":
+        return mgraph.pagerank(g, backend="numpy")
+    return mgraph.betweenness_centrality(g, sources=[source, source + 1], backend="numpy")
+
+
+@pytest.mark.parametrize("duplication,communication", list(itertools.product(["1-hop", "all"], ["selective", "broadcast"])))
+@pytest.mark.parametrize("devices", device_lists(), ids=lambda d: ",".join(map(str, d)))
+@pytest.mark.parametrize("gname", ["rmat13", "random_dir"])
+def test_every_primitive_on_gpus_matches_one_cpu_device(graphs, gname, devices, duplication, communication):
+    g = graphs[gname]
+    source = int(np.flatnonzero(np.diff(g.indptr) > 0)[0])
+    opts = dict(backend="cupy", devices=devices, duplication=duplication, communication=communication)
+    for name in ("bfs", "dobfs", "sssp", "cc", "pr", "bc"):
+        ref = reference(g, "bfs" if name == "dobfs" else name, source)
+        if name in ("bfs", "dobfs"):
+            r = mgraph.bfs(g, source, direction="push" if name == "bfs" else "auto", **opts)
+            np.testing.assert_array_equal(r.depth, ref.depth)
+            validate_bfs(g, source, r.depth, r.predecessor)
+        elif name == "sssp":
+            r = mgraph.sssp(g, source, **opts)
+            np.testing.assert_array_equal(r.distance, ref.distance)
+            validate_sssp(g, source, r.distance, r.predecessor)
+        elif name == "cc":
+            r = mgraph.connected_components(g, **opts)
+            np.testing.assert_array_equal(r.labels, ref.labels)
+        elif name == "pr":
+            r = mgraph.pagerank(g, **opts)
+            np.testing.assert_allclose(r.rank, ref.rank, rtol=0, atol=1e-12)
+        else:
+            r = mgraph.betweenness_centrality(g, sources=[source, source + 1], **opts)
+            np.testing.assert_allclose(r.centrality, ref.centrality, rtol=1e-9, atol=1e-9)
+        assert r.stats["devices"] == len(devices)
+
+
+@pytest.mark.parametrize("partitioner", ["random", "biased-random"])
+def test_partitioners_run_on_the_gpu(graphs, partitioner):
+    g = graphs["rmat13"]
+    owner = partitioners.assign(g.to("cupy"), 4, partitioner, seed=3)
+    assert isinstance(owner, cp.ndarray)
+    host = cp.asnumpy(owner)
+    assert host.shape == (g.num_vertices,) and host.min() >= 0 and host.max() < 4
+
+
+def test_segment_min_and_scatter_add_match_numpy_twins():
+    rng = np.random.default_rng(0)
+    seg = rng.integers(0, 500, 20000)
+    val = rng.integers(-10**12, 10**12, 20000)
+    np.testing.assert_array_equal(cp.asnumpy(cupy_ops.segment_min(cp.asarray(seg), cp.asarray(val), 600)),
+                                  numpy_ops.segment_min(seg, val, 600))
+    a = rng.random(700)
+    ids = rng.integers(0, 700, 5000)
+    vals = rng.random(5000)
+    ga = cp.asarray(a)
+    cupy_ops.scatter_add(ga, cp.asarray(ids), cp.asarray(vals))
+    numpy_ops.scatter_add(a, ids, vals)
+    np.testing.assert_allclose(cp.asnumpy(ga), a, rtol=1e-12)
