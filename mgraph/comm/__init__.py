@@ -20,6 +20,9 @@ from __future__ import annotations
 
 import time
 
+import numpy as np
+
+from ..backend import to_numpy
 from . import combine as _combine
 from .transport import LocalTransport, Transport
 
@@ -28,7 +31,12 @@ __all__ = ["COMMUNICATIONS", "Exchange", "LocalTransport", "Transport"]
 
 
 class Exchange:
-    """Split, package, push and combine for one device (``sub``, a SubGraph) of a run."""
+    """Split, package, push and combine for one device (``sub``, a SubGraph) of a run.
+
+    Per hop the host reads only what sizes the packages (one count per peer)
+    and the merged frontier's length; combining is elementwise with no host
+    read, and the merge dedupes with a scratch array instead of a sort.
+    """
 
     def __init__(self, sub, num_devices, transport, communication, barrier):
         if communication not in COMMUNICATIONS:
@@ -36,6 +44,7 @@ class Exchange:
         self.sub, self.me, self.p = sub, sub.index, num_devices
         self.transport, self.communication, self.barrier = transport, communication, barrier
         self.peers = [k for k in range(num_devices) if k != self.me]
+        self._slot = None  # per-vertex scratch of the merge, allocated on first use
 
     # -- one superstep --------------------------------------------------------------------------------
     def run(self, prim, frontier, stats: dict):
@@ -46,21 +55,22 @@ class Exchange:
         carry = tuple(prim.carry)
         t = time.perf_counter()
         if self.communication == "broadcast":
-            packages = [(k, self._package(prim, frontier, self.sub.to_global(frontier), combines, carry))
-                        for k in self.peers]
+            packages = []
+            if len(frontier):
+                ids = self.sub.to_global(frontier)
+                packages = [(k, self._package(prim, frontier, ids, combines, carry)) for k in self.peers]
         else:
-            packages = self._split_to_owners(prim, frontier, combines, carry)
-        changed = self._push_and_combine(prim, packages, combines, carry, stats, t, tag=0)
-        frontier = self._merge(frontier, changed)
+            packages = self._split(prim, frontier, self.sub.owner[frontier], combines, carry)
+        frontier = self._push_and_combine(prim, frontier, packages, combines, carry, stats, t, tag=0)
         if self.communication == "selective" and prim.reads_proxies:
             t = time.perf_counter()
-            packages = self._split_to_holders(prim, frontier, combines, carry)
-            changed = self._push_and_combine(prim, packages, combines, carry, stats, t, tag=1)
-            frontier = self._merge(frontier, changed)
+            mine = frontier[self.sub.owner[frontier] == self.me] if self.p > 1 else frontier
+            packages = self._split_to_holders(prim, mine, combines, carry)
+            frontier = self._push_and_combine(prim, frontier, packages, combines, carry, stats, t, tag=1)
         return frontier
 
-    def _push_and_combine(self, prim, packages, combines, carry, stats, t0, tag):
-        """Hop ``tag``: 0 combines what arrives, 1 (owners to holders) takes it as it is."""
+    def _push_and_combine(self, prim, frontier, packages, combines, carry, stats, t0, tag):
+        """Hop ``tag``: 0 combines what arrives, 1 (owners to holders) takes it as it is; the merged frontier."""
         t1 = time.perf_counter()
         for k, package in packages:
             stats["bytes"] += self.transport.push(self.me, k, package, tag)
@@ -69,12 +79,13 @@ class Exchange:
         t3 = time.perf_counter()
         changed = [self._combine(prim, package, combines, carry, assign=tag == 1)
                    for _, package in self.transport.receive(self.me, tag)]
+        frontier = self._merge(frontier, changed)
         t4 = time.perf_counter()
         stats["package_s"] += t1 - t0
         stats["push_s"] += t2 - t1
         stats["wait_s"] += t3 - t2
         stats["combine_s"] += t4 - t3
-        return [c for c in changed if len(c)]
+        return frontier
 
     # -- split and package ----------------------------------------------------------------------------
     def _package(self, prim, vertices, ids, combines, carry):
@@ -86,35 +97,46 @@ class Exchange:
             package[name] = self.sub.to_global(values) if name in prim.vertex_valued else values
         return package
 
-    def _split_to_owners(self, prim, frontier, combines, carry):
-        sub, out = self.sub, []
-        owners = sub.owner[frontier]
+    def _split(self, prim, vertices, dest, combines, carry):
+        """Package ``vertices`` for the peers ``dest`` names (one per vertex; others are dropped).
+
+        One sort by destination and one read of the per-peer counts, instead
+        of a masked selection (and a host read) per peer.
+        """
+        xp, sub = self.sub.xp, self.sub
+        if not len(vertices):
+            return []
+        order = xp.argsort(dest)
+        counts = to_numpy(xp.bincount(dest, minlength=self.p)).tolist()
+        starts = [0]
+        for c in counts:
+            starts.append(starts[-1] + c)
+        out = []
         for k in self.peers:
-            vertices = frontier[owners == k]
-            if len(vertices):
-                ids = vertices if sub.id_on is None else sub.id_on[k][vertices]
-                out.append((k, self._package(prim, vertices, ids, combines, carry)))
+            if counts[k]:
+                chosen = vertices[order[starts[k]:starts[k + 1]]]
+                ids = chosen if sub.id_on is None else sub.id_on[k][chosen]
+                out.append((k, self._package(prim, chosen, ids, combines, carry)))
         return out
 
-    def _split_to_holders(self, prim, frontier, combines, carry):
+    def _split_to_holders(self, prim, mine, combines, carry):
+        """Own changed vertices to every peer holding a copy (duplicate-all: every peer)."""
         sub, out = self.sub, []
-        mine = frontier[sub.owner[frontier] == self.me]
         if not len(mine):
             return out
+        if sub.id_on is None:
+            return [(k, self._package(prim, mine, mine, combines, carry)) for k in self.peers]
         for k in self.peers:
-            if sub.id_on is None:  # duplicate-all: every device holds every vertex
-                vertices, ids = mine, mine
-            else:
-                ids = sub.id_on[k][mine]
-                held = ids >= 0
-                vertices, ids = mine[held], ids[held]
+            ids = sub.id_on[k][mine]
+            held = ids >= 0
+            vertices, ids = mine[held], ids[held]
             if len(vertices):
                 out.append((k, self._package(prim, vertices, ids, combines, carry)))
         return out
 
     # -- combine --------------------------------------------------------------------------------------
     def _combine(self, prim, package, combines, carry, assign):
-        """Fold one received package into the primitive's arrays; the local ids whose values changed."""
+        """Fold one received package into the primitive's arrays; (ids, changed mask or None for all)."""
         sub = self.sub
         ids = package["ids"]
         if self.communication == "broadcast":
@@ -132,18 +154,26 @@ class Exchange:
                 better = _combine.apply(array, ids, package[name], op)
             if better is not None:
                 improved = better if improved is None else improved | better
+        xp = sub.xp
         for name in carry:
             values = sub.to_local(package[name]) if name in prim.vertex_valued else package[name]
             array = getattr(prim, name)
-            if improved is None:
-                array[ids] = values
-            else:
-                array[ids[improved]] = values[improved]
-        return ids if improved is None else ids[improved]
+            array[ids] = values if improved is None else xp.where(improved, values, array[ids])
+        return ids, improved
 
     def _merge(self, frontier, changed):
-        """The frontier plus the changed vertices, each once."""
+        """The frontier plus the changed vertices, each once (a scratch slot per vertex instead of a sort)."""
         if not changed:
             return frontier
         xp = self.sub.xp
-        return xp.unique(xp.concatenate([frontier] + [c.astype(frontier.dtype, copy=False) for c in changed]))
+        parts = [frontier] + [ids.astype(frontier.dtype, copy=False) for ids, _ in changed]
+        keep = [xp.ones(len(frontier), dtype=bool)] + [xp.ones(len(ids), dtype=bool) if m is None else m
+                                                        for ids, m in changed]
+        cand = xp.concatenate(parts)[xp.concatenate(keep)]
+        if self._slot is None:
+            self._slot = xp.full(self.sub.num_vertices, -1, dtype=np.int64)
+        pos = xp.arange(len(cand), dtype=np.int64)
+        self._slot[cand] = pos  # one of the positions of each vertex wins
+        first = self._slot[cand] == pos
+        self._slot[cand] = -1
+        return cand[first]

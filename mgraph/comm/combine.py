@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import ops
+from ..backend import array_module
 
 COMBINES = ("min", "max", "sum")
 
@@ -23,8 +24,9 @@ def check(op, name):
 def apply(array, ids, received, op):
     """Combine ``received`` into ``array[ids]`` (ids unique); the mask of entries whose local value changed.
 
-    For "sum" every received entry counts as a change, even one that adds 0:
-    the vertex was touched this superstep.
+    For "sum" every received entry counts as a change (None), even one that
+    adds 0: the vertex was touched this superstep.  No host read: the write
+    keeps the old value where nothing improved.
     """
     if op == "sum":
         ops.scatter_add(array, ids, received)
@@ -39,5 +41,5 @@ def apply(array, ids, received, op):
     else:
         new = op(old, received).astype(old.dtype, copy=False)
         better = new != old
-    array[ids[better]] = new[better]
+    array[ids] = array_module(array).where(better, new, old)
     return better
