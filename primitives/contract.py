@@ -32,8 +32,8 @@ class Primitive:
     carry: tuple = ()
     #: arrays (in ``carry`` or ``result()``) whose values are vertex ids, renumbered between devices
     vertex_valued: tuple = ()
-    #: scalar attributes that are totals over the whole graph: each device computes its own vertices'
-    #: share, and after every superstep each device sees the sum
+    #: scalar attributes that are totals over the whole graph: each device sets its own vertices' share in
+    #: every reset / iterate / next_phase, and after that superstep each device sees the sum
     global_sums: tuple = ()
     #: iterate reads the values of vertices other than the frontier's (neighbours, pull): keep copies current
     reads_proxies = True

@@ -530,6 +530,9 @@ def _main(args, argv) -> int:
         raise ValueError(f"--gpus-list {','.join(map(str, args.gpus_list))}: this machine has only {present} GPU(s)")
     _log(f"{backend.name} on {device}" + (f" ({present} present)" if present else ", virtual devices")
          + f"; device counts {counts}; experiments {','.join(args.experiments)}")
+    if backend.is_gpu:  # CuPy's kernel compilation for the generator stays out of generate_s
+        generators.rmat(4, xp=backend.xp, seed=args.seed)
+        backend.synchronize()
     results = {}
     for experiment in args.experiments:
         if experiment == "weak":

@@ -74,6 +74,8 @@ def check(primitive, name, opts):
         np.testing.assert_allclose(r.rank, one["pr"].rank, rtol=0, atol=1e-12)
         np.testing.assert_allclose(r.rank, ref["pr"], rtol=0, atol=1e-9)
         assert r.stats["iterations"] == one["pr"].stats["iterations"]
+        assert r.stats["converged"] == one["pr"].stats["converged"]
+        assert r.stats["error"] == pytest.approx(one["pr"].stats["error"], rel=1e-9)
     else:
         r = mgraph.betweenness_centrality(g, sources=BC_SOURCES, **opts)
         np.testing.assert_allclose(r.centrality, one["bc"], rtol=1e-12, atol=1e-12)
