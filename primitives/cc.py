@@ -34,7 +34,7 @@ class CC(Primitive):
     def _spread(self):
         """Give every tree its smallest label; the vertices whose label dropped."""
         xp = self.xp
-        smallest = ops.segment_min(self.parent, self.label, self.num_vertices)[self.parent]
+        smallest = ops.segment_min(self.parent, self.label, self.label)[self.parent]
         changed = xp.flatnonzero(smallest < self.label)
         self.label = smallest
         return changed.astype(self.graph.indices.dtype)

@@ -95,8 +95,9 @@ def test_segment_min_and_scatter_add_match_numpy_twins():
     rng = np.random.default_rng(0)
     seg = rng.integers(0, 500, 20000)
     val = rng.integers(-10**12, 10**12, 20000)
-    np.testing.assert_array_equal(cp.asnumpy(cupy_ops.segment_min(cp.asarray(seg), cp.asarray(val), 600)),
-                                  numpy_ops.segment_min(seg, val, 600))
+    init = rng.integers(-10**12, 10**12, 600)
+    got = cupy_ops.segment_min(cp.asarray(seg), cp.asarray(val), cp.asarray(init))
+    np.testing.assert_array_equal(cp.asnumpy(got), numpy_ops.segment_min(seg, val, init))
     a = rng.random(700)
     ids = rng.integers(0, 700, 5000)
     vals = rng.random(5000)
@@ -104,3 +105,15 @@ def test_segment_min_and_scatter_add_match_numpy_twins():
     cupy_ops.scatter_add(ga, cp.asarray(ids), cp.asarray(vals))
     numpy_ops.scatter_add(a, ids, vals)
     np.testing.assert_allclose(cp.asnumpy(ga), a, rtol=1e-12)
+
+
+@pytest.mark.parametrize("n,buckets", [(0, 3), (1, 2), (100000, 2), (77777, 5)])
+def test_bucket_matches_numpy_twin_up_to_order_within_groups(n, buckets):
+    dest = np.random.default_rng(n).integers(0, buckets, n).astype(np.int32)
+    order, counts = cupy_ops.bucket(cp.asarray(dest), buckets)
+    ref_order, ref_counts = numpy_ops.bucket(dest, buckets)
+    assert counts == ref_counts
+    order, start = cp.asnumpy(order), 0
+    for b, c in enumerate(counts):
+        np.testing.assert_array_equal(np.sort(order[start:start + c]), ref_order[start:start + c])
+        start += c

@@ -22,7 +22,7 @@ import time
 
 import numpy as np
 
-from ..backend import to_numpy
+from .. import ops
 from . import combine as _combine
 from .transport import LocalTransport, Transport
 
@@ -98,16 +98,15 @@ class Exchange:
         return package
 
     def _split(self, prim, vertices, dest, combines, carry):
-        """Package ``vertices`` for the peers ``dest`` names (one per vertex; others are dropped).
+        """Package ``vertices`` for the peers ``dest`` names (one per vertex; this device's own are kept).
 
-        One sort by destination and one read of the per-peer counts, instead
-        of a masked selection (and a host read) per peer.
+        One bucketing pass and one read of the per-peer counts, instead of a
+        masked selection (and a host read) per peer.
         """
-        xp, sub = self.sub.xp, self.sub
+        sub = self.sub
         if not len(vertices):
             return []
-        order = xp.argsort(dest)
-        counts = to_numpy(xp.bincount(dest, minlength=self.p)).tolist()
+        order, counts = ops.bucket(dest, self.p)
         starts = [0]
         for c in counts:
             starts.append(starts[-1] + c)

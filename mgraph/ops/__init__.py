@@ -15,7 +15,7 @@ from . import numpy_ops
 UNVISITED = numpy_ops.UNVISITED
 __all__ = ["UNVISITED", "advance_visit", "advance_visit_pull", "advance_relax", "advance_count_paths",
            "advance_dependency", "pull_sum", "hook_components", "compress", "bitmap", "bit_test", "filter",
-           "scatter_add", "segment_min"]
+           "scatter_add", "segment_min", "bucket"]
 
 
 def _impl(a):
@@ -70,9 +70,15 @@ def compress(parent):
     return _impl(parent).compress(parent)
 
 
-def segment_min(seg, values, num_segments):
-    """Compute: the smallest int64 value in each segment (CC: the smallest label of each union-find tree)."""
-    return _impl(values).segment_min(seg, values, num_segments)
+def segment_min(seg, values, initial):
+    """Compute: a copy of ``initial`` lowered to the smallest of ``values`` landing on each slot (``seg`` gives each
+    value's slot).  CC: the smallest label of each union-find tree, starting from the roots' own labels."""
+    return _impl(values).segment_min(seg, values, initial)
+
+
+def bucket(dest, num_buckets):
+    """Filter: the frontier split.  (indices grouped by destination, group sizes as host ints): one host read."""
+    return _impl(dest).bucket(dest, num_buckets)
 
 
 def scatter_add(a, ids, values):

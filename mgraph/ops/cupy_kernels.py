@@ -197,11 +197,38 @@ extern "C" __global__ void pull_sum(const i64* __restrict__ indptr, const idx_t*
     if (lane == 0) y[row] = s;
 }
 
-// out[seg[i]] = min(out[seg[i]], val[i]): the smallest label of each union-find tree
+// frontier split: entries grouped by destination (dest[i] in [0, nb)), one warp-aggregated atomic per warp and
+// destination.  Pass 1 counts (order == nullptr); pass 2 writes each entry's index into its group's range.
+extern "C" __global__ void bucket(const int* __restrict__ dest, i64 n, int nb, u64* __restrict__ counts,
+                                  u64* __restrict__ cursor, i64* __restrict__ order) {
+    const i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x;
+    const int d = i < n ? dest[i] : -1;
+    const int lane = threadIdx.x & 31;
+    for (int b = 0; b < nb; ++b) {
+        const unsigned mask = __ballot_sync(0xffffffffu, d == b);
+        if (mask == 0) continue;
+        const int leader = __ffs(mask) - 1;
+        if (order == nullptr) {
+            if (lane == leader) atomicAdd(&counts[b], (u64)__popc(mask));
+            continue;
+        }
+        u64 base = 0;
+        if (lane == leader) {
+            for (int c = 0; c < b; ++c) base += counts[c];
+            base += atomicAdd(&cursor[b], (u64)__popc(mask));
+        }
+        base = __shfl_sync(0xffffffffu, base, leader);
+        if (d == b) order[base + __popc(mask & ((1u << lane) - 1u))] = i;
+    }
+}
+
+// out[seg[i]] = min(out[seg[i]], val[i]), out starting as a copy of its initial values: the smallest label
+// of each union-find tree.  Reading before the atomic skips it for all but the few values that lower the
+// minimum, so a giant component does not serialise every vertex on its root's address.
 extern "C" __global__ void segment_min(const i64* __restrict__ seg, const i64* __restrict__ val, i64 n,
                                       i64* __restrict__ out) {
     const i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < n) atomicMin(&out[seg[i]], val[i]);
+    if (i < n && val[i] < out[seg[i]]) atomicMin((long long*)&out[seg[i]], (long long)val[i]);
 }
 
 // a read-only chase: path halving here could overwrite another thread's final root with an ancestor

@@ -118,13 +118,29 @@ def bitmap(vertices, num_vertices):
     return bits
 
 
-def segment_min(seg, values, num_segments):
-    out = cp.full(max(num_segments, 1), np.iinfo(np.int64).max, dtype=np.int64)
+def segment_min(seg, values, initial):
+    out = initial.astype(np.int64, copy=True)
     n = seg.shape[0]
     if n:
         fn = _module(np.dtype(np.int32), seg.device.id).get_function("segment_min")
         fn(_blocks(n), (BLOCK,), (seg, values, np.int64(n), out))
-    return out[:num_segments]
+    return out
+
+
+def bucket(dest, num_buckets):
+    n = dest.shape[0]
+    counts = cp.zeros(num_buckets, dtype=np.uint64)
+    cursor = cp.zeros(num_buckets, dtype=np.uint64)
+    order = cp.empty(n, dtype=np.int64)
+    if n:
+        dest = dest.astype(np.int32, copy=False)
+        fn = _module(np.dtype(np.int32), dest.device.id).get_function("bucket")
+        fn(_blocks(n), (BLOCK,), (dest, np.int64(n), np.int32(num_buckets), counts, cursor, np.intp(0)))
+        host = counts.get().tolist()
+        fn(_blocks(n), (BLOCK,), (dest, np.int64(n), np.int32(num_buckets), counts, cursor, order))
+    else:
+        host = [0] * num_buckets
+    return order, [int(c) for c in host]
 
 
 def scatter_add(a, ids, values):

@@ -130,11 +130,20 @@ def hook_components(graph, parent):
         u, v = u[moved], v[moved]
 
 
-def segment_min(seg, values, num_segments):
-    """The smallest of ``values`` (int64) in each segment (``seg`` gives each value's segment); int64 max if empty."""
-    out = np.full(num_segments, np.iinfo(np.int64).max, dtype=np.int64)
+def segment_min(seg, values, initial):
+    """out = copy of ``initial``; out[seg[i]] = min(out[seg[i]], values[i]) for every i (int64)."""
+    out = initial.astype(np.int64, copy=True)
     np.minimum.at(out, seg, values)
     return out
+
+
+def bucket(dest, num_buckets):
+    """Entry indices grouped by destination (``dest`` in [0, num_buckets)), and each group's size (host ints).
+
+    Within a group NumPy keeps the input order; the GPU's order is any.
+    """
+    order = np.argsort(dest, kind="stable")
+    return order, np.bincount(dest, minlength=num_buckets).tolist()
 
 
 def scatter_add(a, ids, values):
