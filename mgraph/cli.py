@@ -451,6 +451,18 @@ def _print_summary(args, graph, load_s, sources, results, summary, failures):
     extra = {"bfs": f", {args.direction}" if name == "bfs" else "", "dobfs": ", direction-optimizing"}.get(name, "")
     print(f"run         {name}{extra} on {stats['backend']} ({stats['device']}), {len(results)} timed run"
           f"{'s' if len(results) > 1 else ''}{', after a warm-up' if resolve(args.backend).is_gpu else ''}")
+    if stats.get("devices", 1) > 1:
+        per = stats["per_device"]
+        mean = lambda key: 1e6 * sum(sum(r[key]) for r in per) / len(per) / max(stats["supersteps"], 1)  # noqa: E731
+        print(f"devices     {stats['devices']} (ids {','.join(map(str, stats['device_ids']))}): {stats['partitioner']} "
+              f"partition, duplicate-{stats['duplication']}, "
+              f"{stats['communication']} communication; partition {_ms(stats['partition_s'])}, "
+              f"subgraphs {_ms(stats['subgraph_s'])}")
+        print(f"per device  {', '.join(_bytes(b) for b in stats['memory_bytes'])} of subgraph; "
+              f"{', '.join(_bytes(b) for b in stats['bytes_sent'])} sent")
+        print(f"superstep   {_n(stats['supersteps'])} in all; mean per device: compute {mean('compute_s'):.4g} us, "
+              f"split+package {mean('package_s'):.4g} us, push {mean('push_s'):.4g} us, combine {mean('combine_s'):.4g} us, "
+              f"barrier wait {mean('wait_s'):.4g} us")
     if name in TRAVERSALS:
         shown = list(dict.fromkeys(sources))
         print(f"source{'s' if len(shown) > 1 else ' '}     {', '.join(map(str, shown[:8]))}{' ...' if len(shown) > 8 else ''}")

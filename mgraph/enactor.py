@@ -137,6 +137,10 @@ def enact_devices(primitives, exchanges, backends, barrier, sources, progress=No
                     clock["stop"] = time.perf_counter()
         except threading.BrokenBarrierError as e:
             errors[d] = e
+        except MemoryError as e:  # CuPy's OutOfMemoryError too: say which device ran out
+            errors[d] = MemoryError(f"device {d} ({backend.name} {backend.device}) ran out of memory in "
+                                    f"{prim.name}: {e}")
+            barrier.abort()
         except BaseException as e:  # noqa: BLE001 - re-raised in the caller
             errors[d] = e
             barrier.abort()

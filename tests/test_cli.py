@@ -289,3 +289,17 @@ def test_bench_smoke(tmp_path):
     assert len(bfs["starts"]) == 2 and bfs["graph500_gteps"] > 0 and bfs["met"] is None
     assert record["results"]["pr"]["ms_per_iteration"] > 0
     assert all(r["validation"] == "PASS" for r in record["results"].values())
+
+
+@pytest.mark.parametrize("command", ["bfs", "dobfs", "sssp", "cc", "pr", "bc"])
+def test_multi_device_runs_validate_and_report_devices(capsys, tmp_path, command):
+    out_json = tmp_path / "r.json"
+    extra = ["--source", "3"] if command == "bc" else []
+    code, out, _ = run(capsys, command, CHESAPEAKE, "--devices", 3, "--partitioner", "biased-random",
+                       "--duplication", "all", "--communication", "broadcast", "--validate", "--json", out_json, *extra)
+    assert code == 0, out
+    assert field(out, "validation").startswith("PASS")
+    assert field(out, "devices").startswith("3 (ids 0,1,2): biased-random partition, duplicate-all, broadcast")
+    assert "split+package" in field(out, "superstep")
+    record = json.loads(out_json.read_text())
+    assert record["options"]["devices"] == 3 and record["options"]["communication"] == "broadcast"

@@ -187,3 +187,17 @@ def test_run_a_primitive_class_on_one_and_many_devices():
     check_bfs_tree(case, 0, many.depth, many.predecessor)
     with pytest.raises(ValueError, match="primitive"):
         mgraph.run("bfs", case.graph, 0)
+
+
+class Hungry(BFS):
+    """BFS whose second device runs out of memory (as CuPy's OutOfMemoryError, a MemoryError, would)."""
+
+    def iterate(self, frontier):
+        if getattr(self.graph, "index", 0) == 1:
+            raise MemoryError("out of memory allocating 8,589,934,592 bytes")
+        return super().iterate(frontier)
+
+
+def test_out_of_memory_names_the_device():
+    with pytest.raises(MemoryError, match=r"device 1 .*bfs.*8,589,934,592 bytes"):
+        mgraph.run(Hungry, get_case("chesapeake").graph, 0, devices=2)
