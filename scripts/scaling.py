@@ -246,6 +246,12 @@ def measure(name, graph, sources, run, runs, check):
         "communication": stats.get("communication"), "partitioner": stats.get("partitioner"),
         "duplication": stats.get("duplication"),
         "starts": per_start,
+        # where one run's time goes (the median run of the last start): ms per part, summed over supersteps and
+        # averaged over devices, and the per-superstep, per-device lists themselves
+        "breakdown_ms": None if "per_device" not in stats else {
+            label: 1e3 * float(np.mean([sum(d[key]) for d in stats["per_device"]])) for label, key in BREAKDOWN},
+        "per_device": stats.get("per_device"),
+        "frontier_sizes": stats.get("frontier_sizes"),
     }
     if name in TRAVERSALS:
         record["graph500_gteps"] = harmonic_mean(p["edges_in_component"] / p["median_s"] for p in per_start) / 1e9
@@ -415,6 +421,15 @@ def _scaling_table(records, weak_scaling, edge_factor):
                       "partition s", "subgraph s", "valid"], rows)
 
 
+def _breakdown_table(records):
+    """Multi-GPU runs only: where a run's time goes, ms summed over supersteps, averaged over devices."""
+    rows = [[r["primitive"], r["gpus"], _fmt(r["median_ms"]), r["supersteps"],
+             *(_fmt(r["breakdown_ms"][label], 3) for label, _ in BREAKDOWN), _fmt(r["bytes_sent"] / 2**20, 3)]
+            for r in records if r.get("breakdown_ms")]
+    return _markdown(["primitive", "GPUs", "time ms", "supersteps", *(f"{label} ms" for label, _ in BREAKDOWN),
+                      "MiB sent"], rows)
+
+
 def _overhead_table(records):
     rows = []
     for r in records:
@@ -558,6 +573,8 @@ def _main(args, argv) -> int:
         print(f"\n**Strong scaling**: R-MAT scale {g['scale']}, edge factor {g['edge_factor']} "
               f"({g['vertices']:,} vertices, {g['edges']:,} edges); speedup = work/s against 1 GPU\n")
         print(_scaling_table(results["strong"]["records"], False, args.edge_factor))
+        print("\n**Where the multi-GPU time goes** (one run; per-device sums over supersteps, mean over devices)\n")
+        print(_breakdown_table(results["strong"]["records"]))
     if "weak" in results:
         print(f"\n**Weak scaling**: R-MAT scale {args.scale} + log2(GPUs), {args.edge_factor << args.scale:,} edges per "
               f"GPU; scaled speedup = work/s against 1 GPU (ideal = GPUs)\n")
