@@ -6,7 +6,6 @@ frontier's size.
 """
 from __future__ import annotations
 
-import sys
 import threading
 import time
 
@@ -37,7 +36,6 @@ def enact(primitive, backend: Backend, source=None):
     return result, stats
 
 
-SWITCH_INTERVAL_S = 2e-5
 STAT_KEYS = ("compute_s", "package_s", "push_s", "wait_s", "combine_s", "bytes", "frontier")
 
 
@@ -146,17 +144,10 @@ def enact_devices(primitives, exchanges, backends, barrier, sources, progress=No
             barrier.abort()
 
     threads = [threading.Thread(target=worker, args=(d,), name=f"mgraph-device-{d}", daemon=True) for d in range(p)]
-    # a worker leaving a barrier needs the GIL: with the default 5 ms switch interval it can wait that long
-    # behind a peer that is issuing launches; a short interval hands it over within tens of microseconds
-    interval = sys.getswitchinterval()
-    sys.setswitchinterval(SWITCH_INTERVAL_S)
-    try:
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-    finally:
-        sys.setswitchinterval(interval)
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
     first = next((e for e in errors if e is not None and not isinstance(e, threading.BrokenBarrierError)), None)
     if first is None:
         first = next((e for e in errors if e is not None), None)
