@@ -83,7 +83,7 @@ def enact_devices(primitives, exchanges, backends, barrier, sources, progress=No
             shares = board.share(d, [float(getattr(prim, name)) for name in prim.global_sums])
             for k, name in enumerate(prim.global_sums):
                 setattr(prim, name, sum(s[k] for s in shares))
-        own = 0 if finished else ex.sub.count_own(frontier)
+        own = 0 if finished else ex.own_count if ex.own_count is not None else ex.sub.count_own(frontier)
         flags = board.share(d, (finished or prim.converged(frontier), finished, own))
         if len({f[1] for f in flags}) != 1:
             raise RuntimeError(f"{prim.name}: devices disagree on whether the run has finished")

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import ops
 from .backend import Backend
 from .graph import Graph
 
@@ -66,17 +67,11 @@ class SubGraph(Graph):
 
     def to_global(self, ids):
         """Caller ids of local ids (-1 stays -1)."""
-        if self._vertex_ids is None:
-            return ids
-        xp = self.xp
-        return xp.where(ids >= 0, self._vertex_ids[xp.maximum(ids, 0)], -1).astype(ids.dtype, copy=False)
+        return ids if self._vertex_ids is None else ops.translate(ids, self._vertex_ids)
 
     def to_local(self, ids):
         """Local ids of caller ids (-1 for vertices not on this device, and for -1)."""
-        if self.global_to_local is None:
-            return ids
-        xp = self.xp
-        return xp.where(ids >= 0, self.global_to_local[xp.maximum(ids, 0)], -1).astype(ids.dtype, copy=False)
+        return ids if self.global_to_local is None else ops.translate(ids, self.global_to_local)
 
     def arrays(self) -> dict:
         """Every array this part holds, by name (for moving it and for accounting its memory)."""

@@ -117,3 +117,45 @@ def test_bucket_matches_numpy_twin_up_to_order_within_groups(n, buckets):
     for b, c in enumerate(counts):
         np.testing.assert_array_equal(np.sort(order[start:start + c]), ref_order[start:start + c])
         start += c
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.int64, np.float64])
+@pytest.mark.parametrize("op", ["min", "max"])
+def test_exchange_kernels_match_numpy_twins(dtype, op):
+    rng = np.random.default_rng(7)
+    n = 5000
+    array = rng.integers(-1, 50, n).astype(dtype)  # -1: unreached
+    ids = rng.permutation(n)[:3000].astype(np.int32)
+    values = rng.integers(0, 50, ids.size).astype(dtype)
+    a_gpu = cp.asarray(array)
+    got = cupy_ops.combine_extreme(a_gpu, cp.asarray(ids), cp.asarray(values), op)
+    ref = numpy_ops.combine_extreme(array, ids, values, op)
+    np.testing.assert_array_equal(cp.asnumpy(got), ref)
+    np.testing.assert_array_equal(cp.asnumpy(a_gpu), array)
+    # carry where improved, assign, translate
+    carry = np.full(n, -1, dtype=np.int32)
+    c_gpu = cp.asarray(carry)
+    cupy_ops.put_where(c_gpu, cp.asarray(ids), got, cp.asarray(values.astype(np.int32)))
+    numpy_ops.put_where(carry, ids, ref, values.astype(np.int32))
+    np.testing.assert_array_equal(cp.asnumpy(c_gpu), carry)
+    changed = cupy_ops.assign(a_gpu, cp.asarray(ids), cp.asarray(values))
+    np.testing.assert_array_equal(cp.asnumpy(changed), numpy_ops.assign(array, ids, values))
+    np.testing.assert_array_equal(cp.asnumpy(a_gpu), array)
+    table = rng.permutation(n).astype(np.int64)
+    q = rng.integers(-1, n, 4000).astype(np.int32)
+    np.testing.assert_array_equal(cp.asnumpy(cupy_ops.translate(cp.asarray(q), cp.asarray(table))),
+                                  numpy_ops.translate(q, table))
+
+
+def test_append_unique_matches_numpy_twin_as_a_set():
+    rng = np.random.default_rng(3)
+    n = 20000
+    owner = rng.integers(0, 3, n).astype(np.int32)
+    parts = [rng.permutation(n)[:5000].astype(np.int32), rng.integers(0, n, 8000).astype(np.int32)]
+    keeps = [None, rng.random(8000) < 0.5]
+    marks = np.zeros(n, dtype=np.int32)
+    ref, ref_own = numpy_ops.append_unique(parts, keeps, marks.copy(), 1, owner, 1)
+    got, own = cupy_ops.append_unique([cp.asarray(p) for p in parts], [None, cp.asarray(keeps[1])],
+                                      cp.asarray(marks), 1, cp.asarray(owner), 1)
+    np.testing.assert_array_equal(np.sort(cp.asnumpy(got)), np.sort(ref))
+    assert own == ref_own

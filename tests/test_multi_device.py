@@ -201,3 +201,15 @@ class Hungry(BFS):
 def test_out_of_memory_names_the_device():
     with pytest.raises(MemoryError, match=r"device 1 .*bfs.*8,589,934,592 bytes"):
         mgraph.run(Hungry, get_case("chesapeake").graph, 0, devices=2)
+
+
+def test_exchange_operators_on_numpy():
+    from mgraph import ops
+    a = np.array([5, -1, 3, 7], dtype=np.int32)
+    better = ops.combine_extreme(a, np.array([0, 1, 2]), np.array([4, 9, 3], dtype=np.int32), "min")
+    assert better.tolist() == [True, True, False] and a.tolist() == [4, 9, 3, 7]  # -1 counts as unreached
+    marks = np.zeros(6, dtype=np.int32)
+    out, own = ops.append_unique([np.array([4, 1]), np.array([1, 5, 2])], [None, np.array([True, True, False])],
+                                 marks, 1, np.array([0, 1, 0, 0, 1, 1]), 1)
+    assert out.tolist() == [4, 1, 5] and own == 3
+    assert ops.translate(np.array([2, -1, 0]), np.array([10, 11, 12])).tolist() == [12, -1, 10]

@@ -44,7 +44,8 @@ class Exchange:
         self.sub, self.me, self.p = sub, sub.index, num_devices
         self.transport, self.communication, self.barrier = transport, communication, barrier
         self.peers = [k for k in range(num_devices) if k != self.me]
-        self._slot = None  # per-vertex scratch of the merge, allocated on first use
+        self._marks, self._stamp = None, 0  # per-vertex scratch of the merge, allocated on first use
+        self.own_count = None  # own vertices in the last frontier run() returned, where known without a read
 
     # -- one superstep --------------------------------------------------------------------------------
     def run(self, prim, frontier, stats: dict):
@@ -54,6 +55,7 @@ class Exchange:
             _combine.check(op, name)
         carry = tuple(prim.carry)
         t = time.perf_counter()
+        self.own_count = None
         if self.communication == "broadcast":
             packages = []
             if len(frontier):
@@ -61,6 +63,8 @@ class Exchange:
                 packages = [(k, self._package(prim, frontier, ids, combines, carry)) for k in self.peers]
         else:
             packages = self._split(prim, frontier, self.sub.owner[frontier], combines, carry)
+            if not len(frontier):
+                self.own_count = 0
         frontier = self._push_and_combine(prim, frontier, packages, combines, carry, stats, t, tag=0)
         if self.communication == "selective" and prim.reads_proxies:
             t = time.perf_counter()
@@ -107,6 +111,7 @@ class Exchange:
         if not len(vertices):
             return []
         order, counts = ops.bucket(dest, self.p)
+        self.own_count = counts[self.me]
         starts = [0]
         for c in counts:
             starts.append(starts[-1] + c)
@@ -147,32 +152,29 @@ class Exchange:
         for name, op in combines.items():
             array = getattr(prim, name)
             if assign:
-                better = array[ids] != package[name]
-                array[ids] = package[name]
+                better = ops.assign(array, ids, package[name])
             else:
                 better = _combine.apply(array, ids, package[name], op)
             if better is not None:
                 improved = better if improved is None else improved | better
-        xp = sub.xp
         for name in carry:
             values = sub.to_local(package[name]) if name in prim.vertex_valued else package[name]
             array = getattr(prim, name)
-            array[ids] = values if improved is None else xp.where(improved, values, array[ids])
+            if improved is None:
+                array[ids] = values
+            else:
+                ops.put_where(array, ids, improved, values)
         return ids, improved
 
     def _merge(self, frontier, changed):
-        """The frontier plus the changed vertices, each once (a scratch slot per vertex instead of a sort)."""
+        """The frontier plus the changed vertices, each once (marks per vertex instead of a sort)."""
         if not changed:
             return frontier
-        xp = self.sub.xp
-        parts = [frontier] + [ids.astype(frontier.dtype, copy=False) for ids, _ in changed]
-        keep = [xp.ones(len(frontier), dtype=bool)] + [xp.ones(len(ids), dtype=bool) if m is None else m
-                                                        for ids, m in changed]
-        cand = xp.concatenate(parts)[xp.concatenate(keep)]
-        if self._slot is None:
-            self._slot = xp.full(self.sub.num_vertices, -1, dtype=np.int64)
-        pos = xp.arange(len(cand), dtype=np.int64)
-        self._slot[cand] = pos  # one of the positions of each vertex wins
-        first = self._slot[cand] == pos
-        self._slot[cand] = -1
-        return cand[first]
+        sub = self.sub
+        if self._marks is None:
+            self._marks = sub.xp.zeros(sub.num_vertices, dtype=np.int32)
+        self._stamp += 1
+        merged, self.own_count = ops.append_unique([frontier] + [ids for ids, _ in changed],
+                                                   [None] + [mask for _, mask in changed],
+                                                   self._marks, self._stamp, sub.owner, self.me)
+        return merged

@@ -15,7 +15,8 @@ from . import numpy_ops
 UNVISITED = numpy_ops.UNVISITED
 __all__ = ["UNVISITED", "advance_visit", "advance_visit_pull", "advance_relax", "advance_count_paths",
            "advance_dependency", "pull_sum", "hook_components", "compress", "bitmap", "bit_test", "filter",
-           "scatter_add", "segment_min", "bucket"]
+           "scatter_add", "segment_min", "bucket",
+           "translate", "combine_extreme", "assign", "put_where", "append_unique"]
 
 
 def _impl(a):
@@ -74,6 +75,36 @@ def segment_min(seg, values, initial):
     """Compute: a copy of ``initial`` lowered to the smallest of ``values`` landing on each slot (``seg`` gives each
     value's slot).  CC: the smallest label of each union-find tree, starting from the roots' own labels."""
     return _impl(values).segment_min(seg, values, initial)
+
+
+def translate(ids, table):
+    """Compute: ``table[ids]`` where ids >= 0, else -1 (vertex ids from one device's numbering to another's)."""
+    return _impl(ids).translate(ids, table)
+
+
+def combine_extreme(array, ids, values, op):
+    """Combine: ``array[ids]`` lowered ("min") or raised ("max") to ``values`` (ids unique); where it changed.
+
+    Signed integer arrays order -1 (UNVISITED) above every value, so an unreached copy takes any reached value.
+    """
+    return _impl(array).combine_extreme(array, ids, values, op)
+
+
+def assign(array, ids, values):
+    """Combine: ``array[ids] = values`` (a copy takes its owner's value); where it changed."""
+    return _impl(array).assign(array, ids, values)
+
+
+def put_where(array, ids, mask, values):
+    """Combine: ``array[ids] = values`` where ``mask`` (a carried value travels with an improvement)."""
+    return _impl(array).put_where(array, ids, mask, values)
+
+
+def append_unique(parts, keeps, marks, stamp, owner, me):
+    """Filter: the frontier merge.  The kept entries of ``parts`` (``keeps``: a mask each, or None for all), each
+    vertex once, using ``marks`` (int32 per vertex, never equal to a fresh ``stamp``) instead of a sort; and how
+    many of them ``owner`` gives to device ``me``.  One host read."""
+    return _impl(marks).append_unique(parts, keeps, marks, stamp, owner, me)
 
 
 def bucket(dest, num_buckets):

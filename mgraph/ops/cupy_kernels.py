@@ -197,6 +197,23 @@ extern "C" __global__ void pull_sum(const i64* __restrict__ indptr, const idx_t*
     if (lane == 0) y[row] = s;
 }
 
+// frontier merge: append the kept entries of src not yet marked with this stamp, once each; count[1] counts
+// those that device `me` owns (the host's per-superstep read gets both counts at once)
+extern "C" __global__ void append_unique(const idx_t* __restrict__ src, const bool* __restrict__ keep, i64 n,
+                                         int* __restrict__ marks, int stamp, const int* __restrict__ owner, int me,
+                                         idx_t* __restrict__ out, u64* __restrict__ count) {
+    const i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x;
+    bool emit = false;
+    idx_t v = 0;
+    if (i < n && (keep == nullptr || keep[i])) {
+        v = src[i];
+        emit = atomicExch(&marks[v], stamp) != stamp;
+    }
+    const unsigned own = __ballot_sync(0xffffffffu, emit && owner[v] == me);
+    if (own && (threadIdx.x & 31) == __ffs(own) - 1) atomicAdd(&count[1], (u64)__popc(own));
+    warp_append(emit, v, out, count);
+}
+
 // frontier split: entries grouped by destination (dest[i] in [0, nb)), one warp-aggregated atomic per warp and
 // destination.  Pass 1 counts (order == nullptr); pass 2 writes each entry's index into its group's range.
 extern "C" __global__ void bucket(const int* __restrict__ dest, i64 n, int nb, u64* __restrict__ counts,

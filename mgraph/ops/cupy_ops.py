@@ -127,6 +127,66 @@ def segment_min(seg, values, initial):
     return out
 
 
+_ORDERED = r"""
+template <typename T> __device__ __forceinline__ bool lower(T x, T y) { return x < y; }
+// signed ids and levels: -1 (unreached) orders above every value
+template <> __device__ __forceinline__ bool lower<int>(int x, int y) { return (unsigned)x < (unsigned)y; }
+template <> __device__ __forceinline__ bool lower<long long>(long long x, long long y) {
+    return (unsigned long long)x < (unsigned long long)y;
+}
+"""
+_translate = cp.ElementwiseKernel("I ids, raw J table", "I out", "out = ids >= 0 ? (I)table[ids] : (I)-1",
+                                  "mgraph_translate")
+_min = cp.ElementwiseKernel("I ids, T val, raw T a", "bool better",
+                            "better = lower(val, a[ids]); if (better) a[ids] = val;", "mgraph_combine_min",
+                            preamble=_ORDERED)
+_max = cp.ElementwiseKernel("I ids, T val, raw T a", "bool better",
+                            "better = lower(a[ids], val); if (better) a[ids] = val;", "mgraph_combine_max",
+                            preamble=_ORDERED)
+_assign = cp.ElementwiseKernel("I ids, T val, raw T a", "bool changed",
+                               "changed = a[ids] != val; a[ids] = val;", "mgraph_assign")
+_put_where = cp.ElementwiseKernel("I ids, bool mask, T val, raw T a", "", "if (mask) a[ids] = val;",
+                                  "mgraph_put_where")
+
+
+def translate(ids, table):
+    return _translate(ids, table, size=ids.shape[0]) if ids.shape[0] else ids.copy()
+
+
+def combine_extreme(array, ids, values, op):
+    better = cp.empty(ids.shape[0], dtype=bool)
+    if ids.shape[0]:
+        (_min if op == "min" else _max)(ids, values.astype(array.dtype, copy=False), array, better)
+    return better
+
+
+def assign(array, ids, values):
+    changed = cp.empty(ids.shape[0], dtype=bool)
+    if ids.shape[0]:
+        _assign(ids, values.astype(array.dtype, copy=False), array, changed)
+    return changed
+
+
+def put_where(array, ids, mask, values):
+    if ids.shape[0]:
+        _put_where(ids, mask, values.astype(array.dtype, copy=False), array)
+
+
+def append_unique(parts, keeps, marks, stamp, owner, me):
+    total = sum(int(p.shape[0]) for p in parts)
+    idx = parts[0].dtype
+    out = cp.empty(max(total, 1), dtype=idx)
+    count = cp.zeros(2, dtype=np.uint64)
+    fn = _module(np.dtype(idx), marks.device.id).get_function("append_unique")
+    for part, keep in zip(parts, keeps):
+        n = int(part.shape[0])
+        if n:
+            fn(_blocks(n), (BLOCK,), (part.astype(idx, copy=False), np.intp(0) if keep is None else keep,
+                                      np.int64(n), marks, np.int32(stamp), owner, np.int32(me), out, count))
+    n_out, own = (int(c) for c in count.get())
+    return out[:n_out], own
+
+
 def bucket(dest, num_buckets):
     n = dest.shape[0]
     counts = cp.zeros(num_buckets, dtype=np.uint64)

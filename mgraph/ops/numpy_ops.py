@@ -137,6 +137,49 @@ def segment_min(seg, values, initial):
     return out
 
 
+def translate(ids, table):
+    """table[ids] where ids >= 0, else -1, in the type of ``ids``: renumbering vertex ids between devices."""
+    return np.where(ids >= 0, table[np.maximum(ids, 0)], -1).astype(ids.dtype, copy=False)
+
+
+def _ordered(a):
+    """A view in which -1 of a signed integer array (unreached) sorts above every value."""
+    return a.view(np.dtype(f"u{a.dtype.itemsize}")) if a.dtype.kind == "i" else a
+
+
+def combine_extreme(array, ids, values, op):
+    """array[ids] = min (or max) of itself and ``values`` (ids unique); where it changed."""
+    old = array[ids]
+    new = values.astype(array.dtype, copy=False)
+    better = _ordered(new) < _ordered(old) if op == "min" else _ordered(new) > _ordered(old)
+    array[ids] = np.where(better, new, old)
+    return better
+
+
+def assign(array, ids, values):
+    """array[ids] = values (ids unique); where it changed."""
+    values = values.astype(array.dtype, copy=False)
+    changed = array[ids] != values
+    array[ids] = values
+    return changed
+
+
+def put_where(array, ids, mask, values):
+    """array[ids] = values where ``mask`` (ids unique)."""
+    array[ids[mask]] = values[mask]
+
+
+def append_unique(parts, keeps, marks, stamp, owner, me):
+    """The kept entries of ``parts``, each vertex once (first occurrence, in order), marked ``stamp`` in ``marks``;
+    and how many of them device ``me`` owns."""
+    cand = np.concatenate([p if k is None else p[k] for p, k in zip(parts, keeps)]).astype(parts[0].dtype, copy=False)
+    fresh = cand[marks[cand] != stamp]
+    _, first = np.unique(fresh, return_index=True)
+    out = fresh[np.sort(first)]
+    marks[out] = stamp
+    return out, int(np.count_nonzero(owner[out] == me))
+
+
 def bucket(dest, num_buckets):
     """Entry indices grouped by destination (``dest`` in [0, num_buckets)), and each group's size (host ints).
 
