@@ -69,7 +69,8 @@ def enact_devices(primitives, exchanges, backends, barrier, sources, progress=No
     the exchange and one barrier at which every device publishes whether it
     has converged and its share of the primitive's ``global_sums``.  An
     exception in any worker breaks the barrier, so every other worker stops
-    at its next wait, and the first error is raised here.
+    at its next wait, and the first error is raised here.  ``progress``, if
+    given, is called after each source.
     """
     p = len(primitives)
     board = _Board(p, barrier)

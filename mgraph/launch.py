@@ -7,7 +7,9 @@ caller gets NumPy arrays and stats.
 """
 from __future__ import annotations
 
+import contextlib
 import numbers
+import sys
 import threading
 import time
 
@@ -95,7 +97,10 @@ def run(placement: Placement, make, sources=(None,)):
     Returns (NumPy result arrays in caller numbering, stats, the primitive of device 0).
     """
     stats = placement.stats()
-    if placement.num_devices == 1:
+    with _source_bar(len(sources)) as bar:
+        tick = None if bar is None else bar.update
+        if placement.num_devices > 1:
+            return _run_devices(placement, make, sources, stats, tick)
         backend, g = placement.backends[0], placement.graph
         prim = make(g)
         totals = {"iterations": 0, "elapsed_s": 0.0, "host_elapsed_s": 0.0}
@@ -103,12 +108,22 @@ def run(placement: Placement, make, sources=(None,)):
             arrays, one = enact(prim, backend, s)
             for key in totals:
                 totals[key] += one[key]
-        stats.update(totals, frontier_sizes=one["frontier_sizes"])
-        return {k: to_numpy(v) for k, v in arrays.items()}, stats, prim
-    return _run_devices(placement, make, sources, stats)
+            if tick is not None:
+                tick()
+    stats.update(totals, frontier_sizes=one["frontier_sizes"])
+    return {k: to_numpy(v) for k, v in arrays.items()}, stats, prim
 
 
-def _run_devices(placement, make, sources, stats):
+def _source_bar(count):
+    """A tqdm bar over the sources of a long run (all-sources BC) on an interactive stderr."""
+    if count < 2 or not sys.stderr.isatty():
+        return contextlib.nullcontext(None)
+    from tqdm import tqdm
+
+    return tqdm(total=count, desc="sources", unit="source", leave=False)
+
+
+def _run_devices(placement, make, sources, stats, tick=None):
     g, p = placement.graph, placement.num_devices
     t = time.perf_counter()
     owner = partitioners.assign(g, p, placement.partitioner, placement.seed)
@@ -126,7 +141,7 @@ def _run_devices(placement, make, sources, stats):
     transport = LocalTransport(placement.backends)
     exchanges = [Exchange(part, p, transport, placement.communication, barrier) for part in parts]
     local_sources = [[_local_id(part, b, s) for part, b in zip(parts, placement.backends)] for s in sources]
-    results, run_stats = enact_devices(prims, exchanges, placement.backends, barrier, local_sources)
+    results, run_stats = enact_devices(prims, exchanges, placement.backends, barrier, local_sources, tick)
     arrays = _gather(results, parts, placement.backends, prims[0].vertex_valued, g.num_vertices)
     per_device = run_stats.pop("per_device")
     stats.update(run_stats, partition_s=t_part - t, subgraph_s=t_sub - t_part,

@@ -8,6 +8,8 @@ and CC labels exactly, PageRank and BC within floating-point tolerance.
 from __future__ import annotations
 
 import functools
+import io
+import sys
 import threading
 
 import networkx as nx
@@ -213,3 +215,16 @@ def test_exchange_operators_on_numpy():
                                  marks, 1, np.array([0, 1, 0, 0, 1, 1]), 1)
     assert out.tolist() == [4, 1, 5] and own == 3
     assert ops.translate(np.array([2, -1, 0]), np.array([10, 11, 12])).tolist() == [12, -1, 10]
+
+
+class _Terminal(io.StringIO):
+    def isatty(self):
+        return True
+
+
+@pytest.mark.parametrize("devices", [1, 2])
+def test_many_sources_show_progress_on_a_terminal(monkeypatch, devices):
+    terminal = _Terminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    mgraph.betweenness_centrality(get_case("chesapeake").graph, sources=[0, 1, 2], devices=devices)
+    assert "sources:" in terminal.getvalue() and "/3 [" in terminal.getvalue()
