@@ -228,3 +228,25 @@ def test_many_sources_show_progress_on_a_terminal(monkeypatch, devices):
     monkeypatch.setattr(sys, "stderr", terminal)
     mgraph.betweenness_centrality(get_case("chesapeake").graph, sources=[0, 1, 2], devices=devices)
     assert "sources:" in terminal.getvalue() and "/3 [" in terminal.getvalue()
+
+
+@pytest.mark.parametrize("devices", [2, 5, 8])
+def test_more_devices_than_vertices_and_graphs_without_edges(devices):
+    path = mgraph.Graph.from_edges([0, 1], [1, 2], num_vertices=3)
+    assert mgraph.bfs(path, 0, devices=devices, direction="auto").depth.tolist() == [0, 1, 2]
+    assert mgraph.connected_components(path, devices=devices).labels.tolist() == [0, 0, 0]
+    np.testing.assert_allclose(mgraph.pagerank(path, devices=devices).rank, mgraph.pagerank(path).rank, atol=1e-12)
+    assert mgraph.betweenness_centrality(path, devices=devices).centrality.tolist() == [0.0, 1.0, 0.0]
+    empty = mgraph.Graph.from_edges([], [], num_vertices=4)
+    r = mgraph.sssp(empty, 1, devices=devices)
+    assert r.distance.tolist() == [np.inf, 0.0, np.inf, np.inf] and r.predecessor.tolist() == [-1, 1, -1, -1]
+
+
+@pytest.mark.parametrize("communication", COMMUNICATIONS)
+@pytest.mark.parametrize("duplication", DUPLICATIONS)
+def test_zero_weight_cycles_keep_a_valid_tree_on_devices(duplication, communication):
+    case = get_case("zero_heavy_dir")
+    for s in (0, 7):
+        r = mgraph.sssp(case.graph, s, devices=3, duplication=duplication, communication=communication)
+        np.testing.assert_array_equal(r.distance, mgraph.sssp(case.graph, s).distance)
+        check_sssp_tree(case, s, r.distance, r.predecessor)
