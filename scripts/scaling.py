@@ -58,7 +58,7 @@ from bench import PR_L1, SSSP_WEIGHTS, _fmt  # noqa: E402
 
 import mgraph  # noqa: E402
 from mgraph import generators, ops  # noqa: E402
-from mgraph.backend import BACKENDS, resolve, to_numpy  # noqa: E402
+from mgraph.backend import BACKENDS, resolve  # noqa: E402
 from mgraph.cli import (PRIMITIVES, TRAVERSALS, Validator, _Parser, _positive, code_version,  # noqa: E402
                         harmonic_mean, now, random_sources, run_primitive, write_json)
 from mgraph.comm import COMMUNICATIONS  # noqa: E402
