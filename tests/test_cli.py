@@ -303,3 +303,5 @@ def test_multi_device_runs_validate_and_report_devices(capsys, tmp_path, command
     assert "split+package" in field(out, "superstep")
     record = json.loads(out_json.read_text())
     assert record["options"]["devices"] == 3 and record["options"]["communication"] == "broadcast"
+    per_device = record["runs"][0]["per_device"]
+    assert len(per_device) == 3 and len(per_device[0]["compute_s"]) == record["runs"][0]["supersteps"]
