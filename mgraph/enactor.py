@@ -14,7 +14,7 @@ from .backend import Backend
 
 def enact(primitive, backend: Backend, source=None):
     """Run ``primitive`` to convergence from ``source``; return (result arrays on the device, stats)."""
-    sizes = []
+    sizes, step_s = [], []
     t0 = time.perf_counter()
     with backend.timer() as timer:
         primitive.step = 0
@@ -22,7 +22,9 @@ def enact(primitive, backend: Backend, source=None):
         while frontier is not None:
             while not primitive.converged(frontier):
                 primitive.frontier_total = len(frontier)
+                t = time.perf_counter()
                 frontier = primitive.iterate(frontier)
+                step_s.append(time.perf_counter() - t)  # host time; the frontier's size is a host read
                 primitive.step += 1
                 sizes.append(len(frontier))
             frontier = primitive.next_phase()
@@ -32,6 +34,7 @@ def enact(primitive, backend: Backend, source=None):
         "elapsed_s": timer.seconds,
         "host_elapsed_s": time.perf_counter() - t0,
         "frontier_sizes": sizes,
+        "superstep_s": step_s,
     }
     return result, stats
 

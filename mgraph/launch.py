@@ -110,7 +110,7 @@ def run(placement: Placement, make, sources=(None,)):
                 totals[key] += one[key]
             if tick is not None:
                 tick()
-    stats.update(totals, frontier_sizes=one["frontier_sizes"])
+    stats.update(totals, frontier_sizes=one["frontier_sizes"], superstep_s=one["superstep_s"])
     return {k: to_numpy(v) for k, v in arrays.items()}, stats, prim
 
 

@@ -251,6 +251,7 @@ def measure(name, graph, sources, run, runs, check):
         "breakdown_ms": None if "per_device" not in stats else {
             label: 1e3 * float(np.mean([sum(d[key]) for d in stats["per_device"]])) for label, key in BREAKDOWN},
         "per_device": stats.get("per_device"),
+        "superstep_s": stats.get("superstep_s"),  # one device: host time of each iterate, to compare with compute_s
         "frontier_sizes": stats.get("frontier_sizes"),
     }
     if name in TRAVERSALS:
