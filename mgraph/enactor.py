@@ -131,8 +131,10 @@ def enact_devices(primitives, exchanges, backends, barrier, sources, progress=No
                             break
                         else:
                             step, iterating = prim.next_phase, False
-                    if progress is not None and d == 0:
-                        progress()
+                    if d == 0:
+                        clock["iterations"] = clock.get("iterations", 0) + prim.step
+                        if progress is not None:
+                            progress()
                 backend.synchronize()
                 barrier.wait()
                 if d == 0:
@@ -158,6 +160,7 @@ def enact_devices(primitives, exchanges, backends, barrier, sources, progress=No
     if first is not None:
         raise first
     stats = {"elapsed_s": clock["stop"] - clock["start"], "supersteps": len(records[0]["frontier"]),
+             "iterations": clock["iterations"],
              "frontier_sizes": sizes, "per_device": records}
     return [prim.result() for prim in primitives], stats
 

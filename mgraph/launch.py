@@ -145,7 +145,7 @@ def _run_devices(placement, make, sources, stats, tick=None):
     arrays = _gather(results, parts, placement.backends, prims[0].vertex_valued, g.num_vertices)
     per_device = run_stats.pop("per_device")
     stats.update(run_stats, partition_s=t_part - t, subgraph_s=t_sub - t_part,
-                 iterations=prims[0].step, host_elapsed_s=run_stats["elapsed_s"],
+                 host_elapsed_s=run_stats["elapsed_s"],
                  memory_bytes=[part.nbytes for part in parts],
                  owned_vertices=[int(part.own_vertices.shape[0]) for part in parts],
                  bytes_sent=[int(sum(r["bytes"])) for r in per_device], per_device=per_device)

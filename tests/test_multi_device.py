@@ -49,6 +49,7 @@ def reference(name):
         "cc": mgraph.connected_components(case.graph).labels,
         "pr": mgraph.pagerank(case.graph),
         "bc": mgraph.betweenness_centrality(case.graph, sources=BC_SOURCES).centrality,
+        "bc_iterations": mgraph.betweenness_centrality(case.graph, sources=BC_SOURCES).stats["iterations"],
     }
     return case, {"hops": np.where(np.isinf(hops), -1, hops), "dist": dist, "cc": cc,
                   "pr": np.array([pr[v] for v in range(case.n)]), "bc": bc}, one
@@ -82,6 +83,7 @@ def check(primitive, name, opts):
         r = mgraph.betweenness_centrality(g, sources=BC_SOURCES, **opts)
         np.testing.assert_allclose(r.centrality, one["bc"], rtol=1e-12, atol=1e-12)
         np.testing.assert_allclose(r.centrality, ref["bc"], rtol=1e-10, atol=1e-9)
+        assert r.stats["iterations"] == one["bc_iterations"]  # summed over the sources, as on one device
     return r
 
 
