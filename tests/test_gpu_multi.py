@@ -147,12 +147,12 @@ def test_exchange_kernels_match_numpy_twins(dtype, op):
                                   numpy_ops.translate(q, table))
 
 
-def test_append_unique_matches_numpy_twin_as_a_set():
+@pytest.mark.parametrize("n", [20000, 1_000_003])
+def test_append_unique_matches_numpy_twin_as_a_set(n):
     rng = np.random.default_rng(3)
-    n = 20000
     owner = rng.integers(0, 3, n).astype(np.int32)
-    parts = [rng.permutation(n)[:5000].astype(np.int32), rng.integers(0, n, 8000).astype(np.int32)]
-    keeps = [None, rng.random(8000) < 0.5]
+    parts = [rng.permutation(n)[:n // 4].astype(np.int32), rng.integers(0, n, 2 * n // 5).astype(np.int32)]
+    keeps = [None, rng.random(parts[1].size) < 0.5]
     marks = np.zeros(n, dtype=np.int32)
     ref, ref_own = numpy_ops.append_unique(parts, keeps, marks.copy(), 1, owner, 1)
     got, own = cupy_ops.append_unique([cp.asarray(p) for p in parts], [None, cp.asarray(keeps[1])],

@@ -5,7 +5,7 @@ Every push advance is one load-balanced kernel (Gunrock's LB, Merrill's
 lists, found by a binary search in the exclusive scan of frontier degrees that
 the block first narrows to its own range.  The functor that follows (visit,
 relax, count paths, ...) is fused into the same kernel and appends its output
-vertices with one warp-aggregated atomic, so an advance+filter is one launch.
+vertices with one atomic per block (``block_append``), so an advance+filter is one launch.
 """
 
 ITEMS = 8  # arcs per thread in a push advance
@@ -24,16 +24,48 @@ __device__ __forceinline__ i64 lb_search(const i64* __restrict__ offs, i64 lo, i
     return lo;
 }
 
-// append v to out[] for every lane with emit set: one atomic per warp
-__device__ __forceinline__ void warp_append(bool emit, idx_t v, idx_t* __restrict__ out, u64* __restrict__ count) {
-    unsigned mask = __ballot_sync(0xffffffffu, emit);
-    if (mask == 0) return;
-    int lane = threadIdx.x & 31;
-    int leader = __ffs(mask) - 1;
-    u64 base = 0;
-    if (lane == leader) base = atomicAdd(count, (u64)__popc(mask));
-    base = __shfl_sync(0xffffffffu, base, leader);
-    if (emit) out[base + __popc(mask & ((1u << lane) - 1u))] = v;
+// Append, for every thread of the block, the values vals[j] whose bit j of `hits` is set, to out[], with one
+// atomic per block: a warp scan of the per-thread counts, the warps' totals scanned in shared memory, and
+// thread 0 reserving the block's range.  A counter every thread of a grid hits once per warp serialises
+// millions of same-address atomics (2.6 ms for an 8 M-entry merge on an H200, docs/perf-notes.md).
+// Every thread of the block must call it (it synchronises the block).
+template <typename T, int N>
+__device__ __forceinline__ void block_append(const T (&vals)[N], unsigned hits, T* __restrict__ out,
+                                             u64* __restrict__ count) {
+    __shared__ u64 s_warp[32];
+    __shared__ u64 s_base;
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const int n = __popc(hits);
+    int x = n;  // inclusive scan over the warp
+    for (int d = 1; d < 32; d <<= 1) {
+        const int y = __shfl_up_sync(0xffffffffu, x, d);
+        if (lane >= d) x += y;
+    }
+    __syncthreads();  // a previous call's readers are done with s_warp
+    if (lane == 31) s_warp[warp] = (u64)x;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        u64 sum = 0;
+        for (int w = 0; w < (int)(blockDim.x >> 5); ++w) { const u64 c = s_warp[w]; s_warp[w] = sum; sum += c; }
+        s_base = sum ? atomicAdd(count, sum) : 0;
+    }
+    __syncthreads();
+    u64 pos = s_base + s_warp[warp] + (u64)(x - n);
+#pragma unroll
+    for (int j = 0; j < N; ++j)
+        if ((hits >> j) & 1u) out[pos++] = vals[j];
+}
+
+// *total += the sum of x over the block, one atomic per block (every thread must call it)
+__device__ __forceinline__ void block_add(unsigned x, u64* __restrict__ total) {
+    __shared__ u64 s_sum;
+    for (int d = 16; d > 0; d >>= 1) x += __shfl_down_sync(0xffffffffu, x, d);
+    __syncthreads();
+    if (threadIdx.x == 0) s_sum = 0;
+    __syncthreads();
+    if ((threadIdx.x & 31) == 0 && x) atomicAdd(&s_sum, (u64)x);
+    __syncthreads();
+    if (threadIdx.x == 0 && s_sum) atomicAdd(total, s_sum);
 }
 
 __device__ __forceinline__ i64 find_root(i64* parent, i64 x) {
@@ -70,6 +102,7 @@ extern "C" __global__ void advance_{name}(
     if (threadIdx.x == 1) s_hi = lb_search(offs, 0, n_front - 1, min(first + tile, total) - 1);
     __syncthreads();
     i64 k = s_lo;
+{declare}
     for (int item = 0; item < ITEMS; ++item) {{
         const i64 i = first + (i64)item * blockDim.x + threadIdx.x;
         bool emit = false;
@@ -83,8 +116,9 @@ extern "C" __global__ void advance_{name}(
             (void)w;
 {body}
         }}
-        warp_append(emit, v, out, out_count);
+{collect}
     }}
+{finish}
 }}
 """
 
@@ -174,7 +208,8 @@ extern "C" __global__ void visit_pull(const i64* __restrict__ rindptr, const idx
             if (bit_is_set(bits, u)) { label[v] = level; pred[v] = u; emit = true; break; }
         }
     }
-    warp_append(emit, (idx_t)v, out, out_count);
+    const idx_t got[1] = {(idx_t)v};
+    block_append(got, emit ? 1u : 0u, out, out_count);
 }
 
 extern "C" __global__ void set_bits(const idx_t* __restrict__ vertices, i64 count, unsigned* __restrict__ bits) {
@@ -198,44 +233,45 @@ extern "C" __global__ void pull_sum(const i64* __restrict__ indptr, const idx_t*
 }
 
 // frontier merge: append the kept entries of src not yet marked with this stamp, once each; count[1] counts
-// those that device `me` owns (the host's per-superstep read gets both counts at once)
+// those that device `me` owns (the host's per-superstep read gets both counts at once).  ITEMS entries per
+// thread, blockDim apart, so a block appends a tile of blockDim * ITEMS with one atomic per counter.
 extern "C" __global__ void append_unique(const idx_t* __restrict__ src, const bool* __restrict__ keep, i64 n,
                                          int* __restrict__ marks, int stamp, const int* __restrict__ owner, int me,
                                          idx_t* __restrict__ out, u64* __restrict__ count) {
-    const i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x;
-    bool emit = false;
-    idx_t v = 0;
-    if (i < n && (keep == nullptr || keep[i])) {
-        v = src[i];
-        emit = atomicExch(&marks[v], stamp) != stamp;
+    idx_t got[ITEMS];
+    unsigned hits = 0, own = 0;
+#pragma unroll
+    for (int item = 0; item < ITEMS; ++item) {
+        const i64 i = ((i64)blockIdx.x * ITEMS + item) * blockDim.x + threadIdx.x;
+        got[item] = 0;
+        if (i < n && (keep == nullptr || keep[i])) {
+            const idx_t v = src[i];
+            got[item] = v;
+            if (atomicExch(&marks[v], stamp) != stamp) {
+                hits |= 1u << item;
+                own += owner[v] == me;
+            }
+        }
     }
-    const unsigned own = __ballot_sync(0xffffffffu, emit && owner[v] == me);
-    if (own && (threadIdx.x & 31) == __ffs(own) - 1) atomicAdd(&count[1], (u64)__popc(own));
-    warp_append(emit, v, out, count);
+    block_add(own, &count[1]);
+    block_append(got, hits, out, count);
 }
 
-// frontier split: entries grouped by destination (dest[i] in [0, nb)), one warp-aggregated atomic per warp and
-// destination.  Pass 1 counts (order == nullptr); pass 2 writes each entry's index into its group's range.
+// frontier split: entries grouped by destination (dest[i] in [0, nb)), one atomic per block and destination.
+// Pass 1 counts (order == nullptr); pass 2 writes each entry's index into its group's range.
 extern "C" __global__ void bucket(const int* __restrict__ dest, i64 n, int nb, u64* __restrict__ counts,
                                   u64* __restrict__ cursor, i64* __restrict__ order) {
     const i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x;
     const int d = i < n ? dest[i] : -1;
-    const int lane = threadIdx.x & 31;
+    u64 base = 0;
     for (int b = 0; b < nb; ++b) {
-        const unsigned mask = __ballot_sync(0xffffffffu, d == b);
-        if (mask == 0) continue;
-        const int leader = __ffs(mask) - 1;
         if (order == nullptr) {
-            if (lane == leader) atomicAdd(&counts[b], (u64)__popc(mask));
-            continue;
+            block_add(d == b, &counts[b]);
+        } else {
+            const i64 got[1] = {i};
+            block_append(got, d == b ? 1u : 0u, order + base, &cursor[b]);
+            base += counts[b];
         }
-        u64 base = 0;
-        if (lane == leader) {
-            for (int c = 0; c < b; ++c) base += counts[c];
-            base += atomicAdd(&cursor[b], (u64)__popc(mask));
-        }
-        base = __shfl_sync(0xffffffffu, base, leader);
-        if (d == b) order[base + __popc(mask & ((1u << lane) - 1u))] = i;
     }
 }
 
@@ -259,8 +295,21 @@ extern "C" __global__ void compress(i64* __restrict__ parent, i64 n) {
 """
 
 
+# How an emitting advance collects its output: each thread keeps its tile's hits in registers (the item loop
+# unrolled, so got[] is indexed statically) and the block appends them at once.  Functors that never emit
+# skip this, but keep a warp reconvergence point per item as before (without it CC measured ~8% slower).
+EMITTING = {
+    "declare": "    idx_t got[ITEMS];\n    unsigned hits = 0;\n#pragma unroll",
+    "collect": "        got[item] = v;\n        if (emit) hits |= 1u << item;",
+    "finish": "    block_append(got, hits, out, out_count);",
+}
+SILENT = {"declare": "", "collect": "        (void)emit;\n        __syncwarp();", "finish": ""}
+NEVER_EMIT = ("dependency", "hook")
+
+
 def source(idx_ctype: str) -> str:
     """The whole module for one vertex-id C type ("int" or "long long")."""
-    advances = "".join(ADVANCE.format(name=name, params=params, body=body)
+    advances = "".join(ADVANCE.format(name=name, params=params, body=body,
+                                      **(SILENT if name in NEVER_EMIT else EMITTING))
                        for name, (params, body) in FUNCTORS.items())
     return f"#define IDX_T {idx_ctype}\n#define ITEMS {ITEMS}\n" + PRELUDE + advances + OTHERS

@@ -181,7 +181,8 @@ def append_unique(parts, keeps, marks, stamp, owner, me):
     for part, keep in zip(parts, keeps):
         n = int(part.shape[0])
         if n:
-            fn(_blocks(n), (BLOCK,), (part.astype(idx, copy=False), np.intp(0) if keep is None else keep,
+            fn(_blocks(n, BLOCK * cupy_kernels.ITEMS), (BLOCK,), (part.astype(idx, copy=False),
+                                                                  np.intp(0) if keep is None else keep,
                                       np.int64(n), marks, np.int32(stamp), owner, np.int32(me), out, count))
     n_out, own = (int(c) for c in count.get())
     return out[:n_out], own
