@@ -219,6 +219,39 @@ def test_exchange_operators_on_numpy():
     assert ops.translate(np.array([2, -1, 0]), np.array([10, 11, 12])).tolist() == [12, -1, 10]
 
 
+@pytest.mark.parametrize("duplication", ["1-hop", "all"])
+def test_border_lists_are_the_own_vertices_each_peer_holds(duplication):
+    """PageRank's frontier is every own vertex: hop 2 sends each peer exactly the own vertices it holds."""
+    import partitioners
+    from mgraph import subgraph
+    from mgraph.comm import Exchange, LocalTransport
+
+    g = get_case("rand_dir").graph
+    owner = partitioners.assign(g, 3, "random", 5)
+    parts = subgraph.build(g, owner, 3, duplication)
+    src, dst = g.arc_sources(), g.indices
+    for part in parts:
+        ex = Exchange(part, 3, LocalTransport(_cpu(3)), "selective",
+                      threading.Barrier(1))
+        got = {k: (part.vertex_ids[v].tolist(), ids.tolist()) for k, v, ids in ex._borders()}
+        for k in ex.peers:
+            mine = owner == part.index
+            if duplication == "all":
+                want = np.flatnonzero(mine)
+            else:  # an own vertex with an in- or out-neighbour on k
+                touching = np.concatenate([src[(owner[dst] == k) & mine[src]], dst[(owner[src] == k) & mine[dst]]])
+                want = np.unique(touching)
+            vertices, ids = got.get(k, ([], []))
+            assert sorted(vertices) == want.tolist()
+            on_k = parts[k].vertex_ids[ids] if duplication == "1-hop" else np.asarray(ids)
+            assert on_k.tolist() == vertices  # the ids are those vertices' ids on device k
+
+
+def _cpu(p):
+    from mgraph.backend import Backend
+    return [Backend("numpy", k) for k in range(p)]
+
+
 class _Terminal(io.StringIO):
     def isatty(self):
         return True

@@ -45,6 +45,7 @@ class Exchange:
         self.transport, self.communication, self.barrier = transport, communication, barrier
         self.peers = [k for k in range(num_devices) if k != self.me]
         self._marks, self._stamp = None, 0  # per-vertex scratch of the merge, allocated on first use
+        self._border = None  # per peer, the own vertices it holds copies of (see _borders)
         self.own_count = None  # own vertices in the last frontier run() returned, where known without a read
 
     # -- one superstep --------------------------------------------------------------------------------
@@ -68,8 +69,12 @@ class Exchange:
         frontier = self._push_and_combine(prim, frontier, packages, combines, carry, stats, t, tag=0)
         if self.communication == "selective" and prim.reads_proxies:
             t = time.perf_counter()
-            mine = frontier[self.sub.owner[frontier] == self.me] if self.p > 1 else frontier
-            packages = self._split_to_holders(prim, mine, combines, carry)
+            if frontier is self.sub.own_vertices:  # every own vertex changed (PageRank): the fixed border lists
+                packages = [(k, self._package(prim, vertices, ids, combines, carry))
+                            for k, vertices, ids in self._borders()]
+            else:
+                mine = frontier[self.sub.owner[frontier] == self.me] if self.p > 1 else frontier
+                packages = self._split_to_holders(prim, mine, combines, carry)
             frontier = self._push_and_combine(prim, frontier, packages, combines, carry, stats, t, tag=1)
         return frontier
 
@@ -122,6 +127,21 @@ class Exchange:
                 ids = chosen if sub.id_on is None else sub.id_on[k][chosen]
                 out.append((k, self._package(prim, chosen, ids, combines, carry)))
         return out
+
+    def _borders(self):
+        """Per peer: the own vertices it holds copies of, and their ids there (built on first use, then kept)."""
+        if self._border is None:
+            sub, own = self.sub, self.sub.own_vertices
+            self._border = []
+            for k in self.peers:
+                vertices, ids = own, own
+                if sub.id_on is not None:
+                    ids = sub.id_on[k][own]
+                    held = ids >= 0
+                    vertices, ids = own[held], ids[held]
+                if len(vertices):
+                    self._border.append((k, vertices, ids))
+        return self._border
 
     def _split_to_holders(self, prim, mine, combines, carry):
         """Own changed vertices to every peer holding a copy (duplicate-all: every peer)."""
