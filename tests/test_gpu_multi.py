@@ -154,8 +154,10 @@ def test_append_unique_matches_numpy_twin_as_a_set(n):
     parts = [rng.permutation(n)[:n // 4].astype(np.int32), rng.integers(0, n, 2 * n // 5).astype(np.int32)]
     keeps = [None, rng.random(parts[1].size) < 0.5]
     marks = np.zeros(n, dtype=np.int32)
-    ref, ref_own = numpy_ops.append_unique(parts, keeps, marks.copy(), 1, owner, 1)
+    marks_d = cp.asarray(marks)
+    ref, ref_own = numpy_ops.append_unique(parts, keeps, marks, 1, owner, 1)
     got, own = cupy_ops.append_unique([cp.asarray(p) for p in parts], [None, cp.asarray(keeps[1])],
-                                      cp.asarray(marks), 1, cp.asarray(owner), 1)
+                                      marks_d, 1, cp.asarray(owner), 1)
     np.testing.assert_array_equal(np.sort(cp.asnumpy(got)), np.sort(ref))
     assert own == ref_own
+    np.testing.assert_array_equal(cp.asnumpy(marks_d), marks)  # every merged vertex is marked

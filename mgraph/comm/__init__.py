@@ -137,7 +137,7 @@ class Exchange:
                 vertices, ids = own, own
                 if sub.id_on is not None:
                     ids = sub.id_on[k][own]
-                    held = ids >= 0
+                    held = sub.xp.flatnonzero(ids >= 0)
                     vertices, ids = own[held], ids[held]
                 if len(vertices):
                     self._border.append((k, vertices, ids))
@@ -152,7 +152,7 @@ class Exchange:
             return [(k, self._package(prim, mine, mine, combines, carry)) for k in self.peers]
         for k in self.peers:
             ids = sub.id_on[k][mine]
-            held = ids >= 0
+            held = sub.xp.flatnonzero(ids >= 0)  # one compaction (one host read) for both arrays
             vertices, ids = mine[held], ids[held]
             if len(vertices):
                 out.append((k, self._package(prim, vertices, ids, combines, carry)))
@@ -163,9 +163,9 @@ class Exchange:
         """Fold one received package into the primitive's arrays; (ids, changed mask or None for all)."""
         sub = self.sub
         ids = package["ids"]
-        if self.communication == "broadcast":
+        if self.communication == "broadcast" and sub.global_to_local is not None:  # 1-hop: keep what is here
             ids = sub.to_local(ids)
-            keep = ids >= 0
+            keep = sub.xp.flatnonzero(ids >= 0)  # one compaction (one host read) for every array
             package = {k: v[keep] for k, v in package.items()}
             ids = ids[keep]
         improved = None
