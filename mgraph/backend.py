@@ -97,10 +97,10 @@ def copy_to_device(a, device: int, stream=None):
     """A copy of CuPy array ``a`` on GPU ``device`` (a peer copy on ``stream``, or the current one)."""
     import cupy
 
+    a = cupy.ascontiguousarray(a)  # on a's own device
     with cupy.cuda.Device(device):
         out = cupy.empty(a.shape, dtype=a.dtype)
         if a.nbytes:
-            a = cupy.ascontiguousarray(a)
             stream = stream or cupy.cuda.get_current_stream()
             cupy.cuda.runtime.memcpyPeerAsync(out.data.ptr, device, a.data.ptr, a.device.id, a.nbytes, stream.ptr)
         return out

@@ -29,11 +29,15 @@ class Transport:
 class LocalTransport(Transport):
     """Devices of one process: memory copies between virtual CPU devices, peer copies between GPUs.
 
-    On GPUs the sender records an event on its stream after packaging; the
-    receiver makes its own stream wait on that event and copies the arrays
-    to its device on its own stream (cudaMemcpyPeerAsync), so no host
-    synchronisation orders the two devices.  The sender's arrays stay
-    referenced here until the receiver has taken them.
+    On GPUs the sender copies: it records an event on its compute stream
+    after packaging, its own communication stream waits on that event and
+    copies the arrays into buffers on the receiver's device
+    (cudaMemcpyPeerAsync), and records a second event that the receiver's
+    compute stream waits on before combining.  So a package travels while the
+    sender goes on to the barrier and slower devices still compute, and no
+    host synchronisation orders the devices.  The sender's arrays stay
+    referenced here until the receiver's next receive, after its host reads
+    have shown the copies done.
     """
 
     def __init__(self, backends):
@@ -42,6 +46,7 @@ class LocalTransport(Transport):
             enable_peer_access([b.device for b in self.backends])
         self.mail = {}  # (tag, dst) -> one slot per source
         self.held = [[] for _ in self.backends]  # sources of copies that may still be in flight
+        self.streams = [None] * len(self.backends)  # each device's communication stream, made on first push
 
     def _slots(self, tag, dst):
         return self.mail.setdefault((tag, dst), [None] * len(self.backends))
@@ -49,13 +54,10 @@ class LocalTransport(Transport):
     def push(self, src, dst, package, tag=0):
         nbytes = sum(int(a.nbytes) for a in package.values())
         if self.backends[src].is_gpu:
-            import cupy
-
-            event = cupy.cuda.Event(disable_timing=True)
-            event.record()
-            self._slots(tag, dst)[src] = (package, event)
+            copies, landed = self._copy_out(package, src, dst)
+            self._slots(tag, dst)[src] = (copies, landed, package)
         else:
-            self._slots(tag, dst)[src] = ({k: a.copy() for k, a in package.items()}, None)
+            self._slots(tag, dst)[src] = ({k: a.copy() for k, a in package.items()}, None, None)
         return nbytes
 
     def receive(self, dst, tag=0):
@@ -66,17 +68,27 @@ class LocalTransport(Transport):
             if slot is None:
                 continue
             slots[src] = None
-            package, event = slot
-            if event is not None:
-                self.held[dst].append(package)  # the receiver's next host read orders these copies
-                package = self._copy_in(package, event, src, dst)
-            out.append((src, package))
+            copies, landed, sent = slot
+            if landed is not None:
+                self.held[dst].append(sent)  # the receiver's next host read orders these copies
+                import cupy
+
+                cupy.cuda.get_current_stream().wait_event(landed)
+            out.append((src, copies))
         return out
 
-    def _copy_in(self, package, event, src, dst):
+    def _copy_out(self, package, src, dst):
+        """Copy ``package`` to device ``dst`` on ``src``'s communication stream; (the copies, their event)."""
         import cupy
 
-        stream = cupy.cuda.get_current_stream()
-        stream.wait_event(event)
+        ready = cupy.cuda.Event(disable_timing=True)
+        ready.record()  # the packaging kernels on the sender's compute stream
+        if self.streams[src] is None:
+            self.streams[src] = cupy.cuda.Stream(non_blocking=True)  # on the sender's device, current here
+        stream = self.streams[src]
+        stream.wait_event(ready)
         device = self.backends[dst].device
-        return {name: copy_to_device(a, device, stream) for name, a in package.items()}
+        copies = {name: copy_to_device(a, device, stream) for name, a in package.items()}
+        landed = cupy.cuda.Event(disable_timing=True)
+        landed.record(stream)
+        return copies, landed

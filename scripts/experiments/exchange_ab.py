@@ -1,9 +1,11 @@
-"""Exchange A/B on 2 GPUs in one process: an older mgraph/comm/__init__.py against the current one, interleaved.
+"""Exchange A/B on 2 GPUs in one process: an older comm module against the current one, interleaved.
 
-The old Exchange is loaded from the file given (``git show REV:mgraph/comm/__init__.py``) and swapped into
-mgraph.launch.  Every primitive on 2 GPUs, old/new/old/new, median of 3 runs over 2 sources.
+The old module is loaded from the file given (``git show REV:mgraph/comm/__init__.py`` for the
+Exchange, or ``REV:mgraph/comm/transport.py`` for the transport) and whichever of ``Exchange`` and
+``LocalTransport`` it defines is swapped into mgraph.launch.  Each primitive named (default: all) on
+2 GPUs, old/new/old/new, median of 3 runs over 2 sources.
 
-    PYTHONPATH=$PWD python3 scripts/experiments/exchange_ab.py OLD_COMM.py [SCALE]
+    PYTHONPATH=$PWD python3 scripts/experiments/exchange_ab.py OLD_MODULE.py [SCALE] [BFS,SSSP,...]
 """
 import importlib.util
 import statistics
@@ -18,7 +20,8 @@ from mgraph import generators, launch
 spec = importlib.util.spec_from_file_location("mgraph.comm.old_exchange", sys.argv[1])
 old = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(old)
-new_exchange = launch.Exchange
+swapped = [name for name in ("Exchange", "LocalTransport") if hasattr(old, name)]
+new = {name: getattr(launch, name) for name in swapped}
 
 scale = int(sys.argv[2]) if len(sys.argv) > 2 else 24
 g = generators.rmat(scale, xp=cp, seed=0)
@@ -32,9 +35,12 @@ RUNS = {
     "CC": lambda s: mgraph.connected_components(g, devices=2),
     "PR (ms/iter)": lambda s: mgraph.pagerank(g, devices=2, max_iter=10, tol=1e-12),
 }
+if len(sys.argv) > 3:
+    RUNS = {name: fn for name, fn in RUNS.items() if name.split()[0] in sys.argv[3].split(",")}
 table = {}
 for variant in ("old", "new", "old", "new"):
-    launch.Exchange = old.Exchange if variant == "old" else new_exchange
+    for name in swapped:
+        setattr(launch, name, getattr(old, name) if variant == "old" else new[name])
     for name, fn in RUNS.items():
         per = []
         for s in sources[: 1 if name in ("CC", "PR (ms/iter)") else 2]:
@@ -43,10 +49,11 @@ for variant in ("old", "new", "old", "new"):
             per.append(statistics.median(st["elapsed_s"] * 1e3 / (st["iterations"] if "PR" in name else 1)
                                          for st in stats))
         table.setdefault(name, {}).setdefault(variant, []).append(statistics.median(per))
-launch.Exchange = new_exchange
+for name in swapped:
+    setattr(launch, name, new[name])
 
-print(f"R-MAT scale {scale}, 2 GPUs; ms (each cell: median over sources of the median of 3 runs), old / new rounds")
-print("| primitive | old exchange | new exchange |")
+print(f"swapped: {', '.join(swapped)}; R-MAT scale {scale}, 2 GPUs; ms (each cell: median over sources of the median of 3 runs), old / new rounds")
+print("| primitive | old | new |")
 print("| --- | --- | --- |")
 for name, v in table.items():
     print(f"| {name} | {' / '.join(f'{x:.2f}' for x in v['old'])} | {' / '.join(f'{x:.2f}' for x in v['new'])} |")
