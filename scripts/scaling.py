@@ -27,7 +27,9 @@ CLI helpers this reuses): one untimed warm-up run, then ``--runs`` runs from
 each of ``--sources`` random sources of degree >= 1 (traversals; BC one
 source at a time; CC and PageRank have no source), median time; traversal
 GTEPS is the harmonic mean over sources of Graph500 TEPS, with Gunrock's
-directed-edge TEPS beside it; PageRank is ms per iteration.  Each multi-GPU
+directed-edge TEPS beside it; PageRank is ms per iteration.  The tables also
+give the fastest and slowest timed run, and a note goes to stderr when the
+slowest took over twice the fastest (multi-GPU runs are host-bound and vary).  Each multi-GPU
 run partitions and builds its subgraphs first: their times (partition_s,
 subgraph_s, medians) are reported apart from the run time.  One run per
 measurement is checked on the CPU (mgraph.cli.Validator) unless
@@ -69,6 +71,7 @@ EXPERIMENTS = ("strong", "weak", "overhead")
 SEED_OVERHEAD_US = {1: 66.8, 2: 124.0, 4: 188.0}  # the seed's us per superstep on K40s (one vertex + one edge each)
 BREAKDOWN = (("compute", "compute_s"), ("split+package", "package_s"), ("push", "push_s"),
              ("combine", "combine_s"), ("barrier wait", "wait_s"))
+SPREAD_WARNING = 2.0  # a note when the slowest timed run of a measurement took this many times the fastest
 UNITS = {"bfs": "GTEPS", "dobfs": "GTEPS", "sssp": "GTEPS", "cc": "ms", "pr": "ms/iteration", "bc": "ms/source"}
 TITLES = {"bfs": "BFS", "dobfs": "DOBFS", "sssp": "SSSP", "cc": "CC", "pr": "PageRank", "bc": "BC"}
 
@@ -235,8 +238,11 @@ def measure(name, graph, sources, run, runs, check):
                              if k in middle.stats}})
         setup += [r.stats for r in results]
     stats = middle.stats
+    every = [t for p in per_start for t in p["times_s"]]
     record = {
         "median_ms": 1e3 * statistics.median(p["median_s"] for p in per_start),
+        # the spread of every timed run: one far-off run moves a median of few runs (see _progress)
+        "min_ms": 1e3 * min(every), "max_ms": 1e3 * max(every),
         "iterations": statistics.median(p["iterations"] for p in per_start),
         "supersteps": _median(p["supersteps"] for p in per_start),
         "partition_s": _median(s.get("partition_s") for s in setup),
@@ -295,6 +301,9 @@ def _progress(experiment, r):
     speedup = "" if r.get("speedup") is None else f", speedup {r['speedup']:.3g}"
     _log(f"{experiment} {r['primitive']} scale {r['scale']} on {r['gpus']} GPU(s): {y}{speedup}{setup}; "
          f"{r['validation'].split(':')[0]}")
+    if r["max_ms"] > SPREAD_WARNING * r["min_ms"]:
+        _log(f"note: {r['primitive']} on {r['gpus']} GPU(s): runs took {r['min_ms']:.4g} to {r['max_ms']:.4g} ms; "
+             f"with few runs the median may be one outlier (more --runs)")
 
 
 def _graph(scale, edge_factor, backend, seed):
@@ -415,9 +424,10 @@ def _scaling_table(records, weak_scaling, edge_factor):
         scale = f"{r['scale']}" + ("" if r["edge_factor"] == edge_factor else f" (ef {r['edge_factor']})")
         rows.append([r["primitive"], r["gpus"], *([scale] if weak_scaling else []),
                      _fmt(time_ms) + (" /iter" if r["primitive"] == "pr" else " /source" if r["primitive"] == "bc" else ""),
+                     f"{_fmt(r['min_ms'])}–{_fmt(r['max_ms'])}",
                      _fmt(r.get("graph500_gteps")), _fmt(r.get("directed_gteps")), _fmt(r.get("speedup"), 3),
                      _fmt(r["partition_s"], 3), _fmt(r["subgraph_s"], 3), r["validation"].split(":")[0]])
-    return _markdown(["primitive", "GPUs", *(["scale"] if weak_scaling else []), "time ms",
+    return _markdown(["primitive", "GPUs", *(["scale"] if weak_scaling else []), "time ms", "runs ms (min–max)",
                       "GTEPS (Graph500)", "GTEPS (directed)", "scaled speedup" if weak_scaling else "speedup",
                       "partition s", "subgraph s", "valid"], rows)
 

@@ -44,6 +44,8 @@ def test_runs_all_three_experiments_and_records_them(run, capsys):
             (p, n) for p in ("bfs", "dobfs", "sssp", "cc", "pr", "bc") for n in (1, 2))
         for r in records:
             assert r["median_ms"] > 0 and r["y"] > 0 and r["validation"] == "PASS", r
+            assert r["min_ms"] <= r["median_ms"] <= r["max_ms"]
+            assert r["max_ms"] == pytest.approx(1e3 * max(t for p in r["starts"] for t in p["times_s"]))
             assert r["speedup"] > 0 and (r["speedup"] == 1 if r["gpus"] == 1 else True)
             if r["gpus"] == 2:  # partitioning and subgraph building are timed apart from the run
                 assert r["partition_s"] > 0 and r["subgraph_s"] > 0 and r["supersteps"] > 0
@@ -71,6 +73,16 @@ def test_runs_all_three_experiments_and_records_them(run, capsys):
     else:
         assert sorted(record["plots"]) == ["overhead.png", "strong_scaling.png", "weak_scaling.png"]
         assert all((out / p).stat().st_size > 0 for p in record["plots"])
+
+
+def test_a_far_off_run_is_pointed_out(capsys):
+    record = {"primitive": "dobfs", "gpus": 2, "scale": 26, "y": 1.3, "directed_gteps": 2.6, "median_ms": 801.0,
+              "min_ms": 21.4, "max_ms": 3131.7, "partition_s": 0.002, "subgraph_s": 0.4, "speedup": 0.005,
+              "validation": "not run"}
+    scaling._progress("strong", record)
+    assert "runs took 21.4 to 3132 ms" in capsys.readouterr().err
+    scaling._progress("strong", dict(record, max_ms=30.0))
+    assert "runs took" not in capsys.readouterr().err
 
 
 def test_prints_markdown_tables_last(tmp_path, capsys):
