@@ -128,35 +128,30 @@ class Exchange:
                 out.append((k, self._package(prim, chosen, ids, combines, carry)))
         return out
 
-    def _borders(self):
-        """Per peer: the own vertices it holds copies of, and their ids there (built on first use, then kept)."""
-        if self._border is None:
-            sub, own = self.sub, self.sub.own_vertices
-            self._border = []
-            for k in self.peers:
-                vertices, ids = own, own
-                if sub.id_on is not None:
-                    ids = sub.id_on[k][own]
-                    held = sub.xp.flatnonzero(ids >= 0)
-                    vertices, ids = own[held], ids[held]
-                if len(vertices):
-                    self._border.append((k, vertices, ids))
-        return self._border
-
-    def _split_to_holders(self, prim, mine, combines, carry):
-        """Own changed vertices to every peer holding a copy (duplicate-all: every peer)."""
+    def _holders(self, mine):
+        """Per peer holding copies of some of ``mine`` (own vertices): (peer, those vertices, their ids there)."""
         sub, out = self.sub, []
         if not len(mine):
             return out
-        if sub.id_on is None:
-            return [(k, self._package(prim, mine, mine, combines, carry)) for k in self.peers]
+        if sub.id_on is None:  # duplicate-all: every peer holds every vertex under the same id
+            return [(k, mine, mine) for k in self.peers]
         for k in self.peers:
             ids = sub.id_on[k][mine]
             held = sub.xp.flatnonzero(ids >= 0)  # one compaction (one host read) for both arrays
             vertices, ids = mine[held], ids[held]
             if len(vertices):
-                out.append((k, self._package(prim, vertices, ids, combines, carry)))
+                out.append((k, vertices, ids))
         return out
+
+    def _borders(self):
+        """:meth:`_holders` of every own vertex, built on first use and then kept."""
+        if self._border is None:
+            self._border = self._holders(self.sub.own_vertices)
+        return self._border
+
+    def _split_to_holders(self, prim, mine, combines, carry):
+        """Own changed vertices to every peer holding a copy."""
+        return [(k, self._package(prim, vertices, ids, combines, carry)) for k, vertices, ids in self._holders(mine)]
 
     # -- combine --------------------------------------------------------------------------------------
     def _combine(self, prim, package, combines, carry, assign):

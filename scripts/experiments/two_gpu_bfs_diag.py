@@ -1,13 +1,15 @@
 """Why does a BFS level on each of 2 GPUs cost what the whole level costs on 1?  (GPU, 2 devices)
 
-Three measurements on one R-MAT graph, random 2-way partition, duplicate-1-hop:
+On one R-MAT graph, random 2-way partition, duplicate-1-hop:
 
 1. per level: host time of each superstep on 1 GPU (stats superstep_s) beside each device's compute_s,
    wait and combine on 2 GPUs, and the same two partitions sharing GPU 0;
-2. the largest level's push advance alone, timed with CUDA events: the whole graph on GPU 0, then each
+2. the two largest levels' push advances alone, timed with CUDA events: the whole graph on GPU 0, then each
    device's part alone, then both parts at once from two threads; with the arcs each reads and the
    vertices each emits (a part also claims proxies of its remote neighbours);
-3. where every array of each part and primitive lives (a wrong-device array would run over NVLink).
+3. the 2-GPU BFS at several interpreter switch intervals (how long a thread waiting for the GIL waits);
+4. PageRank and SSSP on 1 and 2 GPUs, with the 2-GPU breakdown summed over supersteps;
+5. where every array of each part lives (a wrong-device array would run over NVLink).
 
     PYTHONPATH=$PWD python3 scripts/experiments/two_gpu_bfs_diag.py [SCALE] [OUT.json]
 """
@@ -51,7 +53,7 @@ for i, (size, t) in enumerate(zip(one["frontier_sizes"], one["superstep_s"])):
             for rec, key in ((pd, "compute_s"), (pd, "wait_s"), (pd, "combine_s"), (ps, "compute_s"))]
     print(f"{i + 1} | {size} | {t * 1e3:.2f} | " + " | ".join(cols))
 
-# 2. the largest level's advance
+# 2. the two largest levels' advances
 depth_host = mgraph.bfs(g, src).depth.astype(np.int32)
 sizes = np.bincount(depth_host[depth_host >= 0])
 owner = partitioners.assign(g, 2, "random", 0)
@@ -114,7 +116,7 @@ for big in np.argsort(sizes)[-2:][::-1].tolist():
         print(f"part {d}, GPU {d}: alone {a['ms']:.2f} ms, with the other running {t['ms']:.2f} ms; "
               f"{a['arcs']} arcs, emits {a['emitted']} (own vertices {int(parts[d].own_vertices.shape[0])})")
 
-# 4. the interpreter's switch interval (how long a thread waiting for the GIL waits before it asks)
+# 3. the interpreter's switch interval (how long a thread waiting for the GIL waits before it asks)
 report["switch"] = {}
 for interval in (5e-3, 1e-3, 1e-4, 2e-5, 5e-3):
     sys.setswitchinterval(interval)
@@ -124,7 +126,7 @@ for interval in (5e-3, 1e-3, 1e-4, 2e-5, 5e-3):
           + ", ".join(f"{t:.1f}" for t in times) + ")")
 sys.setswitchinterval(5e-3)
 
-# 5. PageRank and SSSP: where a 2-GPU run's time goes, summed over supersteps, against 1 GPU
+# 4. PageRank and SSSP: where a 2-GPU run's time goes, summed over supersteps, against 1 GPU
 for name, fn in (("pagerank", lambda **k: mgraph.pagerank(g, **k)), ("sssp", lambda **k: mgraph.sssp(g, src, **k))):
     fn()
     t1 = fn().stats["elapsed_s"]
@@ -136,7 +138,7 @@ for name, fn in (("pagerank", lambda **k: mgraph.pagerank(g, **k)), ("sssp", lam
     print(f"{name}: 1 GPU {t1 * 1e3:.2f} ms, 2 GPUs {st['elapsed_s'] * 1e3:.2f} ms in {st['supersteps']} supersteps; "
           f"per device ms {sums}")
 
-# 3. where arrays live
+# 5. where arrays live
 where = {}
 for d, p in enumerate(parts):
     where[f"part{d}"] = sorted({f"{k}:{v.device.id}" for k, v in p.arrays().items() if v.device.id != d})
