@@ -55,47 +55,43 @@ class _Board:
         self.rounds = [0] * p
         self.barrier = barrier
 
-    def share(self, d, value):
-        """Publish ``value`` for device ``d``; every device's value, once all have published."""
+    def share(self, d, values):
+        """Publish the numbers ``values`` for device ``d``; every device's, once all have published."""
         slots = self.slots[self.rounds[d] & 1]
         self.rounds[d] += 1
-        slots[d] = value
+        slots[d] = tuple(values)
         self.barrier.wait()
         return list(slots)
 
 
-def enact_devices(primitives, exchanges, backends, barrier, sources, progress=None):
-    """Run one primitive per device in lockstep, one worker thread each; per-device results and stats.
+def drive(d, prim, ex, backend, board, barrier, sources, progress=None):
+    """Device ``d``'s whole part of a run, in lockstep with the others through ``board`` and ``barrier``.
 
-    ``primitives[d]`` runs on device d's subgraph; ``sources`` lists, per
-    run, each device's local id of the source (or None).  Supersteps end with
-    the exchange and one barrier at which every device publishes whether it
-    has converged and its share of the primitive's ``global_sums``.  An
-    exception in any worker breaks the barrier, so every other worker stops
-    at its next wait, and the first error is raised here.  ``progress``, if
-    given, is called after each source.
+    The same body runs in a worker thread (:func:`enact_devices`) or in a
+    worker process (mgraph.spawn).  Supersteps end with the exchange and one
+    ``board.share`` at which every device publishes whether it has converged
+    and its share of the primitive's ``global_sums``.  Returns (per-superstep
+    records, {"start", "stop", "iterations"}) with start and stop read by
+    every device just after a barrier.
     """
-    p = len(primitives)
-    board = _Board(p, barrier)
-    records = [{k: [] for k in STAT_KEYS} for _ in range(p)]
-    clock, sizes = {}, []
-    errors = [None] * p
+    records = {k: [] for k in STAT_KEYS}
+    clock = {"iterations": 0}
 
-    def agree(d, prim, ex, frontier, finished=False):
+    def agree(frontier, finished=False):
         t = time.perf_counter()
         if prim.global_sums and not finished:  # a finishing step computes nothing new to add up
             shares = board.share(d, [float(getattr(prim, name)) for name in prim.global_sums])
             for k, name in enumerate(prim.global_sums):
                 setattr(prim, name, sum(s[k] for s in shares))
         own = 0 if finished else ex.own_count if ex.own_count is not None else ex.sub.count_own(frontier)
-        flags = board.share(d, (finished or prim.converged(frontier), finished, own))
-        if len({f[1] for f in flags}) != 1:
+        flags = board.share(d, (bool(finished or prim.converged(frontier)), bool(finished), int(own)))
+        if len({bool(f[1]) for f in flags}) != 1:
             raise RuntimeError(f"{prim.name}: devices disagree on whether the run has finished")
-        prim.frontier_total = sum(f[2] for f in flags)
-        records[d]["wait_s"][-1] += time.perf_counter() - t
+        prim.frontier_total = int(sum(f[2] for f in flags))
+        records["wait_s"][-1] += time.perf_counter() - t
         return all(f[0] for f in flags)
 
-    def superstep(d, prim, ex, make_frontier):
+    def superstep(make_frontier):
         rec = {k: 0 for k in STAT_KEYS}
         t = time.perf_counter()
         frontier = make_frontier()
@@ -106,47 +102,67 @@ def enact_devices(primitives, exchanges, backends, barrier, sources, progress=No
         rec["frontier"] = int(len(frontier))
         return frontier, rec
 
+    sizes = []
+    prim.step = 0
+    backend.synchronize()
+    barrier.wait()
+    clock["start"] = time.perf_counter()
+    for run in sources:
+        prim.step = 0
+        step, iterating = (lambda: prim.reset(run)), False
+        while True:
+            frontier, rec = superstep(step)
+            for k in STAT_KEYS:
+                records[k].append(rec[k])
+            done = agree(frontier, finished=frontier is None)
+            if iterating:
+                sizes.append(prim.frontier_total)
+            if not done:
+                step, iterating = _iterate(prim, frontier), True
+            elif frontier is None:
+                break
+            else:
+                step, iterating = prim.next_phase, False
+        clock["iterations"] += prim.step
+        if progress is not None:
+            progress()
+    backend.synchronize()
+    barrier.wait()
+    clock["stop"] = time.perf_counter()
+    clock["frontier_sizes"] = sizes
+    return records, clock
+
+
+def run_stats(records, clock):
+    """The stats of a multi-device run from every device's records and device 0's clock."""
+    return {"elapsed_s": clock["stop"] - clock["start"], "supersteps": len(records[0]["frontier"]),
+            "iterations": clock["iterations"], "frontier_sizes": clock["frontier_sizes"], "per_device": records}
+
+
+def enact_devices(primitives, exchanges, backends, barrier, sources, progress=None):
+    """Run one primitive per device in lockstep, one worker thread each; per-device results and stats.
+
+    ``primitives[d]`` runs on device d's subgraph; ``sources`` lists, per
+    run, each device's local id of the source (or None).  An exception in any
+    worker breaks the barrier, so every other worker stops at its next wait,
+    and the first error is raised here.  ``progress``, if given, is called
+    after each source.
+    """
+    p = len(primitives)
+    board = _Board(p, barrier)
+    out = [None] * p
+    errors = [None] * p
+
     def worker(d):
-        prim, ex, backend = primitives[d], exchanges[d], backends[d]
+        prim, backend = primitives[d], backends[d]
         try:
             with backend.context():
-                prim.step = 0
-                backend.synchronize()
-                barrier.wait()
-                if d == 0:
-                    clock["start"] = time.perf_counter()
-                for run in sources:
-                    prim.step = 0
-                    step, iterating = (lambda: prim.reset(run[d])), False
-                    while True:
-                        frontier, rec = superstep(d, prim, ex, step)
-                        for k in STAT_KEYS:
-                            records[d][k].append(rec[k])
-                        done = agree(d, prim, ex, frontier, finished=frontier is None)
-                        if iterating and d == 0:
-                            sizes.append(prim.frontier_total)
-                        if not done:
-                            step, iterating = _iterate(prim, frontier), True
-                        elif frontier is None:
-                            break
-                        else:
-                            step, iterating = prim.next_phase, False
-                    if d == 0:
-                        clock["iterations"] = clock.get("iterations", 0) + prim.step
-                        if progress is not None:
-                            progress()
-                backend.synchronize()
-                barrier.wait()
-                if d == 0:
-                    clock["stop"] = time.perf_counter()
+                out[d] = drive(d, prim, exchanges[d], backend, board, barrier, [run[d] for run in sources],
+                               progress if d == 0 else None)
         except threading.BrokenBarrierError as e:
             errors[d] = e
-        except MemoryError as e:  # CuPy's OutOfMemoryError too: say which device ran out
-            errors[d] = MemoryError(f"device {d} ({backend.name} {backend.device}) ran out of memory in "
-                                    f"{prim.name}: {e}")
-            barrier.abort()
         except BaseException as e:  # noqa: BLE001 - re-raised in the caller
-            errors[d] = e
+            errors[d] = worker_error(d, backend, prim, e)
             barrier.abort()
 
     threads = [threading.Thread(target=worker, args=(d,), name=f"mgraph-device-{d}", daemon=True) for d in range(p)]
@@ -154,15 +170,24 @@ def enact_devices(primitives, exchanges, backends, barrier, sources, progress=No
         t.start()
     for t in threads:
         t.join()
+    raise_first(errors)
+    return [prim.result() for prim in primitives], run_stats([o[0] for o in out], out[0][1])
+
+
+def worker_error(d, backend, prim, e):
+    """The error a worker reports: an out-of-memory (CuPy's too) says which device ran out."""
+    if isinstance(e, MemoryError):
+        return MemoryError(f"device {d} ({backend.name} {backend.device}) ran out of memory in {prim.name}: {e}")
+    return e
+
+
+def raise_first(errors):
+    """Raise the first worker's own error; a broken barrier only when nothing else went wrong."""
     first = next((e for e in errors if e is not None and not isinstance(e, threading.BrokenBarrierError)), None)
     if first is None:
         first = next((e for e in errors if e is not None), None)
     if first is not None:
         raise first
-    stats = {"elapsed_s": clock["stop"] - clock["start"], "supersteps": len(records[0]["frontier"]),
-             "iterations": clock["iterations"],
-             "frontier_sizes": sizes, "per_device": records}
-    return [prim.result() for prim in primitives], stats
 
 
 def _iterate(prim, frontier):

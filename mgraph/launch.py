@@ -138,8 +138,8 @@ def _run_devices(placement, make, sources, stats, tick=None):
         with b.context():
             prims.append(make(part))
     barrier = threading.Barrier(p)
-    transport = LocalTransport(placement.backends)
-    exchanges = [Exchange(part, p, transport, placement.communication, barrier) for part in parts]
+    transport = LocalTransport(placement.backends, barrier)
+    exchanges = [Exchange(part, p, transport, placement.communication) for part in parts]
     local_sources = [[_local_id(part, b, s) for part, b in zip(parts, placement.backends)] for s in sources]
     results, run_stats = enact_devices(prims, exchanges, placement.backends, barrier, local_sources, tick)
     arrays = _gather(results, parts, placement.backends, prims[0].vertex_valued, g.num_vertices)

@@ -231,8 +231,7 @@ def test_border_lists_are_the_own_vertices_each_peer_holds(duplication):
     parts = subgraph.build(g, owner, 3, duplication)
     src, dst = g.arc_sources(), g.indices
     for part in parts:
-        ex = Exchange(part, 3, LocalTransport(_cpu(3)), "selective",
-                      threading.Barrier(1))
+        ex = Exchange(part, 3, LocalTransport(_cpu(3), threading.Barrier(1)), "selective")
         got = {k: (part.vertex_ids[v].tolist(), ids.tolist()) for k, v, ids in ex._borders()}
         for k in ex.peers:
             mine = owner == part.index

@@ -7,8 +7,9 @@ One :class:`Exchange` per device.  Per superstep, :meth:`Exchange.run`:
 2. *package*: their ids (the receiver's local ids when the sender knows them,
    else caller ids) with the primitive's ``combine`` and ``carry`` values,
    vertex-valued ones in caller ids;
-3. *push* through the transport; a barrier; *combine* what arrived (in
-   sender order, so results do not depend on thread timing);
+3. *push* through the transport, which returns what arrived once every
+   device has sent; *combine* it (in sender order, so results do not depend
+   on thread timing);
 4. ``selective`` with a primitive that ``reads_proxies``: the owners push the
    combined values of their changed vertices to the devices that hold copies,
    which take them as they are.
@@ -38,11 +39,11 @@ class Exchange:
     read, and the merge dedupes with a scratch array instead of a sort.
     """
 
-    def __init__(self, sub, num_devices, transport, communication, barrier):
+    def __init__(self, sub, num_devices, transport, communication):
         if communication not in COMMUNICATIONS:
             raise ValueError(f"unknown communication {communication!r}: expected one of {', '.join(COMMUNICATIONS)}")
         self.sub, self.me, self.p = sub, sub.index, num_devices
-        self.transport, self.communication, self.barrier = transport, communication, barrier
+        self.transport, self.communication = transport, communication
         self.peers = [k for k in range(num_devices) if k != self.me]
         self._marks, self._stamp = None, 0  # per-vertex scratch of the merge, allocated on first use
         self._border = None  # per peer, the own vertices it holds copies of (see _borders)
@@ -81,13 +82,11 @@ class Exchange:
     def _push_and_combine(self, prim, frontier, packages, combines, carry, stats, t0, tag):
         """Hop ``tag``: 0 combines what arrives, 1 (owners to holders) takes it as it is; the merged frontier."""
         t1 = time.perf_counter()
-        for k, package in packages:
-            stats["bytes"] += self.transport.push(self.me, k, package, tag)
+        stats["bytes"] += self.transport.send(self.me, packages, tag)
         t2 = time.perf_counter()
-        self.barrier.wait()
+        received = self.transport.receive(self.me, tag)  # waits for every device's send
         t3 = time.perf_counter()
-        changed = [self._combine(prim, package, combines, carry, assign=tag == 1)
-                   for _, package in self.transport.receive(self.me, tag)]
+        changed = [self._combine(prim, package, combines, carry, assign=tag == 1) for _, package in received]
         frontier = self._merge(frontier, changed)
         t4 = time.perf_counter()
         stats["package_s"] += t1 - t0

@@ -1,8 +1,8 @@
-"""Transports: how a package of arrays gets from one device to another.
+"""Transports: how the packages of one hop get from a device to its peers.
 
-The exchange calls only :meth:`Transport.push` (sender side) and
-:meth:`Transport.receive` (receiver side, after a barrier), so a
-multi-process transport (MPI, NCCL) plugs in here without touching the
+The exchange calls only :meth:`Transport.send` (sender side, once per hop)
+and :meth:`Transport.receive` (receiver side), so a transport between
+processes (mgraph.comm.processes) plugs in here without touching the
 exchange or any primitive.
 """
 from __future__ import annotations
@@ -13,15 +13,21 @@ from ..backend import copy_to_device, enable_peer_access
 class Transport:
     """Delivers packages (dicts of same-length arrays) between the devices of one run."""
 
-    def push(self, src: int, dst: int, package: dict, tag: int = 0) -> int:
-        """Send ``package`` from device ``src`` to ``dst`` under ``tag``; return the bytes sent."""
+    def send(self, src: int, packages: list, tag: int = 0) -> int:
+        """Send this hop's ``packages``, (dst, package) pairs, from device ``src`` under ``tag``; the bytes sent.
+
+        Called once per hop by every device, with an empty list when it has
+        nothing for anyone.
+        """
         raise NotImplementedError
 
     def receive(self, dst: int, tag: int = 0) -> list:
-        """The packages sent to ``dst`` under ``tag`` since its last receive, as (src, package) in source order.
+        """The packages sent to ``dst`` under ``tag`` in this hop, as (src, package) in source order.
 
-        Tags keep the hops of one superstep apart: a fast device may push its
-        next hop before a slow one has received the last.
+        Returns once every device has sent its hop, so it is also where a
+        device waits for the slowest.  Tags keep the hops of one superstep
+        apart: a fast device may send its next hop before a slow one has
+        received the last.
         """
         raise NotImplementedError
 
@@ -40,8 +46,9 @@ class LocalTransport(Transport):
     have shown the copies done.
     """
 
-    def __init__(self, backends):
+    def __init__(self, backends, barrier):
         self.backends = list(backends)
+        self.barrier = barrier  # threading.Barrier over the devices: every hop's sends happen before its receives
         if self.backends[0].is_gpu:
             enable_peer_access([b.device for b in self.backends])
         self.mail = {}  # (tag, dst) -> one slot per source
@@ -51,16 +58,19 @@ class LocalTransport(Transport):
     def _slots(self, tag, dst):
         return self.mail.setdefault((tag, dst), [None] * len(self.backends))
 
-    def push(self, src, dst, package, tag=0):
-        nbytes = sum(int(a.nbytes) for a in package.values())
-        if self.backends[src].is_gpu:
-            copies, landed = self._copy_out(package, src, dst)
-            self._slots(tag, dst)[src] = (copies, landed, package)
-        else:
-            self._slots(tag, dst)[src] = ({k: a.copy() for k, a in package.items()}, None, None)
+    def send(self, src, packages, tag=0):
+        nbytes = 0
+        for dst, package in packages:
+            nbytes += sum(int(a.nbytes) for a in package.values())
+            if self.backends[src].is_gpu:
+                copies, landed = self._copy_out(package, src, dst)
+                self._slots(tag, dst)[src] = (copies, landed, package)
+            else:
+                self._slots(tag, dst)[src] = ({k: a.copy() for k, a in package.items()}, None, None)
         return nbytes
 
     def receive(self, dst, tag=0):
+        self.barrier.wait()
         out, slots = [], self._slots(tag, dst)
         if tag == 0:
             self.held[dst] = []
