@@ -1,6 +1,7 @@
 """The public run functions: one call from a Graph to NumPy results with ``.stats``."""
 from __future__ import annotations
 
+import functools
 import numbers
 import warnings
 
@@ -73,7 +74,7 @@ def bfs(graph, source, *, direction="push", do_a=1e-5, do_b=0.1, **run) -> Resul
     """
     place = Placement(graph, run, SELECTIVE if direction == "push" else BROADCAST)
     source = _check_vertex(graph, source)
-    arrays, stats, prim = run_on(place, lambda g: BFS(g, direction=direction, do_a=do_a, do_b=do_b), [source])
+    arrays, stats, prim = run_on(place, functools.partial(BFS, direction=direction, do_a=do_a, do_b=do_b), [source])
     stats["directions"] = prim.directions
     depth = arrays["depth"].astype(np.int64)
     _traversal_stats(place.graph, depth >= 0, stats)
@@ -107,7 +108,7 @@ def pagerank(graph, *, alpha=0.85, tol=1e-6, max_iter=100, **run) -> Result:
     place = Placement(graph, run, SELECTIVE)
     if graph.num_vertices == 0:
         raise ValueError("pagerank of an empty graph (0 vertices)")
-    arrays, stats, prim = run_on(place, lambda g: PageRank(g, alpha=alpha, tol=tol, max_iter=max_iter))
+    arrays, stats, prim = run_on(place, functools.partial(PageRank, alpha=alpha, tol=tol, max_iter=max_iter))
     converged = prim.error < graph.num_vertices * prim.tol
     if not converged:
         warnings.warn(f"pagerank did not converge in {max_iter} iterations (L1 change {prim.error:.3g})", RuntimeWarning)

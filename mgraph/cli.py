@@ -1,7 +1,8 @@
 """The ``mgraph`` command: run a primitive on a graph, partition, describe or convert a graph.
 
     mgraph bfs|dobfs|sssp|cc|pr|bc GRAPH [--source S] [--runs N] [--validate] [--json FILE]
-                                         [--devices N | --gpus 0,1,..] [--partitioner P] ...
+                                         [--devices N | --gpus 0,1,..] [--partitioner P]
+                                         [--workers threads|processes] ...
     mgraph partition GRAPH --parts N [--partitioner P] [--seed S] [--json FILE]
     mgraph info GRAPH
     mgraph convert IN OUT.npz
@@ -38,6 +39,7 @@ from . import __version__, api
 from .backend import BACKENDS, resolve, to_numpy
 from .comm import COMMUNICATIONS
 from .generators import with_random_weights
+from .launch import WORKERS
 from .subgraph import DUPLICATIONS
 from .validate import (ValidationError, pagerank_step, reference_betweenness, reference_components, validate_bfs,
                        validate_sssp)
@@ -292,6 +294,8 @@ def _parser() -> argparse.ArgumentParser:
                        help="proxies of remote neighbours only (1-hop) or of every vertex (all)")
         q.add_argument("--communication", choices=COMMUNICATIONS,
                        help="send remote frontier vertices to their owner (selective) or to every device (broadcast)")
+        q.add_argument("--workers", choices=WORKERS,
+                       help="one thread (default) or one process per device; processes need distinct GPUs")
         q.add_argument("--seed", type=int, default=0, help="seed for random sources, weights and partitioning")
         q.add_argument("--validate", action="store_true", help="check every run against a CPU reference")
         q.add_argument("--json", metavar="FILE", help="write one JSON record of this invocation")
@@ -390,7 +394,8 @@ def _run(args) -> int:
               "do_a": getattr(args, "do_a", None), "do_b": getattr(args, "do_b", None)}
     run = {"backend": backend, "devices": args.devices, "seed": args.seed}
     # only when given, so that the API's per-primitive defaults apply
-    run.update({k: getattr(args, k) for k in ("partitioner", "duplication", "communication") if getattr(args, k)})
+    run.update({k: getattr(args, k) for k in ("partitioner", "duplication", "communication", "workers")
+                if getattr(args, k)})
     sources = _sources(args, graph)
     if backend.is_gpu:
         with _status("warm-up run"):
@@ -456,13 +461,13 @@ def _print_summary(args, graph, load_s, sources, results, summary, failures):
         mean = lambda key: 1e6 * sum(sum(r[key]) for r in per) / len(per) / max(stats["supersteps"], 1)  # noqa: E731
         print(f"devices     {stats['devices']} (ids {','.join(map(str, stats['device_ids']))}): {stats['partitioner']} "
               f"partition, duplicate-{stats['duplication']}, "
-              f"{stats['communication']} communication; partition {_ms(stats['partition_s'])}, "
+              f"{stats['communication']} communication, {stats['workers']}; partition {_ms(stats['partition_s'])}, "
               f"subgraphs {_ms(stats['subgraph_s'])}")
         print(f"per device  {', '.join(_bytes(b) for b in stats['memory_bytes'])} of subgraph; "
               f"{', '.join(_bytes(b) for b in stats['bytes_sent'])} sent")
         print(f"superstep   {_n(stats['supersteps'])} in all; mean per device: compute {mean('compute_s'):.4g} us, "
               f"split+package {mean('package_s'):.4g} us, push {mean('push_s'):.4g} us, combine {mean('combine_s'):.4g} us, "
-              f"barrier wait {mean('wait_s'):.4g} us")
+              f"waiting for the others {mean('wait_s'):.4g} us")
     if name in TRAVERSALS:
         shown = list(dict.fromkeys(sources))
         print(f"source{'s' if len(shown) > 1 else ' '}     {', '.join(map(str, shown[:8]))}{' ...' if len(shown) > 8 else ''}")

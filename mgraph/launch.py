@@ -17,13 +17,14 @@ import numpy as np
 
 import partitioners
 
-from . import subgraph
+from . import spawn, subgraph
 from .backend import Backend, resolve, to_numpy
 from .comm import COMMUNICATIONS, Exchange, LocalTransport
 from .enactor import enact, enact_devices
 from .graph import Graph
 
-RUN_OPTIONS = ("backend", "devices", "partitioner", "duplication", "communication", "seed")
+RUN_OPTIONS = ("backend", "devices", "partitioner", "duplication", "communication", "seed", "workers")
+WORKERS = ("threads", "processes")
 
 
 class Placement:
@@ -75,6 +76,12 @@ class Placement:
         if self.communication not in COMMUNICATIONS:
             raise ValueError(f"unknown communication {self.communication!r}: expected one of "
                              f"{', '.join(COMMUNICATIONS)}")
+        self.workers = run.get("workers", "threads")
+        if self.workers not in WORKERS:
+            raise ValueError(f"unknown workers {self.workers!r}: expected one of {', '.join(WORKERS)}")
+        if self.workers == "processes" and base.is_gpu and len(set(ids)) < len(ids):
+            raise ValueError("workers='processes' needs a different GPU for every device (NCCL allows one rank per "
+                             "GPU); use workers='threads' to share a GPU between partitions")
         self.graph = graph.to(self.backends[0])
 
     @property
@@ -87,7 +94,7 @@ class Placement:
         if self.num_devices > 1:
             name = self.partitioner if isinstance(self.partitioner, str) else getattr(self.partitioner, "__name__", "callable")
             out.update(device_ids=[x.device for x in self.backends], partitioner=name,
-                       duplication=self.duplication, communication=self.communication)
+                       duplication=self.duplication, communication=self.communication, workers=self.workers)
         return out
 
 
@@ -130,9 +137,31 @@ def _run_devices(placement, make, sources, stats, tick=None):
     _sync(placement)
     t_part = time.perf_counter()
     parts = subgraph.build(g, owner, p, placement.duplication)
-    parts = [part.to(b) for part, b in zip(parts, placement.backends)]
+    processes = placement.workers == "processes"
+    if not processes:
+        parts = [part.to(b) for part, b in zip(parts, placement.backends)]
     _sync(placement)
     t_sub = time.perf_counter()
+    homes = [placement.backends[0]] * p if processes else placement.backends  # where each part is now
+    local_sources = [[_local_id(part, b, s) for part, b in zip(parts, homes)] for s in sources]
+    if processes:
+        pieces, run_stats, prim = spawn.run_processes(parts, placement.backends, make, placement.communication,
+                                                      local_sources, tick)
+        arrays = assemble(pieces, g.num_vertices)
+    else:
+        arrays, run_stats, prim = _run_threads(placement, make, parts, local_sources, tick)
+    per_device = run_stats.pop("per_device")
+    stats.update(run_stats, partition_s=t_part - t, subgraph_s=t_sub - t_part,
+                 host_elapsed_s=run_stats["elapsed_s"],
+                 memory_bytes=[part.nbytes for part in parts],
+                 owned_vertices=[int(part.own_vertices.shape[0]) for part in parts],
+                 bytes_sent=[int(sum(r["bytes"])) for r in per_device], per_device=per_device)
+    return arrays, stats, prim
+
+
+def _run_threads(placement, make, parts, local_sources, tick):
+    """One worker thread per device, each part already on its device; (arrays, stats, device 0's primitive)."""
+    p = placement.num_devices
     prims = []
     for part, b in zip(parts, placement.backends):
         with b.context():
@@ -140,16 +169,9 @@ def _run_devices(placement, make, sources, stats, tick=None):
     barrier = threading.Barrier(p)
     transport = LocalTransport(placement.backends, barrier)
     exchanges = [Exchange(part, p, transport, placement.communication) for part in parts]
-    local_sources = [[_local_id(part, b, s) for part, b in zip(parts, placement.backends)] for s in sources]
     results, run_stats = enact_devices(prims, exchanges, placement.backends, barrier, local_sources, tick)
-    arrays = _gather(results, parts, placement.backends, prims[0].vertex_valued, g.num_vertices)
-    per_device = run_stats.pop("per_device")
-    stats.update(run_stats, partition_s=t_part - t, subgraph_s=t_sub - t_part,
-                 host_elapsed_s=run_stats["elapsed_s"],
-                 memory_bytes=[part.nbytes for part in parts],
-                 owned_vertices=[int(part.own_vertices.shape[0]) for part in parts],
-                 bytes_sent=[int(sum(r["bytes"])) for r in per_device], per_device=per_device)
-    return arrays, stats, prims[0]
+    arrays = _gather(results, parts, placement.backends, prims[0].vertex_valued, placement.graph.num_vertices)
+    return arrays, run_stats, prims[0]
 
 
 def _sync(placement):
@@ -167,17 +189,19 @@ def _local_id(part, backend, source):
 
 def _gather(results, parts, backends, vertex_valued, n):
     """Each device's values of its own vertices, in caller ids, into whole-graph NumPy arrays."""
-    out = {}
+    pieces = []
     for part, backend, arrays in zip(parts, backends, results):
         with backend.context():
-            own = part.own_vertices
-            ids = to_numpy(part.vertex_ids[own])
-            for name, a in arrays.items():
-                values = a[own]
-                if name in vertex_valued:
-                    values = part.to_global(values)
-                values = to_numpy(values)
-                if name not in out:
-                    out[name] = np.empty(n, dtype=values.dtype)
-                out[name][ids] = values
+            pieces.append(part.own_values(arrays, vertex_valued))
+    return assemble(pieces, n)
+
+
+def assemble(pieces, n):
+    """Whole-graph NumPy arrays from each device's (caller ids, {name: values}) of its own vertices."""
+    out = {}
+    for ids, arrays in pieces:
+        for name, values in arrays.items():
+            if name not in out:
+                out[name] = np.empty(n, dtype=values.dtype)
+            out[name][ids] = values
     return out

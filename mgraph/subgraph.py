@@ -108,6 +108,17 @@ class SubGraph(Graph):
             sub.id_on = [a.get(f"id_on_{k}") for k in range(len(self.id_on))]
         return sub
 
+    def own_values(self, arrays: dict, vertex_valued=()):
+        """(caller ids of the own vertices, {name: their values}) as NumPy arrays, vertex ids in caller numbering."""
+        from .backend import to_numpy
+
+        own = self.own_vertices
+        out = {}
+        for name, a in arrays.items():
+            values = a[own]
+            out[name] = to_numpy(self.to_global(values) if name in vertex_valued else values)
+        return to_numpy(self.vertex_ids[own]), out
+
     def __repr__(self) -> str:
         return (f"SubGraph(part {self.index}: {int(self._own.shape[0])} own + "
                 f"{self.num_vertices - int(self._own.shape[0])} other vertices, {self.num_arcs} arcs, {self.duplication})")

@@ -64,6 +64,7 @@ from mgraph.backend import BACKENDS, resolve  # noqa: E402
 from mgraph.cli import (PRIMITIVES, TRAVERSALS, Validator, _Parser, _positive, code_version,  # noqa: E402
                         harmonic_mean, now, random_sources, run_primitive, write_json)
 from mgraph.comm import COMMUNICATIONS  # noqa: E402
+from mgraph.launch import WORKERS  # noqa: E402
 from mgraph.subgraph import DUPLICATIONS  # noqa: E402
 from primitives.contract import Primitive  # noqa: E402
 
@@ -186,6 +187,7 @@ def _arguments(argv):
     p.add_argument("--duplication", choices=DUPLICATIONS, help="1-hop or all (default: each primitive's)")
     p.add_argument("--communication", choices=COMMUNICATIONS,
                    help="selective or broadcast (default: each primitive's own)")
+    p.add_argument("--workers", choices=WORKERS, help="one thread (default) or one process per device")
     p.add_argument("--seed", type=int, default=0, help="seed for graphs, sources, weights and partitioning")
     p.add_argument("--backend", choices=BACKENDS, default="auto")
     p.add_argument("--validate", action=argparse.BooleanOptionalAction, default=True,
@@ -205,7 +207,8 @@ def _arguments(argv):
 def _run_options(args, backend, n) -> dict:
     run = {"backend": backend.name, "devices": n, "seed": args.seed}
     # only when given, so that each primitive's own defaults apply (as the mgraph command does)
-    run.update({k: getattr(args, k) for k in ("partitioner", "duplication", "communication") if getattr(args, k)})
+    run.update({k: getattr(args, k) for k in ("partitioner", "duplication", "communication", "workers")
+                if getattr(args, k)})
     return run
 
 
@@ -378,7 +381,7 @@ def overhead(args, backend, counts):
     for n in counts:
         graph = paths_graph(n, length, backend.xp)
         run = {"backend": backend.name, "devices": n, "seed": args.seed, "partitioner": path_partitioner(length)}
-        run.update({k: getattr(args, k) for k in ("duplication", "communication") if getattr(args, k)})
+        run.update({k: getattr(args, k) for k in ("duplication", "communication", "workers") if getattr(args, k)})
         mgraph.run(PathBFS, graph, **run)  # warm-up
         results = [mgraph.run(PathBFS, graph, **run) for _ in range(args.runs)]
         per_step = [r.stats["elapsed_s"] / r.stats.get("supersteps", r.stats["iterations"]) for r in results]

@@ -1,8 +1,9 @@
 """Multi-GPU runs against one-device NumPy results, and the multi-device kernels against their NumPy twins.
 
 Run on a device machine: ``PYTHONPATH=$PWD python3 -m pytest -m gpu``.  Every
-test runs several partitions on one GPU (``devices=[0, 0]``); with two or more
-GPUs, also one partition per GPU (peer copies between devices).
+test runs several partitions on one GPU (``devices=[0, 0, 0]``); with two or
+more GPUs, also one partition per GPU, with one worker thread per GPU (peer
+copies) and with one worker process per GPU (NCCL).
 """
 import functools
 import itertools
@@ -23,10 +24,12 @@ from mgraph.ops import cupy_ops  # noqa: E402 - needs CuPy
 
 
 def device_lists():
+    """(GPU ids, workers) to run on: partitions sharing GPU 0, and with several GPUs one per GPU both ways."""
     count = cp.cuda.runtime.getDeviceCount()
-    out = [[0, 0, 0]]
+    out = [([0, 0, 0], "threads")]
     if count >= 2:
-        out.append(list(range(min(count, 4))))
+        ids = list(range(min(count, 4)))
+        out += [(ids, "threads"), (ids, "processes")]
     return out
 
 
@@ -54,12 +57,13 @@ def reference(g, name, source):
 
 
 @pytest.mark.parametrize("duplication,communication", list(itertools.product(["1-hop", "all"], ["selective", "broadcast"])))
-@pytest.mark.parametrize("devices", device_lists(), ids=lambda d: ",".join(map(str, d)))
+@pytest.mark.parametrize("devices,workers", device_lists(), ids=lambda d: ",".join(map(str, d)) if isinstance(d, list) else d)
 @pytest.mark.parametrize("gname", ["rmat13", "random_dir"])
-def test_every_primitive_on_gpus_matches_one_cpu_device(graphs, gname, devices, duplication, communication):
+def test_every_primitive_on_gpus_matches_one_cpu_device(graphs, gname, devices, workers, duplication, communication):
     g = graphs[gname]
     source = int(np.flatnonzero(np.diff(g.indptr) > 0)[0])
-    opts = dict(backend="cupy", devices=devices, duplication=duplication, communication=communication)
+    opts = dict(backend="cupy", devices=devices, duplication=duplication, communication=communication,
+                workers=workers)
     for name in ("bfs", "dobfs", "sssp", "cc", "pr", "bc"):
         ref = reference(g, "bfs" if name == "dobfs" else name, source)
         if name in ("bfs", "dobfs"):
@@ -79,7 +83,7 @@ def test_every_primitive_on_gpus_matches_one_cpu_device(graphs, gname, devices, 
         else:
             r = mgraph.betweenness_centrality(g, sources=[source, source + 1], **opts)
             np.testing.assert_allclose(r.centrality, ref.centrality, rtol=1e-9, atol=1e-9)
-        assert r.stats["devices"] == len(devices)
+        assert r.stats["devices"] == len(devices) and r.stats["workers"] == workers
 
 
 @pytest.mark.parametrize("partitioner", ["random", "biased-random"])

@@ -165,6 +165,15 @@ def test_bad_owner_array_is_a_value_error_before_workers_start(bad):
     assert threading.active_count() == before
 
 
+class Hungry(BFS):
+    """BFS whose second device runs out of memory (as CuPy's OutOfMemoryError, a MemoryError, would)."""
+
+    def iterate(self, frontier):
+        if getattr(self.graph, "index", 0) == 1:
+            raise MemoryError("out of memory allocating 8,589,934,592 bytes")
+        return super().iterate(frontier)
+
+
 class Exploding(BFS):
     """BFS that fails on one device in its third superstep."""
 
@@ -183,6 +192,59 @@ def test_an_error_in_one_worker_stops_all_and_reaches_the_caller(communication):
     assert threading.active_count() == before  # every worker has stopped
 
 
+@pytest.mark.parametrize("communication", COMMUNICATIONS)
+@pytest.mark.parametrize("duplication", DUPLICATIONS)
+@pytest.mark.parametrize("primitive", ["bfs", "dobfs", "sssp", "cc", "pr", "bc"])
+def test_one_process_per_device_matches_references(primitive, duplication, communication):
+    """The same checks with each virtual device in a worker process of its own (workers="processes")."""
+    opts = dict(devices=3, duplication=duplication, communication=communication, workers="processes")
+    for name in GRAPHS:
+        r = check(primitive, name, opts)
+        assert r.stats["workers"] == "processes" and len(r.stats["per_device"]) == 3
+        assert sum(r.stats["bytes_sent"]) > 0
+
+
+def test_processes_and_threads_report_the_same_supersteps():
+    g = get_case("chesapeake").graph
+    threads = mgraph.pagerank(g, devices=2)
+    processes = mgraph.pagerank(g, devices=2, workers="processes")
+    assert processes.stats["supersteps"] == threads.stats["supersteps"]
+    assert processes.stats["frontier_sizes"] == threads.stats["frontier_sizes"]
+    assert processes.stats["bytes_sent"] == threads.stats["bytes_sent"]
+    np.testing.assert_allclose(processes.rank, threads.rank, rtol=0, atol=1e-15)
+
+
+class Vanishing(BFS):
+    """BFS whose device 1 process dies without a word (as a crash or a kill would end it)."""
+
+    def iterate(self, frontier):
+        if self.step == 1 and getattr(self.graph, "index", 0) == 1:
+            import os
+            os._exit(3)
+        return super().iterate(frontier)
+
+
+@pytest.mark.parametrize("primitive, error, match", [
+    (Exploding, ZeroDivisionError, "boom on device 1"),
+    (Hungry, MemoryError, r"device 1 .*bfs.*8,589,934,592 bytes"),
+    (Vanishing, RuntimeError, "device worker 1 exited with code 3"),
+])
+def test_a_failing_worker_process_stops_all_and_reaches_the_caller(primitive, error, match):
+    import multiprocessing
+
+    with pytest.raises(error, match=match):
+        mgraph.run(primitive, get_case("facebook").graph, 0, devices=3, workers="processes")
+    assert multiprocessing.active_children() == []  # every worker has ended
+
+
+def test_processes_need_a_primitive_that_pickles_and_known_workers():
+    g = get_case("chesapeake").graph
+    with pytest.raises(ValueError, match="pickled"):
+        mgraph.run(lambda graph: BFS(graph), g, 0, devices=2, workers="processes")
+    with pytest.raises(ValueError, match="workers"):
+        mgraph.bfs(g, 0, devices=2, workers="fibers")
+
+
 def test_run_a_primitive_class_on_one_and_many_devices():
     case = get_case("chesapeake")
     one = mgraph.run(BFS, case.graph, 0)
@@ -191,15 +253,6 @@ def test_run_a_primitive_class_on_one_and_many_devices():
     check_bfs_tree(case, 0, many.depth, many.predecessor)
     with pytest.raises(ValueError, match="primitive"):
         mgraph.run("bfs", case.graph, 0)
-
-
-class Hungry(BFS):
-    """BFS whose second device runs out of memory (as CuPy's OutOfMemoryError, a MemoryError, would)."""
-
-    def iterate(self, frontier):
-        if getattr(self.graph, "index", 0) == 1:
-            raise MemoryError("out of memory allocating 8,589,934,592 bytes")
-        return super().iterate(frontier)
 
 
 def test_out_of_memory_names_the_device():
@@ -256,11 +309,11 @@ class _Terminal(io.StringIO):
         return True
 
 
-@pytest.mark.parametrize("devices", [1, 2])
-def test_many_sources_show_progress_on_a_terminal(monkeypatch, devices):
+@pytest.mark.parametrize("devices, workers", [(1, "threads"), (2, "threads"), (2, "processes")])
+def test_many_sources_show_progress_on_a_terminal(monkeypatch, devices, workers):
     terminal = _Terminal()
     monkeypatch.setattr(sys, "stderr", terminal)
-    mgraph.betweenness_centrality(get_case("chesapeake").graph, sources=[0, 1, 2], devices=devices)
+    mgraph.betweenness_centrality(get_case("chesapeake").graph, sources=[0, 1, 2], devices=devices, workers=workers)
     assert "sources:" in terminal.getvalue() and "/3 [" in terminal.getvalue()
 
 
