@@ -7,15 +7,18 @@ fork) that loads its subgraph, builds the primitive with the caller's factory
 and runs the same worker body as a thread would (:func:`mgraph.enactor.drive`),
 exchanging through :mod:`mgraph.comm.processes`.  The parent partitions and
 builds the subgraphs, hands each process its part through a file in shared
-memory, and collects the own vertices' values.
+memory, and collects the own vertices' values.  The processes stay for the
+next run on the same devices (:func:`shutdown` ends them; so does exit).
 
 An exception in a worker aborts the shared barrier, so every other worker
-stops at its next wait; the parent re-raises the first error.  A worker that
-dies without a word (killed, crashed) is reported the same way, and the
-parent ends the others after a grace period instead of waiting on them.
+stops at its next wait; the parent re-raises the first error and replaces
+the pool next time.  A worker that dies without a word (killed, crashed) is
+reported the same way, and the parent ends the others after a grace period
+instead of waiting on them.
 """
 from __future__ import annotations
 
+import atexit
 import multiprocessing
 import os
 import pickle
@@ -37,124 +40,198 @@ GRACE_S = 30.0  # after a failure, how long the parent lets the other workers no
 def run_processes(parts, backends, make, communication, sources, progress=None):
     """Run ``make(part)`` on each part in its own process; (per-device (ids, values) pieces, stats, summary).
 
-    ``stats["startup_s"]`` is the time to start the processes, hand them
-    their parts and build the primitives, which ``elapsed_s`` leaves out.
-
     ``sources`` lists, per run, each device's local id of the source.  The
     summary is a namespace of device 0's primitive's plain attributes (its
     ``directions``, ``error``, ...), since the primitive itself stays in its
-    process.
+    process.  ``stats["startup_s"]`` is the time to hand the workers their
+    parts and build the primitives (and, on a pool's first run, to start the
+    processes), which ``elapsed_s`` leaves out.
     """
+    t0 = time.perf_counter()
     try:
-        pickle.dumps(make)
+        job = pickle.dumps((make, communication))
     except Exception as e:
         raise ValueError("workers='processes' needs a primitive that can be pickled (a class or a "
                          f"functools.partial, not a lambda or a local function): {e}") from None
-    t0 = time.perf_counter()
     p = len(parts)
-    gpu = backends[0].is_gpu
-    if gpu and len({b.device for b in backends}) < p:
+    if backends[0].is_gpu and len({b.device for b in backends}) < p:
         raise ValueError("workers='processes' needs a different GPU for every device (NCCL allows one rank per "
                          "GPU); use workers='threads' to share a GPU between partitions")
-    unique_id = _nccl_unique_id() if gpu else None
-    ctx = multiprocessing.get_context("spawn")
-    barrier = ctx.Barrier(p)
-    board = SharedBoard.allocate(ctx, p)
-    inboxes = [ctx.Queue() for _ in range(p)]
-    results = ctx.Queue()
+    pool = _pool(backends)
     with tempfile.TemporaryDirectory(prefix="mgraph-parts-", dir=_scratch_dir(parts)) as tmp:
         paths = []
         for part in parts:
             paths.append(os.path.join(tmp, f"part{part.index}.pickle"))
             with open(paths[-1], "wb") as f:
                 pickle.dump(part.to(Backend("numpy")), f, protocol=pickle.HIGHEST_PROTOCOL)
-        procs = [ctx.Process(target=_worker, name=f"mgraph-device-{d}", daemon=True,
-                             args=(d, backends[d].name, backends[d].device, paths[d], make, communication,
-                                   [run[d] for run in sources], unique_id, inboxes, results, barrier, board))
-                 for d in range(p)]
-        for proc in procs:
-            proc.start()
+        for d in range(p):
+            pool.jobs[d].put((paths[d], job, [run[d] for run in sources]))
         try:
-            done, errors = _collect(procs, results, barrier, progress)
-        finally:
-            for proc in procs:
-                if proc.is_alive():
-                    proc.terminate()
-                proc.join()
-    raise_first(errors)
+            done, errors = pool.collect(progress)
+        except BaseException:
+            _close(pool, at_once=True)
+            raise
+    if any(e is not None for e in errors):
+        _close(pool, at_once=True)  # workers that failed have ended; the pool starts afresh next time
+        raise_first(errors)
     pieces = [done[d][0] for d in range(p)]
     stats = run_stats([done[d][1] for d in range(p)], done[0][2])
     stats["startup_s"] = done[0][2]["start"] - t0  # one monotonic clock for all processes (Linux)
     return pieces, stats, types.SimpleNamespace(**done[0][3])
 
 
-def _collect(procs, results, barrier, progress):
-    """Every worker's outcome, by device: ({d: (piece, records, clock, summary)}, errors per device)."""
-    p = len(procs)
-    done, errors = {}, [None] * p
-    failed_at = None
-    while len(done) + sum(e is not None for e in errors) < p:
-        try:
-            kind, d, payload = results.get(timeout=0.5)
-        except queue.Empty:
-            for d, proc in enumerate(procs):
-                if d not in done and errors[d] is None and not proc.is_alive():
-                    errors[d] = RuntimeError(f"device worker {d} exited with code {proc.exitcode} "
-                                             "without reporting a result")
-                    barrier.abort()
-            if any(e is not None for e in errors):
+def shutdown():
+    """End every pool of worker processes (they hold their GPUs' memory pools and NCCL communicators)."""
+    for key in list(_POOLS):
+        _close(_POOLS.pop(key))
+
+
+class _Pool:
+    """Worker processes for one list of devices, kept between runs.
+
+    A run's warm-up then warms what the timed runs use: each process's CUDA
+    context, loaded kernels, memory pool and NCCL connections.
+    """
+
+    def __init__(self, backends):
+        ctx = multiprocessing.get_context("spawn")
+        p = len(backends)
+        unique_id = _nccl_unique_id() if backends[0].is_gpu else None
+        self.barrier = ctx.Barrier(p)
+        # kept here: the children unpickle these after start(), so the parent must not free them first
+        self.board = board = SharedBoard.allocate(ctx, p)
+        self.inboxes = inboxes = [ctx.Queue() for _ in range(p)]
+        self.jobs = [ctx.Queue() for _ in range(p)]
+        self.results = ctx.Queue()
+        self.procs = [ctx.Process(target=_serve, name=f"mgraph-device-{d}", daemon=True,
+                                  args=(d, b.name, b.device, unique_id, inboxes, self.jobs[d], self.results,
+                                        self.barrier, board))
+                      for d, b in enumerate(backends)]
+        for proc in self.procs:
+            proc.start()
+
+    def alive(self):
+        return all(proc.is_alive() for proc in self.procs) and not self.barrier.broken
+
+    def collect(self, progress):
+        """Every worker's outcome of one run: ({d: (piece, records, clock, summary)}, errors per device)."""
+        procs, barrier = self.procs, self.barrier
+        p = len(procs)
+        done, errors = {}, [None] * p
+        failed_at = None
+        while len(done) + sum(e is not None for e in errors) < p:
+            try:
+                kind, d, payload = self.results.get(timeout=0.5)
+            except queue.Empty:
+                for d, proc in enumerate(procs):
+                    if d not in done and errors[d] is None and not proc.is_alive():
+                        errors[d] = RuntimeError(f"device worker {d} exited with code {proc.exitcode} "
+                                                 "without reporting a result")
+                        barrier.abort()
+                if any(e is not None for e in errors):
+                    failed_at = failed_at or time.monotonic()
+                    if time.monotonic() - failed_at > GRACE_S:
+                        break
+                continue
+            if kind == "tick":
+                if progress is not None:
+                    progress()
+            elif kind == "done":
+                done[d] = payload
+            else:  # "error": payload is the exception (or the broken barrier that another's error caused)
+                errors[d] = payload
+                barrier.abort()
                 failed_at = failed_at or time.monotonic()
-                if time.monotonic() - failed_at > GRACE_S:
-                    break
-            continue
-        if kind == "tick":
-            if progress is not None:
-                progress()
-        elif kind == "done":
-            done[d] = payload
-        else:  # "error": payload is the exception (or the broken barrier that another's error caused)
-            errors[d] = payload
-            barrier.abort()
-            failed_at = failed_at or time.monotonic()
-    return done, errors
+        return done, errors
 
 
-def _worker(d, backend_name, device, path, make, communication, sources, unique_id, inboxes, results, barrier,
-            board):
-    """Device ``d``'s process: load its part, run the primitive, send back its own vertices' values."""
-    backend, prim, transport = Backend(backend_name, device), None, None
-    try:
-        with backend.context():
+_POOLS = {}
+
+
+def _pool(backends):
+    key = (backends[0].name, tuple(b.device for b in backends) if backends[0].is_gpu else len(backends))
+    pool = _POOLS.get(key)
+    if pool is None or not pool.alive():
+        if pool is not None:
+            _close(pool, at_once=True)
+        pool = _POOLS[key] = _Pool(backends)
+    return pool
+
+
+def _close(pool, at_once=False):
+    """Ask the workers to end (or, ``at_once``, end them); never waits long."""
+    for key, known in list(_POOLS.items()):
+        if known is pool:
+            del _POOLS[key]
+    if not at_once:
+        for q in pool.jobs:
+            q.put(None)
+        for proc in pool.procs:
+            proc.join(timeout=5)
+    for proc in pool.procs:
+        if proc.is_alive():
+            proc.terminate()
+        proc.join()
+
+
+atexit.register(shutdown)
+
+
+def _serve(d, backend_name, device, unique_id, inboxes, jobs, results, barrier, board):
+    """Device ``d``'s process: run jobs (a part file, the pickled factory, sources) until told to stop.
+
+    After a failure it reports and ends: the parent then replaces the pool.
+    """
+    backend, transport = Backend(backend_name, device), None
+    with backend.context():
+        try:
             p = len(inboxes)
             if backend.is_gpu:  # collective: before anything that could fail on one device alone
                 transport = NcclTransport(inboxes, d, barrier, unique_id)
             else:
                 transport = QueueTransport(inboxes, d, barrier)
-            with open(path, "rb") as f:
-                part = pickle.load(f).to(backend)
-            prim = make(part)
-            exchange = Exchange(part, p, transport, communication)
-            tick = (lambda: results.put(("tick", d, None))) if d == 0 else None
-            records, clock = drive(d, prim, exchange, backend, SharedBoard(board, p, barrier), barrier, sources,
-                                   tick)
-            piece = part.own_values(prim.result(), prim.vertex_valued)
-            summary = _plain_attributes(prim) if d == 0 else None
+        except BaseException as e:  # noqa: BLE001 - re-raised in the caller
+            barrier.abort()
+            results.put(("error", d, _picklable(e)))
+            return
+        while True:
+            job = jobs.get()
+            if job is None:
+                return
+            if not _run_job(d, backend, p, transport, job, results, barrier, board):
+                _abort(transport)
+                return
+
+
+def _run_job(d, backend, p, transport, job, results, barrier, board):
+    """One run on device ``d``; reports its outcome and returns whether it succeeded."""
+    path, payload, sources = job
+    prim = None
+    try:
+        make, communication = pickle.loads(payload)
+        with open(path, "rb") as f:
+            part = pickle.load(f).to(backend)
+        prim = make(part)
+        exchange = Exchange(part, p, transport, communication)
+        tick = (lambda: results.put(("tick", d, None))) if d == 0 else None
+        records, clock = drive(d, prim, exchange, backend, SharedBoard(board, p, barrier), barrier, sources, tick)
+        piece = part.own_values(prim.result(), prim.vertex_valued)
+        summary = _plain_attributes(prim) if d == 0 else None
         results.put(("done", d, (piece, records, clock, summary)))
+        return True
     except threading.BrokenBarrierError as e:
-        _abort(transport)
         results.put(("error", d, e))
     except BaseException as e:  # noqa: BLE001 - re-raised in the caller
         barrier.abort()
-        _abort(transport)
         results.put(("error", d, _picklable(worker_error(d, backend, prim, e) if prim is not None else e)))
+    return False
 
 
 def _abort(transport):
-    if transport is not None:
-        try:
-            transport.abort()
-        except Exception:  # noqa: BLE001 - already failing; the first error is what the caller needs
-            pass
+    try:
+        transport.abort()
+    except Exception:  # noqa: BLE001 - already failing; the first error is what the caller needs
+        pass
 
 
 def _plain_attributes(prim):

@@ -232,9 +232,14 @@ class Vanishing(BFS):
 def test_a_failing_worker_process_stops_all_and_reaches_the_caller(primitive, error, match):
     import multiprocessing
 
+    from mgraph import spawn
+
+    spawn.shutdown()
     with pytest.raises(error, match=match):
         mgraph.run(primitive, get_case("facebook").graph, 0, devices=3, workers="processes")
     assert multiprocessing.active_children() == []  # every worker has ended
+    np.testing.assert_array_equal(mgraph.bfs(get_case("facebook").graph, 0, devices=3, workers="processes").depth,
+                                  mgraph.bfs(get_case("facebook").graph, 0).depth)  # and a new pool serves the next run
 
 
 def test_processes_need_a_primitive_that_pickles_and_known_workers():
