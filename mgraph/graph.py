@@ -6,9 +6,13 @@ always 64-bit.  Construction runs on whichever array module the edges come in
 """
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 
 from .backend import Backend, array_module, resolve, to_numpy
+
+_TOKENS = itertools.count(1)
 
 INT32_MAX = np.iinfo(np.int32).max
 
@@ -48,6 +52,7 @@ class Graph:
         self.num_input_edges = num_input_edges
         self._reverse = None
         self._on = {}
+        self.token = next(_TOKENS)  # names this graph object for caches outside it (worker processes keep parts)
 
     # -- construction -------------------------------------------------------
     @classmethod

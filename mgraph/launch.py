@@ -13,8 +13,6 @@ import sys
 import threading
 import time
 
-import numpy as np
-
 import partitioners
 
 from . import spawn, subgraph
@@ -131,32 +129,44 @@ def _source_bar(count):
 
 
 def _run_devices(placement, make, sources, stats, tick=None):
+    if placement.workers == "processes":
+        key = None
+        if isinstance(placement.partitioner, str):  # a function may partition differently each call
+            key = (placement.graph.token, placement.partitioner, placement.seed, placement.duplication)
+        arrays, run_stats, prim, info = spawn.run_processes(key, lambda: _build(placement), placement.backends,
+                                                            make, placement.communication, sources, tick)
+    else:
+        parts, info = _build(placement, on_devices=True)
+        local = []
+        for s in sources:
+            local.append([])
+            for part, b in zip(parts, placement.backends):
+                with b.context():
+                    local[-1].append(part.local_id(s))
+        arrays, run_stats, prim = _run_threads(placement, make, parts, local, tick)
+    per_device = run_stats.pop("per_device")
+    stats.update(run_stats, **info, host_elapsed_s=run_stats["elapsed_s"],
+                 bytes_sent=[int(sum(r["bytes"])) for r in per_device], per_device=per_device)
+    return arrays, stats, prim
+
+
+def _build(placement, on_devices=False):
+    """Partition and build the subgraphs (on the graph's device; ``on_devices``: then move each to its own).
+
+    Returns (parts, {partition_s, subgraph_s, memory_bytes, owned_vertices}).
+    """
     g, p = placement.graph, placement.num_devices
     t = time.perf_counter()
     owner = partitioners.assign(g, p, placement.partitioner, placement.seed)
     _sync(placement)
     t_part = time.perf_counter()
     parts = subgraph.build(g, owner, p, placement.duplication)
-    processes = placement.workers == "processes"
-    if not processes:
+    if on_devices:
         parts = [part.to(b) for part, b in zip(parts, placement.backends)]
     _sync(placement)
-    t_sub = time.perf_counter()
-    homes = [placement.backends[0]] * p if processes else placement.backends  # where each part is now
-    local_sources = [[_local_id(part, b, s) for part, b in zip(parts, homes)] for s in sources]
-    if processes:
-        pieces, run_stats, prim = spawn.run_processes(parts, placement.backends, make, placement.communication,
-                                                      local_sources, tick)
-        arrays = assemble(pieces, g.num_vertices)
-    else:
-        arrays, run_stats, prim = _run_threads(placement, make, parts, local_sources, tick)
-    per_device = run_stats.pop("per_device")
-    stats.update(run_stats, partition_s=t_part - t, subgraph_s=t_sub - t_part,
-                 host_elapsed_s=run_stats["elapsed_s"],
-                 memory_bytes=[part.nbytes for part in parts],
-                 owned_vertices=[int(part.own_vertices.shape[0]) for part in parts],
-                 bytes_sent=[int(sum(r["bytes"])) for r in per_device], per_device=per_device)
-    return arrays, stats, prim
+    return parts, {"partition_s": t_part - t, "subgraph_s": time.perf_counter() - t_part,
+                   "memory_bytes": [part.nbytes for part in parts],
+                   "owned_vertices": [int(part.own_vertices.shape[0]) for part in parts]}
 
 
 def _run_threads(placement, make, parts, local_sources, tick):
@@ -179,29 +189,10 @@ def _sync(placement):
         b.synchronize()
 
 
-def _local_id(part, backend, source):
-    if source is None:
-        return None
-    with backend.context():
-        local = int(part.to_local(part.xp.asarray([source]))[0])
-    return local if local >= 0 else None
-
-
 def _gather(results, parts, backends, vertex_valued, n):
     """Each device's values of its own vertices, in caller ids, into whole-graph NumPy arrays."""
     pieces = []
     for part, backend, arrays in zip(parts, backends, results):
         with backend.context():
             pieces.append(part.own_values(arrays, vertex_valued))
-    return assemble(pieces, n)
-
-
-def assemble(pieces, n):
-    """Whole-graph NumPy arrays from each device's (caller ids, {name: values}) of its own vertices."""
-    out = {}
-    for ids, arrays in pieces:
-        for name, values in arrays.items():
-            if name not in out:
-                out[name] = np.empty(n, dtype=values.dtype)
-            out[name][ids] = values
-    return out
+    return subgraph.assemble(pieces, n)

@@ -31,16 +31,20 @@ import types
 
 from .backend import Backend
 from .comm import Exchange
-from .comm.processes import NcclTransport, QueueTransport, SharedBoard
+from .comm.processes import NcclTransport, QueueTransport, SharedBoard, Signals
 from .enactor import drive, raise_first, run_stats, worker_error
+from .subgraph import assemble
 
 GRACE_S = 30.0  # after a failure, how long the parent lets the other workers notice before ending them
 
 
-def run_processes(parts, backends, make, communication, sources, progress=None):
-    """Run ``make(part)`` on each part in its own process; (per-device (ids, values) pieces, stats, summary).
+def run_processes(key, build, backends, make, communication, sources, progress=None):
+    """Run ``make(part)`` on each part in its own process; (arrays, stats, summary, info).
 
-    ``sources`` lists, per run, each device's local id of the source.  The
+    ``build()`` gives (parts, info) as mgraph.launch builds them; it is not
+    called when the pool's workers already hold the parts of ``key`` (the same
+    graph object, partitioner, seed and duplication; None: never reuse), and
+    ``info`` then says ``parts_reused``.  ``sources`` are caller ids.  The
     summary is a namespace of device 0's primitive's plain attributes (its
     ``directions``, ``error``, ...), since the primitive itself stays in its
     process.  ``stats["startup_s"]`` is the time to hand the workers their
@@ -53,31 +57,49 @@ def run_processes(parts, backends, make, communication, sources, progress=None):
     except Exception as e:
         raise ValueError("workers='processes' needs a primitive that can be pickled (a class or a "
                          f"functools.partial, not a lambda or a local function): {e}") from None
-    p = len(parts)
+    p = len(backends)
     if backends[0].is_gpu and len({b.device for b in backends}) < p:
         raise ValueError("workers='processes' needs a different GPU for every device (NCCL allows one rank per "
                          "GPU); use workers='threads' to share a GPU between partitions")
     pool = _pool(backends)
-    with tempfile.TemporaryDirectory(prefix="mgraph-parts-", dir=_scratch_dir(parts)) as tmp:
-        paths = []
-        for part in parts:
-            paths.append(os.path.join(tmp, f"part{part.index}.pickle"))
-            with open(paths[-1], "wb") as f:
-                pickle.dump(part.to(Backend("numpy")), f, protocol=pickle.HIGHEST_PROTOCOL)
+    reuse, folder = key is not None and pool.key == key, None
+    if reuse:
+        paths, info = [None] * p, dict(pool.info, partition_s=0.0, subgraph_s=0.0, parts_reused=True)
+    else:
+        pool.key = None
+        parts, info = build()
+        folder = tempfile.TemporaryDirectory(prefix="mgraph-parts-", dir=_scratch_dir(parts))
+        paths = _hand_over(parts, folder.name)
+        del parts
+    try:
         for d in range(p):
-            pool.jobs[d].put((paths[d], job, [run[d] for run in sources]))
-        try:
-            done, errors = pool.collect(progress)
-        except BaseException:
-            _close(pool, at_once=True)
-            raise
+            pool.jobs[d].put((paths[d], job, list(sources)))
+        done, errors = pool.collect(progress)
+    except BaseException:
+        _close(pool, at_once=True)
+        raise
+    finally:
+        if folder is not None:
+            folder.cleanup()
     if any(e is not None for e in errors):
         _close(pool, at_once=True)  # workers that failed have ended; the pool starts afresh next time
         raise_first(errors)
-    pieces = [done[d][0] for d in range(p)]
+    if not reuse:
+        pool.key, pool.info = key, info
     stats = run_stats([done[d][1] for d in range(p)], done[0][2])
     stats["startup_s"] = done[0][2]["start"] - t0  # one monotonic clock for all processes (Linux)
-    return pieces, stats, types.SimpleNamespace(**done[0][3])
+    arrays = assemble([done[d][0] for d in range(p)], done[0][4])
+    return arrays, stats, types.SimpleNamespace(**done[0][3]), info
+
+
+def _hand_over(parts, folder):
+    """Each part as a pickle of its host arrays in ``folder``; the files' paths."""
+    paths = []
+    for part in parts:
+        paths.append(os.path.join(folder, f"part{part.index}.pickle"))
+        with open(paths[-1], "wb") as f:
+            pickle.dump(part.to(Backend("numpy")), f, protocol=pickle.HIGHEST_PROTOCOL)
+    return paths
 
 
 def shutdown():
@@ -99,13 +121,14 @@ class _Pool:
         unique_id = _nccl_unique_id() if backends[0].is_gpu else None
         self.barrier = ctx.Barrier(p)
         # kept here: the children unpickle these after start(), so the parent must not free them first
-        self.board = board = SharedBoard.allocate(ctx, p)
+        self.shared = shared = (Signals.allocate(ctx, p),) + SharedBoard.allocate(ctx, p)
         self.inboxes = inboxes = [ctx.Queue() for _ in range(p)]
         self.jobs = [ctx.Queue() for _ in range(p)]
         self.results = ctx.Queue()
+        self.key, self.info = None, None  # which parts the workers hold, and what building them reported
         self.procs = [ctx.Process(target=_serve, name=f"mgraph-device-{d}", daemon=True,
                                   args=(d, b.name, b.device, unique_id, inboxes, self.jobs[d], self.results,
-                                        self.barrier, board))
+                                        self.barrier, shared))
                       for d, b in enumerate(backends)]
         for proc in self.procs:
             proc.start()
@@ -177,47 +200,58 @@ def _close(pool, at_once=False):
 atexit.register(shutdown)
 
 
-def _serve(d, backend_name, device, unique_id, inboxes, jobs, results, barrier, board):
-    """Device ``d``'s process: run jobs (a part file, the pickled factory, sources) until told to stop.
+def _serve(d, backend_name, device, unique_id, inboxes, jobs, results, barrier, shared):
+    """Device ``d``'s process: run jobs (a part file or None for the last part, the pickled factory, caller
+    sources) until told to stop.
 
-    After a failure it reports and ends: the parent then replaces the pool.
+    The transport and the board live as long as the process: their counters
+    in shared memory go on from one run to the next.  After a failure the
+    worker reports and ends: the parent then replaces the pool.
     """
     backend, transport = Backend(backend_name, device), None
+    p = len(inboxes)
+    signals = Signals(shared[0], p)
+    board = SharedBoard(shared[1], shared[2], p, barrier)
     with backend.context():
         try:
-            p = len(inboxes)
             if backend.is_gpu:  # collective: before anything that could fail on one device alone
-                transport = NcclTransport(inboxes, d, barrier, unique_id)
+                transport = NcclTransport(signals, inboxes, d, barrier, unique_id)
             else:
-                transport = QueueTransport(inboxes, d, barrier)
+                transport = QueueTransport(signals, inboxes, d, barrier)
         except BaseException as e:  # noqa: BLE001 - re-raised in the caller
             barrier.abort()
             results.put(("error", d, _picklable(e)))
             return
+        held = {}
         while True:
             job = jobs.get()
             if job is None:
                 return
-            if not _run_job(d, backend, p, transport, job, results, barrier, board):
+            if not _run_job(d, backend, p, transport, job, results, barrier, board, held):
                 _abort(transport)
                 return
 
 
-def _run_job(d, backend, p, transport, job, results, barrier, board):
-    """One run on device ``d``; reports its outcome and returns whether it succeeded."""
+def _run_job(d, backend, p, transport, job, results, barrier, board, held):
+    """One run on device ``d``; reports its outcome and returns whether it succeeded.  ``held["part"]`` keeps
+    the part for the next job."""
     path, payload, sources = job
     prim = None
     try:
         make, communication = pickle.loads(payload)
-        with open(path, "rb") as f:
-            part = pickle.load(f).to(backend)
+        if path is not None:
+            held.pop("part", None)  # free the last part's memory before loading the next
+            with open(path, "rb") as f:
+                held["part"] = pickle.load(f).to(backend)
+        part = held["part"]
+        sources = [part.local_id(s) for s in sources]
         prim = make(part)
         exchange = Exchange(part, p, transport, communication)
         tick = (lambda: results.put(("tick", d, None))) if d == 0 else None
-        records, clock = drive(d, prim, exchange, backend, SharedBoard(board, p, barrier), barrier, sources, tick)
+        records, clock = drive(d, prim, exchange, backend, board, barrier, sources, tick)
         piece = part.own_values(prim.result(), prim.vertex_valued)
         summary = _plain_attributes(prim) if d == 0 else None
-        results.put(("done", d, (piece, records, clock, summary)))
+        results.put(("done", d, (piece, records, clock, summary, part.num_global)))
         return True
     except threading.BrokenBarrierError as e:
         results.put(("error", d, e))

@@ -108,6 +108,13 @@ class SubGraph(Graph):
             sub.id_on = [a.get(f"id_on_{k}") for k in range(len(self.id_on))]
         return sub
 
+    def local_id(self, vertex):
+        """This part's id of caller vertex ``vertex`` (None: None, or not on this part)."""
+        if vertex is None:
+            return None
+        local = int(self.to_local(self.xp.asarray([vertex]))[0])
+        return local if local >= 0 else None
+
     def own_values(self, arrays: dict, vertex_valued=()):
         """(caller ids of the own vertices, {name: their values}) as NumPy arrays, vertex ids in caller numbering."""
         from .backend import to_numpy
@@ -191,3 +198,14 @@ def _part(graph, owner, arc_owner, rev, rev_owner, d, duplication):
                     owner=vertex_owner.astype(np.int32), global_to_local=g2l, num_global=n,
                     num_global_arcs=graph.num_arcs,
                     duplication=duplication, reverse=reverse)
+
+
+def assemble(pieces, n):
+    """Whole-graph NumPy arrays from each device's (caller ids, {name: values}) of its own vertices."""
+    out = {}
+    for ids, arrays in pieces:
+        for name, values in arrays.items():
+            if name not in out:
+                out[name] = np.empty(n, dtype=values.dtype)
+            out[name][ids] = values
+    return out

@@ -214,6 +214,20 @@ def test_processes_and_threads_report_the_same_supersteps():
     np.testing.assert_allclose(processes.rank, threads.rank, rtol=0, atol=1e-15)
 
 
+def test_worker_processes_keep_their_parts_for_the_same_graph_and_options():
+    case = get_case("chesapeake")
+    g, opts = case.graph, dict(devices=2, workers="processes")
+    first = mgraph.bfs(g, 0, seed=11, **opts)  # a seed no other test uses: these parts are built now
+    again = mgraph.bfs(g, 5, seed=11, **opts)
+    other = mgraph.bfs(g, 5, seed=11, duplication="all", **opts)
+    assert "parts_reused" not in first.stats and first.stats["subgraph_s"] > 0
+    assert again.stats["parts_reused"] and again.stats["memory_bytes"] == first.stats["memory_bytes"]
+    assert "parts_reused" not in other.stats  # other options: built and handed over again
+    np.testing.assert_array_equal(again.depth, mgraph.bfs(g, 5).depth)
+    np.testing.assert_array_equal(other.depth, again.depth)
+    check_bfs_tree(case, 5, again.depth, again.predecessor)
+
+
 class Vanishing(BFS):
     """BFS whose device 1 process dies without a word (as a crash or a kill would end it)."""
 
