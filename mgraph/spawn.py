@@ -71,6 +71,7 @@ def run_processes(key, build, backends, make, communication, sources, progress=N
         folder = tempfile.TemporaryDirectory(prefix="mgraph-parts-", dir=_scratch_dir(parts))
         paths = _hand_over(parts, folder.name)
         del parts
+        _release_cached_memory(backends[0])  # the workers, not this process, need the GPU's memory now
     try:
         for d in range(p):
             pool.jobs[d].put((paths[d], job, list(sources)))
@@ -241,6 +242,7 @@ def _run_job(d, backend, p, transport, job, results, barrier, board, held):
         make, communication = pickle.loads(payload)
         if path is not None:
             held.pop("part", None)  # free the last part's memory before loading the next
+            _release_cached_memory(backend)
             with open(path, "rb") as f:
                 held["part"] = pickle.load(f).to(backend)
         part = held["part"]
@@ -259,6 +261,18 @@ def _run_job(d, backend, p, transport, job, results, barrier, board, held):
         barrier.abort()
         results.put(("error", d, _picklable(worker_error(d, backend, prim, e) if prim is not None else e)))
     return False
+
+
+def _release_cached_memory(backend):
+    """Return the blocks CuPy's memory pool keeps for reuse to the driver, so another process can have them.
+
+    Each process has its own pool, and what one keeps the others cannot use:
+    the parent's after building the parts, a worker's when it changes graph.
+    """
+    if backend.is_gpu:
+        with backend.xp.cuda.Device(backend.device):
+            backend.synchronize()
+            backend.xp.get_default_memory_pool().free_all_blocks()
 
 
 def _abort(transport):
