@@ -89,6 +89,12 @@ class Backend:
         if self.is_gpu:
             self.xp.cuda.Device(self.device).synchronize()
 
+    def synchronize_stream(self) -> None:
+        """Wait for the calling thread's current stream only (a device-wide wait also waits for other streams,
+        such as NCCL's own)."""
+        if self.is_gpu:
+            self.xp.cuda.get_current_stream().synchronize()
+
     def timer(self) -> "Timer":
         return Timer(self)
 

@@ -5,7 +5,10 @@
 One partition per GPU present, random partitioner, each primitive's default
 communication; a warm-up of each variant first; sources as scripts/scaling.py
 picks them.  Prints, per round, elapsed ms (PageRank: ms per iteration) and,
-for processes, the untimed start-up (spawn, hand-over of the parts).
+for processes, the untimed start-up (spawn, hand-over of the parts).  With
+``gaps``: also, per run, the milliseconds of elapsed time outside device 0's
+recorded supersteps, and of those the part after the last superstep (final
+synchronisation and barrier).
 """
 import statistics
 import sys
@@ -35,6 +38,7 @@ def main():
     scale = int(sys.argv[1])
     names = sys.argv[2].split(",") if len(sys.argv) > 2 else list(RUNS)
     rounds = int(sys.argv[3]) if len(sys.argv) > 3 else 2
+    gaps = "gaps" in sys.argv[4:]
     gpus = cupy.cuda.runtime.getDeviceCount()
     g = mgraph.load(f"rmat:{scale}", backend="cupy")
     gw = with_random_weights(g, 1, 64, seed=1)
@@ -52,6 +56,11 @@ def main():
             for w in times:
                 r = RUNS[name](graph, sources[k], devices=gpus, workers=w)
                 times[w].append(ms(r))
+                if gaps:
+                    host = sum(sum(v) for k, v in r.stats["per_device"][0].items() if k.endswith("_s"))
+                    print(f"  {name} {w}: {1e3 * r.stats['elapsed_s']:.2f} ms, outside supersteps "
+                          f"{1e3 * (r.stats['elapsed_s'] - host):.2f} ms, after the last "
+                          f"{1e3 * r.stats['finish_s']:.2f} ms", flush=True)
                 if w == "processes":
                     starts.append(r.stats["startup_s"])
         for w, ts in times.items():
