@@ -2,7 +2,7 @@
 
     mgraph bfs|dobfs|sssp|cc|pr|bc GRAPH [--source S] [--runs N] [--validate] [--json FILE]
                                          [--devices N | --gpus 0,1,..] [--partitioner P]
-                                         [--workers threads|processes] ...
+                                         [--workers auto|threads|processes] ...
     mgraph partition GRAPH --parts N [--partitioner P] [--seed S] [--json FILE]
     mgraph info GRAPH
     mgraph convert IN OUT.npz
@@ -295,7 +295,8 @@ def _parser() -> argparse.ArgumentParser:
         q.add_argument("--communication", choices=COMMUNICATIONS,
                        help="send remote frontier vertices to their owner (selective) or to every device (broadcast)")
         q.add_argument("--workers", choices=WORKERS,
-                       help="one thread (default) or one process per device; processes need distinct GPUs")
+                       help="one thread or one process per device (default auto: processes on distinct GPUs, "
+                            "else threads)")
         q.add_argument("--seed", type=int, default=0, help="seed for random sources, weights and partitioning")
         q.add_argument("--validate", action="store_true", help="check every run against a CPU reference")
         q.add_argument("--json", metavar="FILE", help="write one JSON record of this invocation")

@@ -22,7 +22,7 @@ from .enactor import enact, enact_devices
 from .graph import Graph
 
 RUN_OPTIONS = ("backend", "devices", "partitioner", "duplication", "communication", "seed", "workers")
-WORKERS = ("threads", "processes")
+WORKERS = ("auto", "threads", "processes")
 
 
 class Placement:
@@ -74,12 +74,16 @@ class Placement:
         if self.communication not in COMMUNICATIONS:
             raise ValueError(f"unknown communication {self.communication!r}: expected one of "
                              f"{', '.join(COMMUNICATIONS)}")
-        self.workers = run.get("workers", "threads")
-        if self.workers not in WORKERS:
-            raise ValueError(f"unknown workers {self.workers!r}: expected one of {', '.join(WORKERS)}")
-        if self.workers == "processes" and base.is_gpu and len(set(ids)) < len(ids):
+        workers = run.get("workers", "auto")
+        if workers not in WORKERS:
+            raise ValueError(f"unknown workers {workers!r}: expected one of {', '.join(WORKERS)}")
+        distinct = len(set(ids)) == len(ids)
+        if workers == "processes" and base.is_gpu and not distinct:
             raise ValueError("workers='processes' needs a different GPU for every device (NCCL allows one rank per "
                              "GPU); use workers='threads' to share a GPU between partitions")
+        if workers == "auto":  # processes where measured faster: GPUs of their own (docs/multi-gpu.md)
+            workers = "processes" if base.is_gpu and distinct and len(ids) > 1 else "threads"
+        self.workers = workers
         self.graph = graph.to(self.backends[0])
 
     @property

@@ -149,8 +149,10 @@ class _Pool:
             except queue.Empty:
                 for d, proc in enumerate(procs):
                     if d not in done and errors[d] is None and not proc.is_alive():
-                        errors[d] = RuntimeError(f"device worker {d} exited with code {proc.exitcode} "
-                                                 "without reporting a result")
+                        errors[d] = RuntimeError(
+                            f"device worker {d} exited with code {proc.exitcode} without reporting a result (one "
+                            "that dies while starting may be re-running a script that calls mgraph outside "
+                            "`if __name__ == \"__main__\":`, which worker processes need)")
                         barrier.abort()
                 if any(e is not None for e in errors):
                     failed_at = failed_at or time.monotonic()

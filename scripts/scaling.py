@@ -71,7 +71,7 @@ from primitives.contract import Primitive  # noqa: E402
 EXPERIMENTS = ("strong", "weak", "overhead")
 SEED_OVERHEAD_US = {1: 66.8, 2: 124.0, 4: 188.0}  # the seed's us per superstep on K40s (one vertex + one edge each)
 BREAKDOWN = (("compute", "compute_s"), ("split+package", "package_s"), ("push", "push_s"),
-             ("combine", "combine_s"), ("barrier wait", "wait_s"))
+             ("combine", "combine_s"), ("wait", "wait_s"))
 SPREAD_WARNING = 2.0  # a note when the slowest timed run of a measurement took this many times the fastest
 UNITS = {"bfs": "GTEPS", "dobfs": "GTEPS", "sssp": "GTEPS", "cc": "ms", "pr": "ms/iteration", "bc": "ms/source"}
 TITLES = {"bfs": "BFS", "dobfs": "DOBFS", "sssp": "SSSP", "cc": "CC", "pr": "PageRank", "bc": "BC"}
@@ -187,7 +187,7 @@ def _arguments(argv):
     p.add_argument("--duplication", choices=DUPLICATIONS, help="1-hop or all (default: each primitive's)")
     p.add_argument("--communication", choices=COMMUNICATIONS,
                    help="selective or broadcast (default: each primitive's own)")
-    p.add_argument("--workers", choices=WORKERS, help="one thread (default) or one process per device")
+    p.add_argument("--workers", choices=WORKERS, help="one thread or one process per device (default auto: processes on distinct GPUs)")
     p.add_argument("--seed", type=int, default=0, help="seed for graphs, sources, weights and partitioning")
     p.add_argument("--backend", choices=BACKENDS, default="auto")
     p.add_argument("--validate", action=argparse.BooleanOptionalAction, default=True,

@@ -86,6 +86,15 @@ def test_every_primitive_on_gpus_matches_one_cpu_device(graphs, gname, devices, 
         assert r.stats["devices"] == len(devices) and r.stats["workers"] == workers
 
 
+def test_auto_workers_are_processes_on_gpus_of_their_own():
+    g = mgraph.load("rmat:10", backend="numpy")
+    assert mgraph.bfs(g, 0, backend="cupy", devices=[0, 0]).stats["workers"] == "threads"
+    if cp.cuda.runtime.getDeviceCount() >= 2:
+        r = mgraph.bfs(g, 0, backend="cupy", devices=2)
+        assert r.stats["workers"] == "processes"
+        np.testing.assert_array_equal(r.depth, mgraph.bfs(g, 0, backend="numpy").depth)
+
+
 @pytest.mark.parametrize("partitioner", ["random", "biased-random"])
 def test_partitioners_run_on_the_gpu(graphs, partitioner):
     g = graphs["rmat13"]

@@ -118,6 +118,7 @@ def test_defaults_follow_the_seed():
     assert mgraph.sssp(g, 0, devices=2).stats["communication"] == "selective"
     r = mgraph.pagerank(g, devices=2)
     assert (r.stats["communication"], r.stats["partitioner"], r.stats["duplication"]) == ("selective", "random", "1-hop")
+    assert r.stats["workers"] == "threads"  # auto: processes only for GPUs of their own (tests/test_gpu_multi.py)
 
 
 def test_stats_break_each_superstep_down_per_device():

@@ -64,7 +64,7 @@ def test_runs_all_three_experiments_and_records_them(run, capsys):
         assert r["us_per_superstep"] > 0 and r["validation"] == "PASS"
         assert r["supersteps"] >= r["path_length"] and r["seed_k40_us"] == scaling.SEED_OVERHEAD_US[r["devices"]]
     assert overhead[0]["breakdown_us"] is None  # one device: no exchange
-    assert set(overhead[1]["breakdown_us"]) == {"compute", "split+package", "push", "combine", "barrier wait"}
+    assert set(overhead[1]["breakdown_us"]) == {"compute", "split+package", "push", "combine", "wait"}
     assert all(v >= 0 for v in overhead[1]["breakdown_us"].values()) and overhead[1]["bytes_per_superstep"] == 0  # paths stay home
     try:
         import matplotlib  # noqa: F401
