@@ -81,9 +81,8 @@ class Placement:
         if workers == "processes" and base.is_gpu and not distinct:
             raise ValueError("workers='processes' needs a different GPU for every device (NCCL allows one rank per "
                              "GPU); use workers='threads' to share a GPU between partitions")
-        if workers == "auto":  # processes where measured faster: GPUs of their own (docs/multi-gpu.md)
-            workers = "processes" if base.is_gpu and distinct and len(ids) > 1 else "threads"
         self.workers = workers
+        self.may_spawn = base.is_gpu and distinct  # "auto" runs worker processes when the primitive pickles
         self.graph = graph.to(self.backends[0])
 
     @property
@@ -132,8 +131,17 @@ def _source_bar(count):
     return tqdm(total=count, desc="sources", unit="source", leave=False)
 
 
+def _workers(placement, make):
+    """The run's workers; "auto" is one process per device where that measured faster (GPUs of their own,
+    docs/multi-gpu.md) and the primitive can be handed to a process, else one thread per device."""
+    if placement.workers != "auto":
+        return placement.workers
+    return "processes" if placement.may_spawn and spawn.picklable(make) else "threads"
+
+
 def _run_devices(placement, make, sources, stats, tick=None):
-    if placement.workers == "processes":
+    stats["workers"] = _workers(placement, make)
+    if stats["workers"] == "processes":
         key = None
         if isinstance(placement.partitioner, str):  # a function may partition differently each call
             key = (placement.graph.token, placement.partitioner, placement.seed, placement.duplication)

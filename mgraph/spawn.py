@@ -52,11 +52,10 @@ def run_processes(key, build, backends, make, communication, sources, progress=N
     processes), which ``elapsed_s`` leaves out.
     """
     t0 = time.perf_counter()
-    try:
-        job = pickle.dumps((make, communication))
-    except Exception as e:
+    if not picklable(make):
         raise ValueError("workers='processes' needs a primitive that can be pickled (a class or a "
-                         f"functools.partial, not a lambda or a local function): {e}") from None
+                         "functools.partial, not a lambda or a local function)")
+    job = pickle.dumps((make, communication))
     p = len(backends)
     if backends[0].is_gpu and len({b.device for b in backends}) < p:
         raise ValueError("workers='processes' needs a different GPU for every device (NCCL allows one rank per "
@@ -101,6 +100,15 @@ def _hand_over(parts, folder):
         with open(paths[-1], "wb") as f:
             pickle.dump(part.to(Backend("numpy")), f, protocol=pickle.HIGHEST_PROTOCOL)
     return paths
+
+
+def picklable(make) -> bool:
+    """Whether ``make`` (a primitive class or factory) can be sent to a worker process."""
+    try:
+        pickle.dumps(make)
+        return True
+    except Exception:  # pickling raises many kinds of errors (PicklingError, AttributeError, TypeError)
+        return False
 
 
 def shutdown():

@@ -3,10 +3,12 @@
 A complete user primitive, written for one device with mgraph.ops only.  The
 same class runs on N devices unchanged:
 
+    import functools
     import mgraph
     from khop import KHop
-    r = mgraph.run(lambda g: KHop(g, k=2), graph, source=0)               # one device
-    r = mgraph.run(lambda g: KHop(g, k=2), graph, source=0, devices=4)    # four
+    two_hops = functools.partial(KHop, k=2)
+    r = mgraph.run(two_hops, graph, source=0)               # one device
+    r = mgraph.run(two_hops, graph, source=0, devices=4)    # four
     r.hops        # -1 beyond k hops
 """
 import numpy as np
