@@ -52,14 +52,12 @@ def run_processes(key, build, backends, make, communication, sources, progress=N
     processes), which ``elapsed_s`` leaves out.
     """
     t0 = time.perf_counter()
-    if not picklable(make):
+    try:
+        job = pickle.dumps((make, communication))
+    except Exception as e:  # pickling raises many kinds of errors (PicklingError, AttributeError, TypeError)
         raise ValueError("workers='processes' needs a primitive that can be pickled (a class or a "
-                         "functools.partial, not a lambda or a local function)")
-    job = pickle.dumps((make, communication))
-    p = len(backends)
-    if backends[0].is_gpu and len({b.device for b in backends}) < p:
-        raise ValueError("workers='processes' needs a different GPU for every device (NCCL allows one rank per "
-                         "GPU); use workers='threads' to share a GPU between partitions")
+                         f"functools.partial, not a lambda or a local function): {e}") from None
+    p = len(backends)  # distinct GPUs: mgraph.launch.Placement has checked
     pool = _pool(backends)
     reuse, folder = key is not None and pool.key == key, None
     if reuse:
