@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import numbers
+import platform
 import sys
 import threading
 import time
@@ -18,6 +19,7 @@ import partitioners
 from . import spawn, subgraph
 from .backend import Backend, resolve, to_numpy
 from .comm import COMMUNICATIONS, Exchange, LocalTransport
+from .comm.processes import ORDERED_STORES
 from .enactor import enact, enact_devices
 from .graph import Graph
 
@@ -81,8 +83,12 @@ class Placement:
         if workers == "processes" and base.is_gpu and not distinct:
             raise ValueError("workers='processes' needs a different GPU for every device (NCCL allows one rank per "
                              "GPU); use workers='threads' to share a GPU between partitions")
+        if workers == "processes" and not ORDERED_STORES:
+            raise ValueError(f"workers='processes' needs an x86-64 host (its handshakes rely on x86's store order); "
+                             f"this one is {platform.machine()}: use workers='threads'")
         self.workers = workers
-        self.may_spawn = base.is_gpu and distinct  # "auto" runs worker processes when the primitive pickles
+        # "auto" runs worker processes when the primitive pickles
+        self.may_spawn = base.is_gpu and distinct and ORDERED_STORES
         self.graph = graph.to(self.backends[0])
 
     @property

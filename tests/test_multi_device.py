@@ -265,6 +265,14 @@ def test_processes_need_a_primitive_that_pickles_and_known_workers():
         mgraph.bfs(g, 0, devices=2, workers="fibers")
 
 
+def test_processes_only_where_the_shared_memory_handshakes_are_safe(monkeypatch):
+    from mgraph import launch
+
+    monkeypatch.setattr(launch, "ORDERED_STORES", False)  # as on a machine without x86's store order
+    with pytest.raises(ValueError, match="x86-64"):
+        mgraph.bfs(get_case("chesapeake").graph, 0, devices=2, workers="processes")
+
+
 def test_run_a_primitive_class_on_one_and_many_devices():
     case = get_case("chesapeake")
     one = mgraph.run(BFS, case.graph, 0)

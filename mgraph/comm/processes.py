@@ -8,7 +8,9 @@ microseconds, where a queue round trip or a semaphore barrier between
 processes costs tens to hundreds.  Spinning yields the CPU between looks, so
 more workers than cores still make progress, and it gives up when the run's
 barrier is broken (a peer failed).  The sequence numbers rely on stores
-becoming visible in program order (x86).
+becoming visible in program order, which x86-64 guarantees and Python gives
+no fence for elsewhere: ``ORDERED_STORES`` says whether this machine is one,
+and mgraph.launch runs threads where it is not.
 
 * :class:`QueueTransport` (NumPy virtual devices): the arrays travel through
   a ``multiprocessing`` queue per receiver.
@@ -21,6 +23,7 @@ becoming visible in program order (x86).
 from __future__ import annotations
 
 import os
+import platform
 import queue
 import threading
 import time
@@ -29,6 +32,7 @@ import numpy as np
 
 from .transport import Transport
 
+ORDERED_STORES = platform.machine().lower() in ("x86_64", "amd64")  # total store order: the handshakes are safe
 TAGS = 2  # hops per superstep (0: to owners, 1: owners to holders)
 SPIN = 64  # looks at the shared numbers before each yield of the CPU
 NAP = 4096  # looks (a few hundred microseconds) after which a waiter sleeps between looks
