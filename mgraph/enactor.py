@@ -71,8 +71,9 @@ def drive(d, prim, ex, backend, board, barrier, sources, progress=None):
     worker process (mgraph.spawn).  Supersteps end with the exchange and one
     ``board.share`` at which every device publishes whether it has converged
     and its share of the primitive's ``global_sums``.  Returns (per-superstep
-    records, {"start", "stop", "iterations"}) with start and stop read by
-    every device just after a barrier.
+    records, clock): the clock's ``start`` is read just after a barrier,
+    ``loop_end`` after the last superstep, ``stop`` once every device's
+    stream has finished; with ``iterations`` and the whole ``frontier_sizes``.
     """
     records = {k: [] for k in STAT_KEYS}
     clock = {"iterations": 0}
