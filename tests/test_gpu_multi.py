@@ -16,6 +16,7 @@ import partitioners
 from mgraph.generators import with_random_weights
 from mgraph.ops import numpy_ops
 from mgraph.validate import validate_bfs, validate_sssp
+from primitives.bfs import BFS
 
 pytestmark = pytest.mark.gpu
 
@@ -93,6 +94,31 @@ def test_auto_workers_are_processes_on_gpus_of_their_own():
         r = mgraph.bfs(g, 0, backend="cupy", devices=2)
         assert r.stats["workers"] == "processes"
         np.testing.assert_array_equal(r.depth, mgraph.bfs(g, 0, backend="numpy").depth)
+
+
+class FailingOnGPU1(BFS):
+    """BFS that fails on device 1 in its third superstep, while device 0 may be inside an NCCL hop."""
+
+    def iterate(self, frontier):
+        if self.step == 2 and getattr(self.graph, "index", 0) == 1:
+            raise ZeroDivisionError("boom on device 1")
+        return super().iterate(frontier)
+
+
+@pytest.mark.skipif(cp.cuda.runtime.getDeviceCount() < 2, reason="needs two GPUs")
+def test_a_failing_gpu_worker_process_stops_all_and_the_next_run_works(graphs):
+    import multiprocessing
+
+    from mgraph import spawn
+
+    g = graphs["rmat13"]
+    source = int(np.flatnonzero(np.diff(g.indptr) > 0)[0])
+    spawn.shutdown()
+    with pytest.raises(ZeroDivisionError, match="boom on device 1"):
+        mgraph.run(FailingOnGPU1, g, source, backend="cupy", devices=2, workers="processes")
+    assert multiprocessing.active_children() == []
+    r = mgraph.bfs(g, source, backend="cupy", devices=2, workers="processes")
+    np.testing.assert_array_equal(r.depth, reference(g, "bfs", source).depth)
 
 
 @pytest.mark.parametrize("partitioner", ["random", "biased-random"])
