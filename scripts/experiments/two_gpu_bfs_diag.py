@@ -11,6 +11,8 @@ On one R-MAT graph, random 2-way partition, duplicate-1-hop:
 4. PageRank and SSSP on 1 and 2 GPUs, with the 2-GPU breakdown summed over supersteps;
 5. where every array of each part lives (a wrong-device array would run over NVLink).
 
+All with one worker thread per device (workers="threads"), the layout this diagnosis was written for.
+
     PYTHONPATH=$PWD python3 scripts/experiments/two_gpu_bfs_diag.py [SCALE] [OUT.json]
 """
 import json
@@ -37,8 +39,8 @@ mgraph.bfs(g, src)
 one = mgraph.bfs(g, src).stats
 runs = {}
 for name, devs in (("2gpu", 2), ("2parts_gpu0", [0, 0])):
-    mgraph.bfs(g, src, devices=devs)
-    runs[name] = mgraph.bfs(g, src, devices=devs).stats
+    mgraph.bfs(g, src, devices=devs, workers="threads")
+    runs[name] = mgraph.bfs(g, src, devices=devs, workers="threads").stats
 report["one"] = {k: one[k] for k in ("elapsed_s", "frontier_sizes", "superstep_s")}
 report["runs"] = {k: {"elapsed_s": v["elapsed_s"], "per_device": v["per_device"]} for k, v in runs.items()}
 print(f"1 GPU {one['elapsed_s'] * 1e3:.2f} ms; 2 GPUs {runs['2gpu']['elapsed_s'] * 1e3:.2f} ms; "
@@ -120,7 +122,7 @@ for big in np.argsort(sizes)[-2:][::-1].tolist():
 report["switch"] = {}
 for interval in (5e-3, 1e-3, 1e-4, 2e-5, 5e-3):
     sys.setswitchinterval(interval)
-    times = [mgraph.bfs(g, src, devices=2).stats["elapsed_s"] * 1e3 for _ in range(5)]
+    times = [mgraph.bfs(g, src, devices=2, workers="threads").stats["elapsed_s"] * 1e3 for _ in range(5)]
     report["switch"].setdefault(str(interval), []).append(times)
     print(f"switch interval {interval * 1e6:.0f} us: 2-GPU BFS {sorted(times)[2]:.2f} ms (median of 5: "
           + ", ".join(f"{t:.1f}" for t in times) + ")")
@@ -130,8 +132,8 @@ sys.setswitchinterval(5e-3)
 for name, fn in (("pagerank", lambda **k: mgraph.pagerank(g, **k)), ("sssp", lambda **k: mgraph.sssp(g, src, **k))):
     fn()
     t1 = fn().stats["elapsed_s"]
-    fn(devices=2)
-    st = fn(devices=2).stats
+    fn(devices=2, workers="threads")
+    st = fn(devices=2, workers="threads").stats
     sums = {k: [round(sum(r[k]) * 1e3, 2) for r in st["per_device"]] for k in ("compute_s", "package_s", "push_s",
                                                                                 "wait_s", "combine_s")}
     report[name] = {"one_s": t1, "two_s": st["elapsed_s"], "supersteps": st["supersteps"], "sums_ms": sums}
