@@ -44,7 +44,7 @@ def run_processes(key, build, backends, make, communication, sources, progress=N
     ``build()`` gives (parts, info) as mgraph.launch builds them; it is not
     called when the pool's workers already hold the parts of ``key`` (the same
     graph object, partitioner, seed and duplication; None: never reuse), and
-    ``info`` then says ``parts_reused``.  ``sources`` are caller ids.  The
+    ``info`` then says ``parts_reused`` (its times are the build's).  ``sources`` are caller ids.  The
     summary is a namespace of device 0's primitive's plain attributes (its
     ``directions``, ``error``, ...), since the primitive itself stays in its
     process.  ``stats["startup_s"]`` is the time to hand the workers their
@@ -61,7 +61,7 @@ def run_processes(key, build, backends, make, communication, sources, progress=N
     pool = _pool(backends)
     reuse, folder = key is not None and pool.key == key, None
     if reuse:
-        paths, info = [None] * p, dict(pool.info, partition_s=0.0, subgraph_s=0.0, parts_reused=True)
+        paths, info = [None] * p, dict(pool.info, parts_reused=True)  # the times are those of the build
     else:
         pool.key = None
         parts, info = build()

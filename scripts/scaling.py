@@ -30,7 +30,8 @@ GTEPS is the harmonic mean over sources of Graph500 TEPS, with Gunrock's
 directed-edge TEPS beside it; PageRank is ms per iteration.  The tables also
 give the fastest and slowest timed run, and a note goes to stderr when the
 slowest took over twice the fastest (multi-GPU runs are host-bound and vary).  Each multi-GPU
-run partitions and builds its subgraphs first: their times (partition_s,
+run partitions and builds its subgraphs first (worker processes keep them from
+the warm-up, and report the warm-up's build): their times (partition_s,
 subgraph_s, medians) are reported apart from the run time.  One run per
 measurement is checked on the CPU (mgraph.cli.Validator) unless
 ``--no-validate``; graphs above ``--validate-max-scale`` are not checked

@@ -223,6 +223,7 @@ def test_worker_processes_keep_their_parts_for_the_same_graph_and_options():
     other = mgraph.bfs(g, 5, seed=11, duplication="all", **opts)
     assert "parts_reused" not in first.stats and first.stats["subgraph_s"] > 0
     assert again.stats["parts_reused"] and again.stats["memory_bytes"] == first.stats["memory_bytes"]
+    assert again.stats["subgraph_s"] == first.stats["subgraph_s"]  # the build's time, not redone
     assert "parts_reused" not in other.stats  # other options: built and handed over again
     np.testing.assert_array_equal(again.depth, mgraph.bfs(g, 5).depth)
     np.testing.assert_array_equal(other.depth, again.depth)
