@@ -105,6 +105,7 @@ def drive(d, prim, ex, backend, board, barrier, sources, progress=None):
 
     sizes = []
     prim.step = 0
+    sources = [ex.sub.local_id(s) for s in sources]  # caller ids -> this part's (None: not here)
     backend.synchronize()
     barrier.wait()
     clock["start"] = time.perf_counter()
@@ -145,8 +146,8 @@ def run_stats(records, clock):
 def enact_devices(primitives, exchanges, backends, barrier, sources, progress=None):
     """Run one primitive per device in lockstep, one worker thread each; per-device results and stats.
 
-    ``primitives[d]`` runs on device d's subgraph; ``sources`` lists, per
-    run, each device's local id of the source (or None).  An exception in any
+    ``primitives[d]`` runs on device d's subgraph; ``sources`` lists the
+    runs' sources in caller ids (or None).  An exception in any
     worker breaks the barrier, so every other worker stops at its next wait,
     and the first error is raised here.  ``progress``, if given, is called
     after each source.
@@ -160,7 +161,7 @@ def enact_devices(primitives, exchanges, backends, barrier, sources, progress=No
         prim, backend = primitives[d], backends[d]
         try:
             with backend.context():
-                out[d] = drive(d, prim, exchanges[d], backend, board, barrier, [run[d] for run in sources],
+                out[d] = drive(d, prim, exchanges[d], backend, board, barrier, sources,
                                progress if d == 0 else None)
         except threading.BrokenBarrierError as e:
             errors[d] = e

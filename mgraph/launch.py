@@ -155,13 +155,7 @@ def _run_devices(placement, make, sources, stats, tick=None):
                                                             make, placement.communication, sources, tick)
     else:
         parts, info = _build(placement, on_devices=True)
-        local = []
-        for s in sources:
-            local.append([])
-            for part, b in zip(parts, placement.backends):
-                with b.context():
-                    local[-1].append(part.local_id(s))
-        arrays, run_stats, prim = _run_threads(placement, make, parts, local, tick)
+        arrays, run_stats, prim = _run_threads(placement, make, parts, sources, tick)
     per_device = run_stats.pop("per_device")
     stats.update(run_stats, **info, host_elapsed_s=run_stats["elapsed_s"],
                  bytes_sent=[int(sum(r["bytes"])) for r in per_device], per_device=per_device)
@@ -187,7 +181,7 @@ def _build(placement, on_devices=False):
                    "owned_vertices": [int(part.own_vertices.shape[0]) for part in parts]}
 
 
-def _run_threads(placement, make, parts, local_sources, tick):
+def _run_threads(placement, make, parts, sources, tick):
     """One worker thread per device, each part already on its device; (arrays, stats, device 0's primitive)."""
     p = placement.num_devices
     prims = []
@@ -197,7 +191,7 @@ def _run_threads(placement, make, parts, local_sources, tick):
     barrier = threading.Barrier(p)
     transport = LocalTransport(placement.backends, barrier)
     exchanges = [Exchange(part, p, transport, placement.communication) for part in parts]
-    results, run_stats = enact_devices(prims, exchanges, placement.backends, barrier, local_sources, tick)
+    results, run_stats = enact_devices(prims, exchanges, placement.backends, barrier, sources, tick)
     arrays = _gather(results, parts, placement.backends, prims[0].vertex_valued, placement.graph.num_vertices)
     return arrays, run_stats, prims[0]
 

@@ -254,7 +254,6 @@ def _run_job(d, backend, p, transport, job, results, barrier, board, held):
             with open(path, "rb") as f:
                 held["part"] = pickle.load(f).to(backend)
         part = held["part"]
-        sources = [part.local_id(s) for s in sources]
         prim = make(part)
         exchange = Exchange(part, p, transport, communication)
         tick = (lambda: results.put(("tick", d, None))) if d == 0 else None
