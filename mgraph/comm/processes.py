@@ -30,7 +30,7 @@ import time
 
 import numpy as np
 
-from .transport import Transport
+from .transport import Transport, bytes_of
 
 ORDERED_STORES = platform.machine().lower() in ("x86_64", "amd64")  # total store order: the handshakes are safe
 TAGS = 2  # hops per superstep (0: to owners, 1: owners to holders)
@@ -136,7 +136,7 @@ class QueueTransport(_SharedBase):
         for k, package in packages:
             self.queues[k].put((tag, self.me, package))
         self._signal(packages, tag)
-        return sum(int(a.nbytes) for _, package in packages for a in package.values())
+        return bytes_of(packages)
 
     def receive(self, dst, tag=0):
         return [(src, self._take(tag, src)) for src, _, _ in self._sizes(tag)]
@@ -177,7 +177,7 @@ class NcclTransport(_SharedBase):
     def send(self, src, packages, tag=0):
         self.outgoing[tag] = packages
         self._signal(packages, tag, self._version(tag))
-        return sum(int(a.nbytes) for _, package in packages for a in package.values())
+        return bytes_of(packages)
 
     def receive(self, dst, tag=0):
         import cupy

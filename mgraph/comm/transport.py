@@ -32,6 +32,11 @@ class Transport:
         raise NotImplementedError
 
 
+def bytes_of(packages) -> int:
+    """The bytes a hop's (dst, package) pairs carry: what :meth:`Transport.send` returns."""
+    return sum(int(a.nbytes) for _, package in packages for a in package.values())
+
+
 class LocalTransport(Transport):
     """Devices of one process: memory copies between virtual CPU devices, peer copies between GPUs.
 
@@ -59,15 +64,13 @@ class LocalTransport(Transport):
         return self.mail.setdefault((tag, dst), [None] * len(self.backends))
 
     def send(self, src, packages, tag=0):
-        nbytes = 0
         for dst, package in packages:
-            nbytes += sum(int(a.nbytes) for a in package.values())
             if self.backends[src].is_gpu:
                 copies, landed = self._copy_out(package, src, dst)
                 self._slots(tag, dst)[src] = (copies, landed, package)
             else:
                 self._slots(tag, dst)[src] = ({k: a.copy() for k, a in package.items()}, None, None)
-        return nbytes
+        return bytes_of(packages)
 
     def receive(self, dst, tag=0):
         self.barrier.wait()
