@@ -61,9 +61,15 @@ class SubGraph(Graph):
         """In-arcs of the own vertices (from any vertex here); undirected parts are their own reverse."""
         return self if not self.directed else self._rev
 
+    @property
+    def own_below(self):
+        """With 1-hop proxies the own vertices are the local ids below this (they come first); None otherwise."""
+        return None if self._vertex_ids is None else int(self._own.shape[0])
+
     def count_own(self, ids) -> int:
         """How many of ``ids`` are this device's own vertices."""
-        return int((self.owner[ids] == self.index).sum())
+        below = self.own_below
+        return int((ids < below).sum() if below is not None else (self.owner[ids] == self.index).sum())
 
     def to_global(self, ids):
         """Caller ids of local ids (-1 stays -1)."""

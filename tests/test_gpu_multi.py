@@ -186,17 +186,20 @@ def test_exchange_kernels_match_numpy_twins(dtype, op):
                                   numpy_ops.translate(q, table))
 
 
+@pytest.mark.parametrize("own_below", [None, 7000])
 @pytest.mark.parametrize("n", [20000, 1_000_003])
-def test_append_unique_matches_numpy_twin_as_a_set(n):
+def test_append_unique_matches_numpy_twin_as_a_set(n, own_below):
     rng = np.random.default_rng(3)
     owner = rng.integers(0, 3, n).astype(np.int32)
-    parts = [rng.permutation(n)[:n // 4].astype(np.int32), rng.integers(0, n, 2 * n // 5).astype(np.int32)]
-    keeps = [None, rng.random(parts[1].size) < 0.5]
-    marks = np.zeros(n, dtype=np.int32)
-    marks_d = cp.asarray(marks)
-    ref, ref_own = numpy_ops.append_unique(parts, keeps, marks, 1, owner, 1)
-    got, own = cupy_ops.append_unique([cp.asarray(p) for p in parts], [None, cp.asarray(keeps[1])],
-                                      marks_d, 1, cp.asarray(owner), 1)
-    np.testing.assert_array_equal(np.sort(cp.asnumpy(got)), np.sort(ref))
+    parts = [rng.permutation(n)[:n // 4].astype(np.int32), rng.integers(0, n, 2 * n // 5).astype(np.int32),
+             rng.integers(0, n, n // 7).astype(np.int32)]
+    keeps = [None, rng.random(parts[1].size) < 0.5, None]
+    seen = cp.zeros(-(-n // 32), dtype=np.uint32)
+    ref, ref_own = numpy_ops.append_unique(parts, keeps, None, owner, 1, own_below)
+    got, own = cupy_ops.append_unique([cp.asarray(p) for p in parts], [None, cp.asarray(keeps[1]), None],
+                                      seen, cp.asarray(owner), 1, own_below)
+    got = cp.asnumpy(got)
+    assert len(got) == len(ref) and len(np.unique(got)) == len(got)  # each vertex once
+    np.testing.assert_array_equal(np.sort(got), np.sort(ref))
     assert own == ref_own
-    np.testing.assert_array_equal(cp.asnumpy(marks_d), marks)  # every merged vertex is marked
+    assert not cp.asnumpy(seen).any()  # the scratch bitmap is zeroed for the next merge

@@ -294,10 +294,12 @@ def test_exchange_operators_on_numpy():
     a = np.array([5, -1, 3, 7], dtype=np.int32)
     better = ops.combine_extreme(a, np.array([0, 1, 2]), np.array([4, 9, 3], dtype=np.int32), "min")
     assert better.tolist() == [True, True, False] and a.tolist() == [4, 9, 3, 7]  # -1 counts as unreached
-    marks = np.zeros(6, dtype=np.int32)
-    out, own = ops.append_unique([np.array([4, 1]), np.array([1, 5, 2])], [None, np.array([True, True, False])],
-                                 marks, 1, np.array([0, 1, 0, 0, 1, 1]), 1)
+    seen = ops.bitmap(np.array([], dtype=np.int64), 6)
+    parts, keeps = [np.array([4, 1]), np.array([1, 5, 2, 5])], [None, np.array([True, True, False, True])]
+    out, own = ops.append_unique(parts, keeps, seen, np.array([0, 1, 0, 0, 1, 1]), 1)
     assert out.tolist() == [4, 1, 5] and own == 3
+    out, own = ops.append_unique(parts, keeps, seen, None, 1, own_below=2)  # own vertices are the ids 0 and 1
+    assert out.tolist() == [4, 1, 5] and own == 1
     assert ops.translate(np.array([2, -1, 0]), np.array([10, 11, 12])).tolist() == [12, -1, 10]
 
 

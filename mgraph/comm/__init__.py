@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import time
 
-import numpy as np
 
 from .. import ops
 from . import combine as _combine
@@ -36,7 +35,7 @@ class Exchange:
 
     Per hop the host reads only what sizes the packages (one count per peer)
     and the merged frontier's length; combining is elementwise with no host
-    read, and the merge dedupes with a scratch array instead of a sort.
+    read, and the merge dedupes with a scratch bitmap instead of a sort.
     """
 
     def __init__(self, sub, num_devices, transport, communication):
@@ -45,7 +44,7 @@ class Exchange:
         self.sub, self.me, self.p = sub, sub.index, num_devices
         self.transport, self.communication = transport, communication
         self.peers = [k for k in range(num_devices) if k != self.me]
-        self._marks, self._stamp = None, 0  # per-vertex scratch of the merge, allocated on first use
+        self._seen = None  # the merge's scratch bitmap, allocated on first use
         self._border = None  # per peer, the own vertices it holds copies of (see _borders)
         self.own_count = None  # own vertices in the last frontier run() returned, where known without a read
 
@@ -181,14 +180,13 @@ class Exchange:
         return ids, improved
 
     def _merge(self, frontier, changed):
-        """The frontier plus the changed vertices, each once (marks per vertex instead of a sort)."""
+        """The frontier plus the changed vertices, each once (a bit per vertex instead of a sort)."""
         if not changed:
             return frontier
         sub = self.sub
-        if self._marks is None:
-            self._marks = sub.xp.zeros(sub.num_vertices, dtype=np.int32)
-        self._stamp += 1
+        if self._seen is None:
+            self._seen = ops.bitmap(frontier[:0], sub.num_vertices)
         merged, self.own_count = ops.append_unique([frontier] + [ids for ids, _ in changed],
                                                    [None] + [mask for _, mask in changed],
-                                                   self._marks, self._stamp, sub.owner, self.me)
+                                                   self._seen, sub.owner, self.me, sub.own_below)
         return merged

@@ -100,11 +100,13 @@ def put_where(array, ids, mask, values):
     return _impl(array).put_where(array, ids, mask, values)
 
 
-def append_unique(parts, keeps, marks, stamp, owner, me):
+def append_unique(parts, keeps, seen, owner, me, own_below=None):
     """Filter: the frontier merge.  The kept entries of ``parts`` (``keeps``: a mask each, or None for all), each
-    vertex once, using ``marks`` (int32 per vertex, never equal to a fresh ``stamp``) instead of a sort; and how
-    many of them ``owner`` gives to device ``me``.  One host read."""
-    return _impl(marks).append_unique(parts, keeps, marks, stamp, owner, me)
+    vertex once, and how many of them device ``me`` owns: ids below ``own_below`` where own vertices come first in
+    the numbering, else by ``owner``.  ``parts[0]`` must hold each vertex once (the device's own frontier);
+    ``seen`` is a zeroed bitmap of uint32 words over the vertices (:func:`bitmap`), zeroed again on return.  One
+    host read."""
+    return _impl(seen).append_unique(parts, keeps, seen, owner, me, own_below)
 
 
 def bucket(dest, num_buckets):

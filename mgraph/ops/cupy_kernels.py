@@ -232,12 +232,15 @@ extern "C" __global__ void pull_sum(const i64* __restrict__ indptr, const idx_t*
     if (lane == 0) y[row] = s;
 }
 
-// frontier merge: append the kept entries of src not yet marked with this stamp, once each; count[1] counts
-// those that device `me` owns (the host's per-superstep read gets both counts at once).  ITEMS entries per
-// thread, blockDim apart, so a block appends a tile of blockDim * ITEMS with one atomic per counter.
+// frontier merge: append the kept entries of src whose bit in `seen` was clear, once each, setting it.  The
+// bitmap is |V|/8 bytes and stays in L2, where an int mark per vertex sent every atomic to DRAM.  With
+// `test` == 0 (a part known to hold each vertex once: the device's own frontier) the bits are only set.
+// count[1] counts the appended vertices device `me` owns: ids below own_below where own vertices are a
+// prefix of the numbering (own_below >= 0), else by owner[].  ITEMS entries per thread, blockDim apart, so a
+// block appends a tile of blockDim * ITEMS with one atomic per counter.
 extern "C" __global__ void append_unique(const idx_t* __restrict__ src, const bool* __restrict__ keep, i64 n,
-                                         int* __restrict__ marks, int stamp, const int* __restrict__ owner, int me,
-                                         idx_t* __restrict__ out, u64* __restrict__ count) {
+                                         unsigned* __restrict__ seen, int test, const int* __restrict__ owner,
+                                         int me, i64 own_below, idx_t* __restrict__ out, u64* __restrict__ count) {
     idx_t got[ITEMS];
     unsigned hits = 0, own = 0;
 #pragma unroll
@@ -246,15 +249,25 @@ extern "C" __global__ void append_unique(const idx_t* __restrict__ src, const bo
         got[item] = 0;
         if (i < n && (keep == nullptr || keep[i])) {
             const idx_t v = src[i];
+            const unsigned bit = 1u << (v & 31);
             got[item] = v;
-            if (atomicExch(&marks[v], stamp) != stamp) {
+            bool fresh = true;
+            if (test) fresh = !(atomicOr(&seen[v >> 5], bit) & bit);
+            else atomicOr(&seen[v >> 5], bit);
+            if (fresh) {
                 hits |= 1u << item;
-                own += owner[v] == me;
+                own += own_below >= 0 ? v < own_below : owner[v] == me;
             }
         }
     }
     block_add(own, &count[1]);
     block_append(got, hits, out, count);
+}
+
+// after a merge: clear the words of `seen` holding its output's bits (every set bit is one of them)
+extern "C" __global__ void clear_bits(const idx_t* __restrict__ vertices, i64 n, unsigned* __restrict__ seen) {
+    const i64 k = (i64)blockIdx.x * blockDim.x + threadIdx.x;
+    if (k < n) seen[vertices[k] >> 5] = 0u;
 }
 
 // frontier split: entries grouped by destination (dest[i] in [0, nb)), one atomic per block and destination.

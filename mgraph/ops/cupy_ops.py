@@ -172,19 +172,24 @@ def put_where(array, ids, mask, values):
         _put_where(ids, mask, values.astype(array.dtype, copy=False), array)
 
 
-def append_unique(parts, keeps, marks, stamp, owner, me):
+def append_unique(parts, keeps, seen, owner, me, own_below=None):
     total = sum(int(p.shape[0]) for p in parts)
     idx = parts[0].dtype
     out = cp.empty(max(total, 1), dtype=idx)
     count = cp.zeros(2, dtype=np.uint64)
-    fn = _module(np.dtype(idx), marks.device.id).get_function("append_unique")
-    for part, keep in zip(parts, keeps):
+    module = _module(np.dtype(idx), seen.device.id)
+    fn = module.get_function("append_unique")
+    below = np.int64(-1 if own_below is None else own_below)
+    for k, (part, keep) in enumerate(zip(parts, keeps)):
         n = int(part.shape[0])
         if n:
             fn(_blocks(n, BLOCK * cupy_kernels.ITEMS), (BLOCK,), (part.astype(idx, copy=False),
-                                                                  np.intp(0) if keep is None else keep,
-                                      np.int64(n), marks, np.int32(stamp), owner, np.int32(me), out, count))
+                                                                  np.intp(0) if keep is None else keep, np.int64(n),
+                                                                  seen, np.int32(k > 0), owner, np.int32(me), below,
+                                                                  out, count))
     n_out, own = (int(c) for c in count.get())
+    if n_out:
+        module.get_function("clear_bits")(_blocks(n_out), (BLOCK,), (out, np.int64(n_out), seen))
     return out[:n_out], own
 
 

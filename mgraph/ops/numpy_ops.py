@@ -169,15 +169,15 @@ def put_where(array, ids, mask, values):
     array[ids[mask]] = values[mask]
 
 
-def append_unique(parts, keeps, marks, stamp, owner, me):
-    """The kept entries of ``parts``, each vertex once (first occurrence, in order), marked ``stamp`` in ``marks``;
-    and how many of them device ``me`` owns."""
+def append_unique(parts, keeps, seen, owner, me, own_below=None):
+    """The kept entries of ``parts``, each vertex once (first occurrence, in order), and how many of them device
+    ``me`` owns (ids below ``own_below`` when given, else by ``owner``).  Dedupes by sorting; ``seen``, the GPU's
+    scratch bitmap, is left as it came (zeroed)."""
     cand = np.concatenate([p if k is None else p[k] for p, k in zip(parts, keeps)]).astype(parts[0].dtype, copy=False)
-    fresh = cand[marks[cand] != stamp]
-    _, first = np.unique(fresh, return_index=True)
-    out = fresh[np.sort(first)]
-    marks[out] = stamp
-    return out, int(np.count_nonzero(owner[out] == me))
+    _, first = np.unique(cand, return_index=True)
+    out = cand[np.sort(first)]
+    own = out < own_below if own_below is not None else owner[out] == me
+    return out, int(np.count_nonzero(own))
 
 
 def bucket(dest, num_buckets):

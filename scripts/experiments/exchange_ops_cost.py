@@ -29,7 +29,7 @@ with cp.cuda.Device(0):
     depth = cp.full(n, 3, dtype=cp.int32)
     pred = cp.random.randint(0, n, size=n).astype(cp.int32)
     vertex_ids = cp.random.permutation(n).astype(cp.int64)
-    marks = cp.zeros(n, dtype=cp.int32)
+    seen = cp.zeros(-(-n // 32), dtype=cp.uint32)
 
 
 def timed(name, fn, rows, reps=7):
@@ -58,12 +58,8 @@ with cp.cuda.Device(0), cp.cuda.Stream(non_blocking=True):
     ids = timed("id_on[peer][chosen]", lambda: id_on[chosen], rows)
     dvals = timed("depth[chosen]", lambda: depth[chosen], rows)
     pvals = timed("to_global(pred[chosen])", lambda: ops.translate(pred[chosen], vertex_ids), rows)
-    stamp = [0]
-
-    def merge():
-        stamp[0] += 1
-        return ops.append_unique([frontier, ids], [None, None], marks, stamp[0], owner, 0)
-    timed("append_unique(frontier + received)", merge, rows)
+    timed("append_unique(frontier + received)",
+          lambda: ops.append_unique([frontier, ids], [None, None], seen, owner, 0), rows)
     timed("combine min", lambda: ops.combine_extreme(depth, ids, dvals, "min"), rows)
     g2l = vertex_ids.astype(cp.int32)
     timed("to_local(pred)", lambda: ops.translate(pvals.astype(cp.int64), g2l), rows)

@@ -1,0 +1,108 @@
+"""Where the device time of a multi-GPU superstep goes, step by step of the exchange.
+
+    PYTHONPATH=$PWD python3 scripts/experiments/exchange_trace.py SCALE [PRIMITIVES] [TOP]
+
+One worker process per GPU present, R-MAT SCALE, random partition, 1-hop
+proxies, each primitive's default communication.  In the workers the
+iteration and each exchange step (split+package, NCCL hop, combine, merge,
+owners-to-holders packaging) are wrapped with a stream synchronisation
+before and after, so each step's time is its device time, not the time its
+launches took; the syncs cost a few microseconds each, so the totals run a
+little over an untraced run.  Prints device 0's steps for the TOP supersteps
+by time and the run's totals per step, after the untraced times of each
+primitive.
+"""
+import functools
+import sys
+import time
+
+import cupy
+
+import mgraph
+from mgraph.cli import random_sources
+from mgraph.generators import with_random_weights
+from mgraph.launch import Placement, run
+from primitives.bc import BC
+from primitives.bfs import BFS
+from primitives.sssp import SSSP
+
+PRIMITIVES = {"bfs": (functools.partial(BFS), "selective"),  # each with its default communication
+              "dobfs": (functools.partial(BFS, direction="auto"), "broadcast"),
+              "sssp": (SSSP, "selective"), "bc": (BC, "selective")}
+STEPS = ("_split", "_split_to_holders", "_combine", "_merge")  # Exchange methods timed, with the transport's receive
+_TRACE = {"step": [], "name": [], "ms": []}
+
+
+def _timed(name, fn, prim_step):
+    def wrapper(*args, **kwargs):
+        cupy.cuda.get_current_stream().synchronize()
+        t = time.perf_counter()
+        out = fn(*args, **kwargs)
+        cupy.cuda.get_current_stream().synchronize()
+        _TRACE["step"].append(prim_step())
+        _TRACE["name"].append(name)
+        _TRACE["ms"].append(1e3 * (time.perf_counter() - t))
+        return out
+    return wrapper
+
+
+class Traced:
+    """A primitive factory that, in the worker, wraps the exchange's steps and the primitive's iterate with timers."""
+
+    def __init__(self, make):
+        self.make = make
+
+    def __call__(self, graph):
+        from mgraph.comm import Exchange
+        from mgraph.comm.processes import NcclTransport
+
+        prim = self.make(graph)
+        for v in _TRACE.values():
+            v.clear()
+        if not getattr(Exchange, "_traced", False):  # once per worker process
+            for name in STEPS:
+                setattr(Exchange, name, _timed(name.strip("_"), getattr(Exchange, name), lambda: Traced.current.step))
+            NcclTransport.receive = _timed("nccl hop", NcclTransport.receive, lambda: Traced.current.step)
+            Exchange._traced = True
+        prim.iterate = _timed("iterate", prim.iterate, lambda: prim.step + 1)  # the enactor counts it after
+        Traced.current = prim
+        prim.trace_step, prim.trace_name, prim.trace_ms = _TRACE["step"], _TRACE["name"], _TRACE["ms"]
+        return prim
+
+
+def main():
+    scale = int(sys.argv[1])
+    names = sys.argv[2].split(",") if len(sys.argv) > 2 else list(PRIMITIVES)
+    top = int(sys.argv[3]) if len(sys.argv) > 3 else 4
+    gpus = cupy.cuda.runtime.getDeviceCount()
+    g = mgraph.load(f"rmat:{scale}", backend="cupy")
+    gw = with_random_weights(g, 1, 64, seed=1)
+    source = random_sources(g, 1, seed=0)[0]
+    print(f"R-MAT {scale} on {gpus} GPUs, one process each; untraced ms per run (median of 3 after a warm-up)")
+    for name in names:  # untraced first: a traced run leaves its wrappers in the pool's workers
+        make, communication = PRIMITIVES[name]
+        place = Placement(gw if name == "sssp" else g, {"devices": gpus, "workers": "processes"}, communication)
+        times = [1e3 * run(place, make, [source])[1]["elapsed_s"] for _ in range(4)][1:]
+        print(f"  {name}: " + ", ".join(f"{t:.2f}" for t in times) + f"; median {sorted(times)[1]:.2f}", flush=True)
+    for name in names:
+        make, communication = PRIMITIVES[name]
+        place = Placement(gw if name == "sssp" else g, {"devices": gpus, "workers": "processes"}, communication)
+        run(place, Traced(make), [source])  # warm-up
+        _, stats, s = run(place, Traced(make), [source])
+        per = {}
+        for step, what, ms in zip(s.trace_step, s.trace_name, s.trace_ms):
+            per.setdefault(step, {}).setdefault(what, 0.0)
+            per[step][what] += ms
+        kinds = sorted({w for d in per.values() for w in d})
+        print(f"\n{name}: {1e3 * stats['elapsed_s']:.1f} ms traced; device 0, ms")
+        print("| superstep | " + " | ".join(kinds) + " |")
+        print("|---|" + "---|" * len(kinds))
+        biggest = sorted(per, key=lambda k: -sum(per[k].values()))[:top]
+        for k in sorted(biggest):
+            print(f"| {k} | " + " | ".join(f"{per[k].get(w, 0):.2f}" for w in kinds) + " |")
+        print("| all | " + " | ".join(f"{sum(d.get(w, 0) for d in per.values()):.2f}" for w in kinds) + " |",
+              flush=True)
+
+
+if __name__ == "__main__":
+    main()
