@@ -180,6 +180,16 @@ def test_exchange_kernels_match_numpy_twins(dtype, op):
     changed = cupy_ops.assign(a_gpu, cp.asarray(ids), cp.asarray(values))
     np.testing.assert_array_equal(cp.asnumpy(changed), numpy_ops.assign(array, ids, values))
     np.testing.assert_array_equal(cp.asnumpy(a_gpu), array)
+    lacking = np.where(rng.random(ids.size) < 0.3, -1, ids).astype(np.int32)  # a broadcast: -1 where not here
+    got = cupy_ops.combine_extreme(a_gpu, cp.asarray(lacking), cp.asarray(values[::-1].copy()), op)
+    ref = numpy_ops.combine_extreme(array, lacking, values[::-1].copy(), op)
+    np.testing.assert_array_equal(cp.asnumpy(got), ref)
+    assert not ref[lacking < 0].any()
+    np.testing.assert_array_equal(cp.asnumpy(a_gpu), array)
+    everywhere = np.ones(ids.size, dtype=bool)
+    cupy_ops.put_where(c_gpu, cp.asarray(lacking), cp.asarray(everywhere), cp.asarray(values.astype(np.int32)))
+    numpy_ops.put_where(carry, lacking, everywhere, values.astype(np.int32))
+    np.testing.assert_array_equal(cp.asnumpy(c_gpu), carry)
     table = rng.permutation(n).astype(np.int64)
     q = rng.integers(-1, n, 4000).astype(np.int32)
     np.testing.assert_array_equal(cp.asnumpy(cupy_ops.translate(cp.asarray(q), cp.asarray(table))),

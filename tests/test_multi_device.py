@@ -294,6 +294,11 @@ def test_exchange_operators_on_numpy():
     a = np.array([5, -1, 3, 7], dtype=np.int32)
     better = ops.combine_extreme(a, np.array([0, 1, 2]), np.array([4, 9, 3], dtype=np.int32), "min")
     assert better.tolist() == [True, True, False] and a.tolist() == [4, 9, 3, 7]  # -1 counts as unreached
+    better = ops.combine_extreme(a, np.array([-1, 3, -1]), np.array([0, 1, 0], dtype=np.int32), "min")
+    assert better.tolist() == [False, True, False] and a.tolist() == [4, 9, 3, 1]  # id -1: not on this device
+    carried = np.zeros(4, dtype=np.int64)
+    ops.put_where(carried, np.array([-1, 3, 2]), np.array([True, True, False]), np.array([7, 8, 9]))
+    assert carried.tolist() == [0, 0, 0, 8]
     seen = ops.bitmap(np.array([], dtype=np.int64), 6)
     parts, keeps = [np.array([4, 1]), np.array([1, 5, 2, 5])], [None, np.array([True, True, False, True])]
     out, own = ops.append_unique(parts, keeps, seen, np.array([0, 1, 0, 0, 1, 1]), 1)

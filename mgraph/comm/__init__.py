@@ -157,10 +157,12 @@ class Exchange:
         sub = self.sub
         ids = package["ids"]
         if self.communication == "broadcast" and sub.global_to_local is not None:  # 1-hop: keep what is here
-            ids = sub.to_local(ids)
-            keep = sub.xp.flatnonzero(ids >= 0)  # one compaction (one host read) for every array
-            package = {k: v[keep] for k, v in package.items()}
-            ids = ids[keep]
+            ids = sub.to_local(ids)  # -1 where this device lacks the vertex
+            if not combines or any(op not in _combine.EXTREMES for op in combines.values()):
+                keep = sub.xp.flatnonzero(ids >= 0)  # one compaction (one host read) for every array
+                package = {k: v[keep] for k, v in package.items()}
+                ids = ids[keep]
+            # else min and max skip the -1s and report them unchanged, so carried values skip them too
         improved = None
         for name, op in combines.items():
             array = getattr(prim, name)

@@ -4,6 +4,7 @@ from __future__ import annotations
 from .. import ops
 
 COMBINES = ("min", "max", "sum")
+EXTREMES = ("min", "max")  # combines that skip ids of -1 (vertices a device lacks): see ops.combine_extreme
 
 
 def check(op, name):
@@ -20,7 +21,7 @@ def apply(array, ids, received, op):
     if op == "sum":
         ops.scatter_add(array, ids, received)
         return None
-    if op in ("min", "max"):
+    if op in EXTREMES:
         return ops.combine_extreme(array, ids, received, op)
     old = array[ids]
     new = op(old, received).astype(old.dtype, copy=False)

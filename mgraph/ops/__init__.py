@@ -86,6 +86,8 @@ def combine_extreme(array, ids, values, op):
     """Combine: ``array[ids]`` lowered ("min") or raised ("max") to ``values`` (ids unique); where it changed.
 
     Signed integer arrays order -1 (UNVISITED) above every value, so an unreached copy takes any reached value.
+    An id of -1 (a vertex this device lacks) is skipped and reported unchanged, so a broadcast package needs
+    no compaction.
     """
     return _impl(array).combine_extreme(array, ids, values, op)
 
@@ -96,7 +98,7 @@ def assign(array, ids, values):
 
 
 def put_where(array, ids, mask, values):
-    """Combine: ``array[ids] = values`` where ``mask`` (a carried value travels with an improvement)."""
+    """Combine: ``array[ids] = values`` where ``mask`` (a carried value travels with an improvement); -1 ids skipped."""
     return _impl(array).put_where(array, ids, mask, values)
 
 

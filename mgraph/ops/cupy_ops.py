@@ -138,14 +138,14 @@ template <> __device__ __forceinline__ bool lower<long long>(long long x, long l
 _translate = cp.ElementwiseKernel("I ids, raw J table", "I out", "out = ids >= 0 ? (I)table[ids] : (I)-1",
                                   "mgraph_translate")
 _min = cp.ElementwiseKernel("I ids, T val", "raw T a, bool better",
-                            "better = lower(val, a[ids]); if (better) a[ids] = val;", "mgraph_combine_min",
-                            preamble=_ORDERED)
+                            "better = ids >= 0 && lower(val, a[ids]); if (better) a[ids] = val;",
+                            "mgraph_combine_min", preamble=_ORDERED)
 _max = cp.ElementwiseKernel("I ids, T val", "raw T a, bool better",
-                            "better = lower(a[ids], val); if (better) a[ids] = val;", "mgraph_combine_max",
-                            preamble=_ORDERED)
+                            "better = ids >= 0 && lower(a[ids], val); if (better) a[ids] = val;",
+                            "mgraph_combine_max", preamble=_ORDERED)
 _assign = cp.ElementwiseKernel("I ids, T val", "raw T a, bool changed",
                                "changed = a[ids] != val; a[ids] = val;", "mgraph_assign")
-_put_where = cp.ElementwiseKernel("I ids, bool mask, T val", "raw T a", "if (mask) a[ids] = val;",
+_put_where = cp.ElementwiseKernel("I ids, bool mask, T val", "raw T a", "if (mask && ids >= 0) a[ids] = val;",
                                   "mgraph_put_where")
 
 

@@ -148,11 +148,12 @@ def _ordered(a):
 
 
 def combine_extreme(array, ids, values, op):
-    """array[ids] = min (or max) of itself and ``values`` (ids unique); where it changed."""
-    old = array[ids]
-    new = values.astype(array.dtype, copy=False)
-    better = _ordered(new) < _ordered(old) if op == "min" else _ordered(new) > _ordered(old)
-    array[ids] = np.where(better, new, old)
+    """array[ids] = min (or max) of itself and ``values`` (ids unique; -1 skipped); where it changed."""
+    here = ids >= 0
+    old, new = array[ids[here]], values.astype(array.dtype, copy=False)
+    better = np.zeros(ids.shape[0], dtype=bool)
+    better[here] = _ordered(new[here]) < _ordered(old) if op == "min" else _ordered(new[here]) > _ordered(old)
+    array[ids[better]] = new[better]
     return better
 
 
@@ -165,7 +166,8 @@ def assign(array, ids, values):
 
 
 def put_where(array, ids, mask, values):
-    """array[ids] = values where ``mask`` (ids unique)."""
+    """array[ids] = values where ``mask`` (ids unique; -1 skipped)."""
+    mask = mask & (ids >= 0)
     array[ids[mask]] = values[mask]
 
 

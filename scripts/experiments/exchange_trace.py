@@ -24,11 +24,12 @@ from mgraph.generators import with_random_weights
 from mgraph.launch import Placement, run
 from primitives.bc import BC
 from primitives.bfs import BFS
+from primitives.cc import CC
 from primitives.sssp import SSSP
 
 PRIMITIVES = {"bfs": (functools.partial(BFS), "selective"),  # each with its default communication
               "dobfs": (functools.partial(BFS, direction="auto"), "broadcast"),
-              "sssp": (SSSP, "selective"), "bc": (BC, "selective")}
+              "sssp": (SSSP, "selective"), "bc": (BC, "selective"), "cc": (CC, "broadcast")}
 STEPS = ("_split", "_split_to_holders", "_combine", "_merge")  # Exchange methods timed, with the transport's receive
 _TRACE = {"step": [], "name": [], "ms": []}
 
@@ -78,17 +79,20 @@ def main():
     g = mgraph.load(f"rmat:{scale}", backend="cupy")
     gw = with_random_weights(g, 1, 64, seed=1)
     source = random_sources(g, 1, seed=0)[0]
+
+    def sources(make):
+        return [source if getattr(make, "func", make).needs_source else None]
     print(f"R-MAT {scale} on {gpus} GPUs, one process each; untraced ms per run (median of 3 after a warm-up)")
     for name in names:  # untraced first: a traced run leaves its wrappers in the pool's workers
         make, communication = PRIMITIVES[name]
         place = Placement(gw if name == "sssp" else g, {"devices": gpus, "workers": "processes"}, communication)
-        times = [1e3 * run(place, make, [source])[1]["elapsed_s"] for _ in range(4)][1:]
+        times = [1e3 * run(place, make, sources(make))[1]["elapsed_s"] for _ in range(4)][1:]
         print(f"  {name}: " + ", ".join(f"{t:.2f}" for t in times) + f"; median {sorted(times)[1]:.2f}", flush=True)
     for name in names:
         make, communication = PRIMITIVES[name]
         place = Placement(gw if name == "sssp" else g, {"devices": gpus, "workers": "processes"}, communication)
-        run(place, Traced(make), [source])  # warm-up
-        _, stats, s = run(place, Traced(make), [source])
+        run(place, Traced(make), sources(make))  # warm-up
+        _, stats, s = run(place, Traced(make), sources(make))
         per = {}
         for step, what, ms in zip(s.trace_step, s.trace_name, s.trace_ms):
             per.setdefault(step, {}).setdefault(what, 0.0)
