@@ -23,7 +23,7 @@ Experiments (``--experiments``, default all three):
   with the per-superstep breakdown from stats["per_device"].
 
 Each measurement is timed as scripts/bench.py times one (whose constants and
-CLI helpers this reuses): one untimed warm-up run, then ``--runs`` runs from
+CLI helpers this reuses): one untimed warm-up run per source, then ``--runs`` runs from
 each of ``--sources`` random sources of degree >= 1 (traversals; BC one
 source at a time; CC and PageRank have no source), median time; traversal
 GTEPS is the harmonic mean over sources of Graph500 TEPS, with Gunrock's
@@ -227,10 +227,11 @@ def _free(backend, count):
 
 
 def measure(name, graph, sources, run, runs, check):
-    """Warm-up, then ``runs`` timed runs per start; the medians, TEPS, setup times and one validation."""
+    """A warm-up per start, then ``runs`` timed runs per start; the medians, TEPS, setup times and one validation."""
     params = {"tol": PR_L1 / graph.num_vertices} if name == "pr" else {}
     starts = [[s] for s in sources] if name == "bc" else sources if name in TRAVERSALS else [None]
-    run_primitive(name, graph, starts[0], run=run, **params)
+    for s in starts:  # a source can take paths (and compile kernels) that another's warm-up did not
+        run_primitive(name, graph, s, run=run, **params)
     per_start, setup = [], []
     for s in starts:
         results = [run_primitive(name, graph, s, run=run, **params) for _ in range(runs)]
@@ -581,7 +582,7 @@ def _main(args, argv) -> int:
         })
         _log(f"wrote {path}" + (f" and {len(written)} plot(s)" if written else ""))
 
-    print(f"{backend.name} on {device}; median of {args.runs} run(s) x {args.sources} source(s) after a warm-up; "
+    print(f"{backend.name} on {device}; median of {args.runs} run(s) x {args.sources} source(s) after a warm-up per source; "
           f"{now()}; {code_version()['git']}")
     if "strong" in results:
         g = results["strong"]["graph"]
