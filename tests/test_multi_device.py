@@ -309,6 +309,25 @@ def test_exchange_operators_on_numpy():
 
 
 @pytest.mark.parametrize("duplication", ["1-hop", "all"])
+def test_own_vertices_counted_by_id_range_where_they_come_first(duplication):
+    """The merge and the enactor count own vertices by ``own_below`` under 1-hop: it must agree with ``owner``."""
+    import partitioners
+    from mgraph import subgraph
+
+    g = get_case("rand_dir").graph
+    parts = subgraph.build(g, partitioners.assign(g, 3, "random", 2), 3, duplication)
+    rng = np.random.default_rng(0)
+    for part in parts:
+        ids = rng.integers(0, part.num_vertices, 500)
+        if duplication == "all":
+            assert part.own_below is None
+        else:
+            assert part.own_below == part.own_vertices.shape[0]
+            assert part.own_vertices.tolist() == list(range(part.own_below))
+        assert part.count_own(ids) == int(np.count_nonzero(part.owner[ids] == part.index))
+
+
+@pytest.mark.parametrize("duplication", ["1-hop", "all"])
 def test_border_lists_are_the_own_vertices_each_peer_holds(duplication):
     """PageRank's frontier is every own vertex: hop 2 sends each peer exactly the own vertices it holds."""
     import partitioners
