@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import time
 
-
 from .. import ops
 from . import combine as _combine
 from .transport import LocalTransport, Transport
