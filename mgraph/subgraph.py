@@ -62,6 +62,11 @@ class SubGraph(Graph):
         return self if not self.directed else self._rev
 
     @property
+    def caller_ids(self):
+        """The caller's id of each local vertex (1-hop), or None where local ids are the caller's (all)."""
+        return self._vertex_ids
+
+    @property
     def own_below(self):
         """With 1-hop proxies the own vertices are the local ids below this (they come first); None otherwise."""
         return None if self._vertex_ids is None else int(self._own.shape[0])

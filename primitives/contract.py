@@ -12,9 +12,9 @@ many: ``graph`` may be one device's part of a larger graph.  Its
 ``graph.own_vertices`` are this device's own (their out-arcs, and in
 ``graph.reverse()`` their in-arcs, are all here); the others are copies
 ("proxies") of vertices owned elsewhere, with no arcs of their own.  After every superstep, each vertex
-of a returned frontier travels with its ``combine`` and ``carry`` values to
-the devices that hold it; there the values are combined, and every copy whose
-value changed joins that device's next frontier.  When ``reads_proxies`` is
+of a returned frontier travels with its ``combine`` values to the devices
+that hold it (and its ``carry`` values to its owner); there the values are
+combined, and every copy whose value changed joins that device's next frontier.  When ``reads_proxies`` is
 true, all copies of a vertex agree at the start of every superstep.
 """
 from __future__ import annotations
@@ -28,7 +28,8 @@ class Primitive:
     #: (a callable gets (local values, received values) and returns the combined values).  "min" treats
     #: ops.UNVISITED (-1) in an integer array as unreached, larger than any value.  May depend on the phase.
     combine: dict = {}
-    #: per-vertex arrays sent along with each remote vertex, taken from the sender where the combine improved
+    #: per-vertex arrays sent along with a vertex to its owner and taken there where the combine improved
+    #: (predecessors); the framework reads them only on owners, so copies elsewhere may hold stale values
     carry: tuple = ()
     #: arrays (in ``carry`` or ``result()``) whose values are vertex ids, renumbered between devices
     vertex_valued: tuple = ()

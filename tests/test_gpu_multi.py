@@ -146,16 +146,38 @@ def test_segment_min_and_scatter_add_match_numpy_twins():
     np.testing.assert_allclose(cp.asnumpy(ga), a, rtol=1e-12)
 
 
-@pytest.mark.parametrize("n,buckets", [(0, 3), (1, 2), (100000, 2), (77777, 5)])
-def test_bucket_matches_numpy_twin_up_to_order_within_groups(n, buckets):
-    dest = np.random.default_rng(n).integers(0, buckets, n).astype(np.int32)
-    order, counts = cupy_ops.bucket(cp.asarray(dest), buckets)
-    ref_order, ref_counts = numpy_ops.bucket(dest, buckets)
-    assert counts == ref_counts
-    order, start = cp.asnumpy(order), 0
-    for b, c in enumerate(counts):
-        np.testing.assert_array_equal(np.sort(order[start:start + c]), ref_order[start:start + c])
-        start += c
+def _entries(a):
+    """A package array's entries as comparable Python values (complex ones as [real, imag])."""
+    return a.view(np.float64).reshape(-1, 2).tolist() if a.dtype.kind == "c" else a.tolist()
+
+
+@pytest.mark.parametrize("n,parts,me", [(0, 3, 0), (1, 2, 1), (100000, 2, 0), (77777, 5, 3)])
+@pytest.mark.parametrize("id_dtype", [np.int32, np.int64])
+def test_split_and_gather_match_numpy_twins_up_to_order_within_packages(n, parts, me, id_dtype):
+    rng = np.random.default_rng(n)
+    size = 3 * n + 10
+    vertices = rng.permutation(size)[:n].astype(id_dtype)
+    owner = rng.integers(0, parts, size).astype(np.int32)
+    caller = rng.permutation(size).astype(np.int64)
+    id_on = [None if k == me else rng.integers(-1, size, size).astype(id_dtype) for k in range(parts)]
+    values = [rng.integers(-1, size, size).astype(id_dtype),  # vertex-valued: through the table
+              rng.random(size), rng.random(size) < 0.5,  # 8- and 1-byte words
+              rng.random((size, 2)).view(np.complex128).ravel()]  # 16 bytes: a struct of bytes
+    tables = [caller, None, None, None]
+    g = [cp.asarray(x) for x in (vertices, owner, caller)]
+    g_values = [cp.asarray(v) for v in values]
+    g_tables = [g[2], None, None, None]
+    for ids_on, g_ids_on in [(None, None), (id_on, [None if a is None else cp.asarray(a) for a in id_on])]:
+        counts, packed = cupy_ops.split(g[0], g[1], me, parts, g_values, g_tables, g_ids_on)
+        ref_counts, ref = numpy_ops.split(vertices, owner, me, parts, values, tables, ids_on)
+        assert counts == ref_counts and sorted(packed) == sorted(ref)
+        for k, (ids, got) in packed.items():
+            rows = sorted(zip(_entries(cp.asnumpy(ids)), *[_entries(cp.asnumpy(x)) for x in got]))
+            assert rows == sorted(zip(_entries(ref[k][0]), *[_entries(x) for x in ref[k][1]]))
+            assert all(x.dtype == v.dtype for x, v in zip(got, values))
+    got = cupy_ops.gather(g[0], g_values, g_tables)
+    for x, want in zip(got, numpy_ops.gather(vertices, values, tables)):
+        np.testing.assert_array_equal(cp.asnumpy(x), want)
 
 
 @pytest.mark.parametrize("dtype", [np.int32, np.int64, np.float64])

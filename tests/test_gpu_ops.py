@@ -81,6 +81,22 @@ def test_advance_visit(graphs, tight):
         assert np.array_equal(dist[p] + np.asarray(w[p, h(new_d)]).ravel(), dist[h(new_d)])
 
 
+@pytest.mark.parametrize("size", [1, 33, 4096, 4097, 15000])  # one block's scan up to 4096 vertices, then a library scan
+def test_advance_visit_around_the_one_block_scan(size):
+    g, d = both(random_graph(11, n=20000, m=120000))
+    rng = np.random.default_rng(size)
+    frontier = rng.choice(g.num_vertices, size, replace=False).astype(g.indices.dtype)
+    label = np.full(g.num_vertices, -1, dtype=np.int32)
+    label[frontier] = 0
+    pred = np.full(g.num_vertices, -1, dtype=g.indices.dtype)
+    dl, dp = cp.asarray(label), cp.asarray(pred)
+    new_h = numpy_ops.advance_visit(g, frontier, label, pred, 1)
+    new_d = h(ops.advance_visit(d, cp.asarray(frontier), dl, dp, 1))
+    np.testing.assert_array_equal(np.sort(new_d), np.sort(new_h))
+    np.testing.assert_array_equal(h(dl), label)
+    check_preds(g, new_d, h(dl), h(dp), 1, frontier)
+
+
 def test_advance_visit_pull_is_exact(graphs):
     g, d = graphs
     frontier, label = frontier_state(g, 3)

@@ -19,6 +19,7 @@ import scipy.sparse.csgraph as csgraph
 
 import mgraph
 from conftest import check_bfs_tree, check_sssp_tree, get_case
+from mgraph.comm import LocalTransport
 from primitives.bfs import BFS
 
 GRAPHS = ["chesapeake", "rand_dir_int", "disconnected_dir"]
@@ -143,6 +144,30 @@ def test_broadcast_sends_more_than_selective():
     sel = mgraph.bfs(g, 0, devices=4, communication="selective")
     bro = mgraph.bfs(g, 0, devices=4, communication="broadcast")
     assert sum(bro.stats["bytes_sent"]) > sum(sel.stats["bytes_sent"])
+
+
+@pytest.mark.parametrize("duplication", DUPLICATIONS)
+def test_carried_values_travel_only_to_owners(monkeypatch, duplication):
+    """Predecessors are read only on owners: a pull step's own discoveries and the owners' updates to copies go
+    without them; a push step's remote discoveries go to their owners with them.  (The first superstep's
+    packages are left out: every device holding the source starts from it, its own or not.)"""
+    calls = []
+    original = LocalTransport.send
+
+    def spy(self, src, packages, tag=0):
+        calls.append(["predecessor" in package for _, package in packages])
+        return original(self, src, packages, tag)
+
+    monkeypatch.setattr(LocalTransport, "send", spy)
+    case = get_case("facebook_dir")
+    for direction, communication, carried in [("pull", "selective", False), ("pull", "broadcast", False),
+                                              ("push", "selective", True)]:
+        calls.clear()
+        r = mgraph.bfs(case.graph, 0, direction=direction, devices=3, communication=communication,
+                       duplication=duplication)
+        check_bfs_tree(case, 0, r.depth, r.predecessor)
+        sent = [s for call in calls[3:] for s in call]  # after each of the 3 devices' first send
+        assert sent and all(s == carried for s in sent), (direction, communication)
 
 
 def test_callable_partitioner_and_repeated_ids():

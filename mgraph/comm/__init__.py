@@ -5,14 +5,16 @@ One :class:`Exchange` per device.  Per superstep, :meth:`Exchange.run`:
 1. *split*: the frontier's vertices owned elsewhere (``selective``: each goes
    only to its owner) or the whole frontier (``broadcast``: to every device);
 2. *package*: their ids (the receiver's local ids when the sender knows them,
-   else caller ids) with the primitive's ``combine`` and ``carry`` values,
-   vertex-valued ones in caller ids;
+   else caller ids) with the primitive's ``combine`` values, and its ``carry``
+   values (vertex-valued ones in caller ids) where the receiver may own some
+   of the vertices: carried values are read only on a vertex's owner (results
+   are gathered from the owners), so a copy never needs them;
 3. *push* through the transport, which returns what arrived once every
    device has sent; *combine* it (in sender order, so results do not depend
    on thread timing);
 4. ``selective`` with a primitive that ``reads_proxies``: the owners push the
-   combined values of their changed vertices to the devices that hold copies,
-   which take them as they are.
+   combined values of their changed vertices (no carried ones) to the devices
+   that hold copies, which take them as they are.
 
 The new frontier is the device's own output plus every vertex whose value
 changed by what arrived.
@@ -60,20 +62,23 @@ class Exchange:
             packages = []
             if len(frontier):
                 ids = self.sub.to_global(frontier)
-                packages = [(k, self._package(prim, frontier, ids, combines, carry)) for k in self.peers]
+                sent = carry if carry and self.sub.count_own(frontier) < len(frontier) else ()  # else no peer owns any
+                package = self._package(prim, frontier, ids, tuple(combines) + sent)
+                packages = [(k, package) for k in self.peers]
         else:
-            packages = self._split(prim, frontier, self.sub.owner[frontier], combines, carry)
+            packages = self._split(prim, frontier, tuple(combines) + carry)
             if not len(frontier):
                 self.own_count = 0
         frontier = self._push_and_combine(prim, frontier, packages, combines, carry, stats, t, tag=0)
         if self.communication == "selective" and prim.reads_proxies:
             t = time.perf_counter()
             if frontier is self.sub.own_vertices:  # every own vertex changed (PageRank): the fixed border lists
-                packages = [(k, self._package(prim, vertices, ids, combines, carry))
+                packages = [(k, self._package(prim, vertices, ids, tuple(combines)))
                             for k, vertices, ids in self._borders()]
             else:
                 mine = frontier[self.sub.owner[frontier] == self.me] if self.p > 1 else frontier
-                packages = self._split_to_holders(prim, mine, combines, carry)
+                packages = [(k, self._package(prim, vertices, ids, tuple(combines)))
+                            for k, vertices, ids in self._holders(mine)]
             frontier = self._push_and_combine(prim, frontier, packages, combines, carry, stats, t, tag=1)
         return frontier
 
@@ -94,35 +99,31 @@ class Exchange:
         return frontier
 
     # -- split and package ----------------------------------------------------------------------------
-    def _package(self, prim, vertices, ids, combines, carry):
+    def _fields(self, prim, names):
+        """The arrays ``names`` of the primitive, and for each the table to caller ids where it holds vertex ids."""
+        table = self.sub.caller_ids
+        return ([getattr(prim, name) for name in names],
+                [table if name in prim.vertex_valued else None for name in names])
+
+    def _package(self, prim, vertices, ids, names):
+        """{"ids": ids, name: the array ``name`` at ``vertices`` (vertex-valued ones in caller ids)}: one gather."""
         package = {"ids": ids}
-        for name in combines:
-            package[name] = getattr(prim, name)[vertices]
-        for name in carry:
-            values = getattr(prim, name)[vertices]
-            package[name] = self.sub.to_global(values) if name in prim.vertex_valued else values
+        package.update(zip(names, ops.gather(vertices, *self._fields(prim, names))))
         return package
 
-    def _split(self, prim, vertices, dest, combines, carry):
-        """Package ``vertices`` for the peers ``dest`` names (one per vertex; this device's own are kept).
-
-        One bucketing pass and one read of the per-peer counts, instead of a
-        masked selection (and a host read) per peer.
-        """
-        sub = self.sub
+    def _split(self, prim, vertices, names):
+        """Package ``vertices`` for their owners (this device's own are kept): a pass to count and one to group them
+        by owner, one read of the counts, and one gather writing every package (ids on the receiver, values)."""
         if not len(vertices):
             return []
-        order, counts = ops.bucket(dest, self.p)
+        sub = self.sub
+        counts, packed = ops.split(vertices, sub.owner, self.me, self.p, *self._fields(prim, names), sub.id_on)
         self.own_count = counts[self.me]
-        starts = [0]
-        for c in counts:
-            starts.append(starts[-1] + c)
         out = []
-        for k in self.peers:
-            if counts[k]:
-                chosen = vertices[order[starts[k]:starts[k + 1]]]
-                ids = chosen if sub.id_on is None else sub.id_on[k][chosen]
-                out.append((k, self._package(prim, chosen, ids, combines, carry)))
+        for k, (ids, values) in packed.items():
+            package = {"ids": ids}
+            package.update(zip(names, values))
+            out.append((k, package))
         return out
 
     def _holders(self, mine):
@@ -146,10 +147,6 @@ class Exchange:
             self._border = self._holders(self.sub.own_vertices)
         return self._border
 
-    def _split_to_holders(self, prim, mine, combines, carry):
-        """Own changed vertices to every peer holding a copy."""
-        return [(k, self._package(prim, vertices, ids, combines, carry)) for k, vertices, ids in self._holders(mine)]
-
     # -- combine --------------------------------------------------------------------------------------
     def _combine(self, prim, package, combines, carry, assign):
         """Fold one received package into the primitive's arrays; (ids, changed mask or None for all)."""
@@ -171,7 +168,7 @@ class Exchange:
                 better = _combine.apply(array, ids, package[name], op)
             if better is not None:
                 improved = better if improved is None else improved | better
-        for name in carry:
+        for name in (name for name in carry if name in package):  # sent only where the receiver may own one
             values = sub.to_local(package[name]) if name in prim.vertex_valued else package[name]
             array = getattr(prim, name)
             if improved is None:

@@ -17,8 +17,8 @@ and mgraph.launch runs threads where it is not.
 * :class:`NcclTransport` (GPUs): the arrays go device to device through NCCL
   point-to-point calls, grouped per hop and queued on the compute stream, so
   the host never waits for a copy and stream order keeps the buffers alive.
-  Each array's name and dtype travel through the queue only when they differ
-  from the last package between the same pair.
+  Each layout of a package (its arrays' names and dtypes) travels through the
+  queue once per pair of devices and hop, the first time it is used.
 """
 from __future__ import annotations
 
@@ -157,8 +157,8 @@ class NcclTransport(_SharedBase):
         self.nccl = nccl
         self.comm = nccl.NcclCommunicator(self.p, unique_id, me)
         self.outgoing = {}  # tag -> this hop's packages, sent in receive() together with the receives
-        self.sent = {}  # (tag, dst) -> (version, layout) last announced to dst
-        self.known = {}  # (tag, src) -> (version, layout) last announced by src
+        self.sent = {}  # (tag, dst) -> {layout: version} announced to dst
+        self.known = {}  # (tag, src) -> {version: layout} announced by src
 
     def abort(self):
         """End the communicator so that no NCCL call of this process waits on a peer any longer."""
@@ -166,12 +166,12 @@ class NcclTransport(_SharedBase):
 
     def _version(self, tag):
         def version(dst, package):
-            layout = [(name, a.dtype.str) for name, a in package.items()]
-            last = self.sent.get((tag, dst))
-            if last is None or last[1] != layout:
-                last = self.sent[(tag, dst)] = ((last[0] if last else 0) + 1, layout)
-                self.queues[dst].put((tag, self.me, last))
-            return last[0]
+            layout = tuple((name, a.dtype.str) for name, a in package.items())
+            known = self.sent.setdefault((tag, dst), {})
+            if layout not in known:  # announced once; a layout seen before (a phase coming back) is free
+                known[layout] = len(known) + 1
+                self.queues[dst].put((tag, self.me, (known[layout], layout)))
+            return known[layout]
         return version
 
     def send(self, src, packages, tag=0):
@@ -193,10 +193,11 @@ class NcclTransport(_SharedBase):
                     if a.nbytes:
                         comm.send(a.data.ptr, a.nbytes, nccl.NCCL_UINT8, k, stream)
             for src, length, version in sizes:
-                known = self.known.get((tag, src))
-                while known is None or known[0] != version:
-                    known = self.known[(tag, src)] = self._take(tag, src)
-                package = {name: cupy.empty(length, dtype=np.dtype(dtype)) for name, dtype in known[1]}
+                known = self.known.setdefault((tag, src), {})
+                while version not in known:
+                    number, layout = self._take(tag, src)
+                    known[number] = layout
+                package = {name: cupy.empty(length, dtype=np.dtype(dtype)) for name, dtype in known[version]}
                 for a in package.values():
                     if a.nbytes:
                         comm.recv(a.data.ptr, a.nbytes, nccl.NCCL_UINT8, src, stream)

@@ -15,7 +15,7 @@ from . import numpy_ops
 UNVISITED = numpy_ops.UNVISITED
 __all__ = ["UNVISITED", "advance_visit", "advance_visit_pull", "advance_relax", "advance_count_paths",
            "advance_dependency", "pull_sum", "hook_components", "compress", "bitmap", "bit_test", "filter",
-           "scatter_add", "segment_min", "bucket",
+           "scatter_add", "segment_min", "split", "gather",
            "translate", "combine_extreme", "assign", "put_where", "append_unique"]
 
 
@@ -111,9 +111,18 @@ def append_unique(parts, keeps, seen, owner, me, own_below=None):
     return _impl(seen).append_unique(parts, keeps, seen, owner, me, own_below)
 
 
-def bucket(dest, num_buckets):
-    """Filter: the frontier split.  (indices grouped by destination, group sizes as host ints): one host read."""
-    return _impl(dest).bucket(dest, num_buckets)
+def split(vertices, owner, me, num_parts, values, tables, id_on=None):
+    """Filter: the frontier split and package in one pass.  Of ``vertices``, those owned (``owner``) by a device k
+    other than ``me`` go to k, with their ids on k (``id_on[k]``; the vertices themselves where None) and each array
+    of ``values`` at them, through ``tables[j]`` where not None (vertex-valued arrays, local to caller ids, -1 kept).
+    Returns (how many of ``vertices`` each device owns, host ints; {k: (ids, [values])} for each peer that gets
+    any).  One host read; the GPU's order within a package is any."""
+    return _impl(vertices).split(vertices, owner, me, num_parts, values, tables, id_on)
+
+
+def gather(vertices, values, tables):
+    """Filter: each array of ``values`` at ``vertices`` (a package), through ``tables[j]`` where not None."""
+    return _impl(vertices).gather(vertices, values, tables)
 
 
 def scatter_add(a, ids, values):

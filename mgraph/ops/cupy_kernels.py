@@ -9,6 +9,8 @@ vertices with one atomic per block (``block_append``), so an advance+filter is o
 """
 
 ITEMS = 8  # arcs per thread in a push advance
+SCAN_ITEMS = 4  # frontier vertices per thread in frontier_offsets_small
+SCAN_BLOCK = 1024  # its one block: frontiers of up to SCAN_ITEMS * SCAN_BLOCK vertices
 
 PRELUDE = r"""
 typedef IDX_T idx_t;
@@ -194,6 +196,46 @@ extern "C" __global__ void frontier_degrees(const i64* __restrict__ indptr, cons
     if (k < n_front) { const idx_t u = frontier[k]; offs[k + 1] = indptr[u + 1] - indptr[u]; }
 }
 
+// The same offsets for a frontier of at most blockDim.x * SCAN_ITEMS vertices, scanned in one block, with the
+// advance's output counter zeroed: one launch where the degrees, a library scan and a fill took several
+// (a superstep of a small frontier is bound by launches, docs/perf-notes.md).
+extern "C" __global__ void frontier_offsets_small(const i64* __restrict__ indptr, const idx_t* __restrict__ frontier,
+                                                  i64 n_front, i64* __restrict__ offs, u64* __restrict__ count) {
+    __shared__ i64 s_warp[32];
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    i64 deg[SCAN_ITEMS], sum = 0;
+#pragma unroll
+    for (int j = 0; j < SCAN_ITEMS; ++j) {
+        const i64 k = (i64)threadIdx.x * SCAN_ITEMS + j;
+        deg[j] = 0;
+        if (k < n_front) { const idx_t u = frontier[k]; deg[j] = indptr[u + 1] - indptr[u]; }
+        sum += deg[j];
+    }
+    i64 x = sum;  // inclusive scan over the warp
+    for (int d = 1; d < 32; d <<= 1) {
+        const i64 y = __shfl_up_sync(0xffffffffu, x, d);
+        if (lane >= d) x += y;
+    }
+    if (lane == 31) s_warp[warp] = x;
+    __syncthreads();
+    if (warp == 0) {  // inclusive scan of the warps' totals
+        i64 w = lane < (int)(blockDim.x >> 5) ? s_warp[lane] : 0;
+        for (int d = 1; d < 32; d <<= 1) {
+            const i64 y = __shfl_up_sync(0xffffffffu, w, d);
+            if (lane >= d) w += y;
+        }
+        s_warp[lane] = w;
+    }
+    __syncthreads();
+    i64 at = (warp ? s_warp[warp - 1] : 0) + x - sum;
+#pragma unroll
+    for (int j = 0; j < SCAN_ITEMS; ++j) {
+        const i64 k = (i64)threadIdx.x * SCAN_ITEMS + j;
+        if (k < n_front) { at += deg[j]; offs[k + 1] = at; }
+    }
+    if (threadIdx.x == 0) { offs[0] = 0; count[0] = 0; }
+}
+
 // bottom-up BFS: each unvisited vertex takes its first in-neighbour in the frontier, then stops
 extern "C" __global__ void visit_pull(const i64* __restrict__ rindptr, const idx_t* __restrict__ rindices,
                                       int* __restrict__ label, idx_t* __restrict__ pred, int level,
@@ -270,21 +312,45 @@ extern "C" __global__ void clear_bits(const idx_t* __restrict__ vertices, i64 n,
     if (k < n) seen[vertices[k] >> 5] = 0u;
 }
 
-// frontier split: entries grouped by destination (dest[i] in [0, nb)), one atomic per block and destination.
-// Pass 1 counts (order == nullptr); pass 2 writes each entry's index into its group's range.
-extern "C" __global__ void bucket(const int* __restrict__ dest, i64 n, int nb, u64* __restrict__ counts,
-                                  u64* __restrict__ cursor, i64* __restrict__ order) {
-    const i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x;
-    const int d = i < n ? dest[i] : -1;
-    u64 base = 0;
+// The split's first two passes, ITEMS entries per thread, blockDim apart.  split_count: each frontier vertex's
+// owner into dest[] and how many each device owns (one atomic per block and device).  split_order: the entry
+// indices of every device but `me`, grouped by device in device order (one atomic per block and device).
+extern "C" __global__ void split_count(const idx_t* __restrict__ front, i64 n, const int* __restrict__ owner, int nb,
+                                       int* __restrict__ dest, u64* __restrict__ counts) {
+    int d[ITEMS];
+#pragma unroll
+    for (int item = 0; item < ITEMS; ++item) {
+        const i64 i = ((i64)blockIdx.x * ITEMS + item) * blockDim.x + threadIdx.x;
+        d[item] = -1;
+        if (i < n) { d[item] = owner[front[i]]; dest[i] = d[item]; }
+    }
     for (int b = 0; b < nb; ++b) {
-        if (order == nullptr) {
-            block_add(d == b, &counts[b]);
-        } else {
-            const i64 got[1] = {i};
-            block_append(got, d == b ? 1u : 0u, order + base, &cursor[b]);
-            base += counts[b];
-        }
+        unsigned c = 0;
+#pragma unroll
+        for (int item = 0; item < ITEMS; ++item) c += d[item] == b;
+        block_add(c, &counts[b]);
+    }
+}
+
+extern "C" __global__ void split_order(const int* __restrict__ dest, i64 n, int me, int nb,
+                                       const u64* __restrict__ counts, u64* __restrict__ cursor,
+                                       idx_t* __restrict__ order) {
+    int d[ITEMS];
+    idx_t got[ITEMS];
+#pragma unroll
+    for (int item = 0; item < ITEMS; ++item) {
+        const i64 i = ((i64)blockIdx.x * ITEMS + item) * blockDim.x + threadIdx.x;
+        d[item] = i < n ? dest[i] : -1;
+        got[item] = (idx_t)i;
+    }
+    u64 start = 0;
+    for (int b = 0; b < nb; ++b) {
+        if (b == me) continue;
+        unsigned hits = 0;
+#pragma unroll
+        for (int item = 0; item < ITEMS; ++item) hits |= (d[item] == b ? 1u : 0u) << item;
+        block_append(got, hits, order + start, &cursor[b]);
+        start += counts[b];
     }
 }
 
@@ -320,9 +386,51 @@ SILENT = {"declare": "", "collect": "        (void)emit;\n        __syncwarp();"
 NEVER_EMIT = ("dependency", "hook")
 
 
+# The package gather, for one list of value arrays: output entry `at` takes frontier entry order[at] (at itself
+# where order is null), vertex v: its id on the receiver (out_ids, where not null: id_on[dest], a table of
+# pointers, or v itself where id_on is null) and each array at v, copied as words of its item size (any dtype),
+# or for a vertex-valued one (an integer array with a table) through its table, -1 kept, to caller ids.  One
+# thread per output entry, so every write is coalesced.
+PACK = r"""
+extern "C" __global__ void pack(const idx_t* __restrict__ front, const idx_t* __restrict__ order,
+                                const int* __restrict__ dest, i64 n, const u64* __restrict__ id_on,
+                                idx_t* __restrict__ out_ids{params}) {{
+    const i64 at = (i64)blockIdx.x * blockDim.x + threadIdx.x;
+    if (at >= n) return;
+    const i64 i = order != nullptr ? (i64)order[at] : at;
+    const i64 v = (i64)front[i];
+    if (out_ids != nullptr) out_ids[at] = id_on != nullptr ? ((const idx_t*)id_on[dest[i]])[v] : (idx_t)v;
+{body}}}
+"""
+PACK_PARAMS = ", const {t}* __restrict__ in{j}, const long long* __restrict__ table{j}, {t}* __restrict__ out{j}"
+PACK_COPY = "    out{j}[at] = in{j}[v];\n"
+PACK_TRANSLATE = "    {{ const {t} x = in{j}[v]; out{j}[at] = table{j} != nullptr && x >= 0 ? ({t})table{j}[x] : x; }}\n"
+WORDS = {1: "unsigned char", 2: "unsigned short", 4: "unsigned int", 8: "unsigned long long"}
+SIGNED = {1: "signed char", 2: "short", 4: "int", 8: "long long"}
+
+
+def pack_source(idx_ctype: str, fields) -> str:
+    """The pack kernel for value arrays given as (item size, is an integer id array) pairs."""
+    types, params, body = [], [], []
+    for j, (size, translated) in enumerate(fields):
+        if translated:
+            t = SIGNED[size]
+        elif size in WORDS:
+            t = WORDS[size]
+        else:  # any other item size: a struct of its bytes
+            t = f"word{j}"
+            types.append(f"struct __align__({size & -size if size & -size <= 16 else 16}) {t} "
+                         f"{{ unsigned char b[{size}]; }};\n")
+        params.append(PACK_PARAMS.format(t=t, j=j))
+        body.append((PACK_TRANSLATE if translated else PACK_COPY).format(t=t, j=j))
+    kernels = PACK.format(params="".join(params), body="".join(body))
+    return f"#define IDX_T {idx_ctype}\n#define ITEMS {ITEMS}\n" + PRELUDE + "".join(types) + kernels
+
+
 def source(idx_ctype: str) -> str:
     """The whole module for one vertex-id C type ("int" or "long long")."""
     advances = "".join(ADVANCE.format(name=name, params=params, body=body,
                                       **(SILENT if name in NEVER_EMIT else EMITTING))
                        for name, (params, body) in FUNCTORS.items())
-    return f"#define IDX_T {idx_ctype}\n#define ITEMS {ITEMS}\n" + PRELUDE + advances + OTHERS
+    return (f"#define IDX_T {idx_ctype}\n#define ITEMS {ITEMS}\n#define SCAN_ITEMS {SCAN_ITEMS}\n" + PRELUDE + advances
+            + OTHERS)

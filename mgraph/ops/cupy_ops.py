@@ -41,19 +41,26 @@ def _advance(name, graph, frontier, params, emits=True):
     idx = graph.indices.dtype
     if frontier is None:
         offs, total, n_front, front = graph.indptr, graph.num_arcs, graph.num_vertices, _dummy(idx)
+        count = cp.zeros(1, dtype=np.uint64)
     else:
         n_front = len(frontier)
         if n_front == 0:
             return frontier
         offs = cp.empty(n_front + 1, dtype=np.int64)
-        _kernel(graph, "frontier_degrees")(_blocks(n_front), (BLOCK,), (graph.indptr, frontier, np.int64(n_front), offs))
-        cp.cumsum(offs, out=offs)
+        count = cp.empty(1, dtype=np.uint64)
+        if n_front <= cupy_kernels.SCAN_ITEMS * cupy_kernels.SCAN_BLOCK:
+            _kernel(graph, "frontier_offsets_small")((1,), (cupy_kernels.SCAN_BLOCK,),
+                                                     (graph.indptr, frontier, np.int64(n_front), offs, count))
+        else:
+            _kernel(graph, "frontier_degrees")(_blocks(n_front), (BLOCK,),
+                                               (graph.indptr, frontier, np.int64(n_front), offs))
+            cp.cumsum(offs, out=offs)
+            count.fill(0)
         total = int(offs[-1])
         front = frontier
     if total == 0 or n_front == 0:
         return cp.empty(0, dtype=idx)
     out = cp.empty(min(total, graph.num_vertices) if emits else 1, dtype=idx)
-    count = cp.zeros(1, dtype=np.uint64)
     has_w = graph.weights is not None
     args = (graph.indptr, graph.indices, graph.weights if has_w else _dummy(np.float64), np.int32(has_w),
             front, np.int32(frontier is not None), offs, np.int64(n_front), np.int64(total), out, count) + params
@@ -193,20 +200,74 @@ def append_unique(parts, keeps, seen, owner, me, own_below=None):
     return out[:n_out], own
 
 
-def bucket(dest, num_buckets):
-    n = dest.shape[0]
-    counts = cp.zeros(num_buckets, dtype=np.uint64)
-    cursor = cp.zeros(num_buckets, dtype=np.uint64)
-    order = cp.empty(n, dtype=np.int64)
-    if n:
-        dest = dest.astype(np.int32, copy=False)
-        fn = _module(np.dtype(np.int32), dest.device.id).get_function("bucket")
-        fn(_blocks(n), (BLOCK,), (dest, np.int64(n), np.int32(num_buckets), counts, cursor, np.intp(0)))
-        host = counts.get().tolist()
-        fn(_blocks(n), (BLOCK,), (dest, np.int64(n), np.int32(num_buckets), counts, cursor, order))
-    else:
-        host = [0] * num_buckets
-    return order, [int(c) for c in host]
+@lru_cache(maxsize=None)
+def _pack_module(idx_dtype, fields, device_id):
+    with cp.cuda.Device(device_id):
+        return cp.RawModule(code=cupy_kernels.pack_source(_CTYPES[np.dtype(idx_dtype)], fields),
+                            options=("-std=c++17",))
+
+
+def _pack(vertices, order, dest, n_out, id_on, out_ids, values, tables):
+    """Launch the pack kernel (cupy_kernels.PACK) for one list of value arrays; their fresh outputs.  ``order``,
+    ``dest``, ``id_on`` and ``out_ids`` may be None (a plain gather)."""
+    fields = tuple((int(v.dtype.itemsize), t is not None) for v, t in zip(values, tables))
+    for (size, translated), v in zip(fields, values):
+        if translated and (v.dtype.kind not in "iu" or size not in cupy_kernels.SIGNED):
+            raise ValueError(f"a vertex-valued array must hold integer ids, got {v.dtype}")
+    outs = [cp.empty(n_out, dtype=v.dtype) for v in values]
+    if n_out and (values or out_ids is not None):
+        order, dest, id_on, out_ids = (np.intp(0) if a is None else a for a in (order, dest, id_on, out_ids))
+        args = ()
+        for v, t, o in zip(values, tables, outs):
+            args += (cp.ascontiguousarray(v), np.intp(0) if t is None else t, o)
+        module = _pack_module(np.dtype(vertices.dtype), fields, vertices.device.id)
+        module.get_function("pack")(_blocks(n_out), (BLOCK,), (vertices, order, dest, np.int64(n_out), id_on,
+                                                               out_ids) + args)
+    return outs
+
+
+@lru_cache(maxsize=64)
+def _pointers(ptrs, device_id):
+    """A device array of the given addresses (the split's id tables, one per device): kept, built once."""
+    with cp.cuda.Device(device_id):
+        return cp.asarray(np.array(ptrs, dtype=np.uint64))
+
+
+def split(vertices, owner, me, num_parts, values, tables, id_on=None):
+    n = int(vertices.shape[0])
+    if n == 0:
+        return [0] * num_parts, {}
+    vertices = cp.ascontiguousarray(vertices)
+    idx = np.dtype(vertices.dtype)
+    module = _module(idx, vertices.device.id)
+    counters = cp.zeros(2 * num_parts, dtype=np.uint64)  # counts, then the order pass's cursors
+    dest = cp.empty(n, dtype=np.int32)
+    tiles = _blocks(n, BLOCK * cupy_kernels.ITEMS)
+    module.get_function("split_count")(tiles, (BLOCK,), (vertices, np.int64(n), owner, np.int32(num_parts), dest,
+                                                         counters))
+    counts = [int(c) for c in counters[:num_parts].get()]
+    remote = n - counts[me]
+    if remote == 0:
+        return counts, {}
+    order = cp.empty(remote, dtype=idx)
+    module.get_function("split_order")(tiles, (BLOCK,), (dest, np.int64(n), np.int32(me), np.int32(num_parts),
+                                                         counters, counters[num_parts:], order))
+    table = None
+    if id_on is not None:
+        table = _pointers(tuple(0 if a is None else a.data.ptr for a in id_on), vertices.device.id)
+    ids = cp.empty(remote, dtype=idx)
+    outs = _pack(vertices, order, dest, remote, table, ids, values, tables)
+    out, start = {}, 0
+    for k, c in enumerate(counts):
+        if c and k != me:
+            out[k] = (ids[start:start + c], [o[start:start + c] for o in outs])
+            start += c
+    return counts, out
+
+
+def gather(vertices, values, tables):
+    n = int(vertices.shape[0])
+    return _pack(cp.ascontiguousarray(vertices), None, None, n, None, None, values, tables)
 
 
 def scatter_add(a, ids, values):

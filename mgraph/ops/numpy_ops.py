@@ -183,12 +183,29 @@ def append_unique(parts, keeps, seen, owner, me, own_below=None):
 
 
 def bucket(dest, num_buckets):
-    """Entry indices grouped by destination (``dest`` in [0, num_buckets)), and each group's size (host ints).
-
-    Within a group NumPy keeps the input order; the GPU's order is any.
-    """
+    """Entry indices grouped by destination (``dest`` in [0, num_buckets)), input order kept in a group, and each
+    group's size (host ints): the grouping of :func:`split`."""
     order = np.argsort(dest, kind="stable")
     return order, np.bincount(dest, minlength=num_buckets).tolist()
+
+
+def split(vertices, owner, me, num_parts, values, tables, id_on=None):
+    """The frontier split and package: of ``vertices``, those a device k other than ``me`` owns go to k with their
+    ids there (``id_on[k]``, or the vertices themselves where None) and their :func:`gather` of ``values``.
+    Returns (how many of ``vertices`` each device owns, {k: (ids, values)} for every peer that gets some)."""
+    order, counts = bucket(owner[vertices], num_parts)
+    out, start = {}, 0
+    for k, c in enumerate(counts):
+        if c and k != me:
+            chosen = vertices[order[start:start + c]]
+            out[k] = (chosen if id_on is None else id_on[k][chosen], gather(chosen, values, tables))
+        start += c
+    return counts, out
+
+
+def gather(vertices, values, tables):
+    """Each of ``values`` at ``vertices``; through its table where one is given (vertex ids to caller ids)."""
+    return [v[vertices] if t is None else translate(v[vertices], t) for v, t in zip(values, tables)]
 
 
 def scatter_add(a, ids, values):

@@ -51,13 +51,10 @@ def timed(name, fn, rows, reps=7):
 
 rows = []
 with cp.cuda.Device(0), cp.cuda.Stream(non_blocking=True):
-    dest = timed("owner[frontier]", lambda: owner[frontier], rows)
-    order, counts = timed("bucket (2 passes, 1 read)", lambda: ops.bucket(dest, 2), rows)
-    sel = order[counts[0]:]
-    chosen = timed("frontier[order[peer]]", lambda: frontier[sel], rows)
-    ids = timed("id_on[peer][chosen]", lambda: id_on[chosen], rows)
-    dvals = timed("depth[chosen]", lambda: depth[chosen], rows)
-    pvals = timed("to_global(pred[chosen])", lambda: ops.translate(pred[chosen], vertex_ids), rows)
+    counts, packed = timed("split + package (ids, depth, pred in caller ids): 2 passes, 1 read",
+                           lambda: ops.split(frontier, owner, 0, 2, [depth, pred], [None, vertex_ids], [None, id_on]),
+                           rows)
+    ids, (dvals, pvals) = packed[1]
     timed("append_unique(frontier + received)",
           lambda: ops.append_unique([frontier, ids], [None, None], seen, owner, 0), rows)
     timed("combine min", lambda: ops.combine_extreme(depth, ids, dvals, "min"), rows)

@@ -1,16 +1,17 @@
 """Where the device time of a multi-GPU superstep goes, step by step of the exchange.
 
-    PYTHONPATH=$PWD python3 scripts/experiments/exchange_trace.py SCALE [PRIMITIVES] [TOP]
+    PYTHONPATH=$PWD python3 scripts/experiments/exchange_trace.py SCALE [PRIMITIVES] [TOP] [GPUS]
 
-One worker process per GPU present, R-MAT SCALE, random partition, 1-hop
+One worker process per GPU (GPUS, default every GPU present; 1: the iteration alone, for comparison), R-MAT SCALE, random partition, 1-hop
 proxies, each primitive's default communication.  In the workers the
 iteration and each exchange step (split+package, NCCL hop, combine, merge,
-owners-to-holders packaging) are wrapped with a stream synchronisation
+the holders' selection and the gathers of broadcast and holders' packages) are wrapped with a stream synchronisation
 before and after, so each step's time is its device time, not the time its
 launches took; the syncs cost a few microseconds each, so the totals run a
 little over an untraced run.  Prints device 0's steps for the TOP supersteps
-by time and the run's totals per step, after the untraced times of each
-primitive.
+by time (TOP 0: every superstep) with the whole frontier's size after it and
+the direction taken (direction-optimizing BFS), and the run's totals per
+step, after the untraced times of each primitive.
 """
 import functools
 import sys
@@ -30,7 +31,7 @@ from primitives.sssp import SSSP
 PRIMITIVES = {"bfs": (functools.partial(BFS), "selective"),  # each with its default communication
               "dobfs": (functools.partial(BFS, direction="auto"), "broadcast"),
               "sssp": (SSSP, "selective"), "bc": (BC, "selective"), "cc": (CC, "broadcast")}
-STEPS = ("_split", "_split_to_holders", "_combine", "_merge")  # Exchange methods timed, with the transport's receive
+STEPS = ("_split", "_holders", "_package", "_combine", "_merge")  # Exchange methods timed, with the transport's receive
 _TRACE = {"step": [], "name": [], "ms": []}
 
 
@@ -71,11 +72,15 @@ class Traced:
         return prim
 
 
+def _options(gpus):
+    return {"devices": gpus, "workers": "processes"} if gpus > 1 else {"devices": 1}
+
+
 def main():
     scale = int(sys.argv[1])
     names = sys.argv[2].split(",") if len(sys.argv) > 2 else list(PRIMITIVES)
     top = int(sys.argv[3]) if len(sys.argv) > 3 else 4
-    gpus = cupy.cuda.runtime.getDeviceCount()
+    gpus = int(sys.argv[4]) if len(sys.argv) > 4 else cupy.cuda.runtime.getDeviceCount()
     g = mgraph.load(f"rmat:{scale}", backend="cupy")
     gw = with_random_weights(g, 1, 64, seed=1)
     source = random_sources(g, 1, seed=0)[0]
@@ -85,12 +90,12 @@ def main():
     print(f"R-MAT {scale} on {gpus} GPUs, one process each; untraced ms per run (median of 3 after a warm-up)")
     for name in names:  # untraced first: a traced run leaves its wrappers in the pool's workers
         make, communication = PRIMITIVES[name]
-        place = Placement(gw if name == "sssp" else g, {"devices": gpus, "workers": "processes"}, communication)
+        place = Placement(gw if name == "sssp" else g, _options(gpus), communication)
         times = [1e3 * run(place, make, sources(make))[1]["elapsed_s"] for _ in range(4)][1:]
         print(f"  {name}: " + ", ".join(f"{t:.2f}" for t in times) + f"; median {sorted(times)[1]:.2f}", flush=True)
     for name in names:
         make, communication = PRIMITIVES[name]
-        place = Placement(gw if name == "sssp" else g, {"devices": gpus, "workers": "processes"}, communication)
+        place = Placement(gw if name == "sssp" else g, _options(gpus), communication)
         run(place, Traced(make), sources(make))  # warm-up
         _, stats, s = run(place, Traced(make), sources(make))
         per = {}
@@ -98,13 +103,16 @@ def main():
             per.setdefault(step, {}).setdefault(what, 0.0)
             per[step][what] += ms
         kinds = sorted({w for d in per.values() for w in d})
-        print(f"\n{name}: {1e3 * stats['elapsed_s']:.1f} ms traced; device 0, ms")
-        print("| superstep | " + " | ".join(kinds) + " |")
-        print("|---|" + "---|" * len(kinds))
-        biggest = sorted(per, key=lambda k: -sum(per[k].values()))[:top]
+        sizes, directions = stats["frontier_sizes"], getattr(s, "directions", [])
+        print(f"\n{name}: {1e3 * stats['elapsed_s']:.1f} ms traced, {len(sizes)} supersteps; device 0, ms")
+        print("| superstep | frontier after | direction | " + " | ".join(kinds) + " |")
+        print("|---|---|---|" + "---|" * len(kinds))
+        biggest = sorted(per, key=lambda k: -sum(per[k].values()))[:top or None]
         for k in sorted(biggest):
-            print(f"| {k} | " + " | ".join(f"{per[k].get(w, 0):.2f}" for w in kinds) + " |")
-        print("| all | " + " | ".join(f"{sum(d.get(w, 0) for d in per.values()):.2f}" for w in kinds) + " |",
+            size = sizes[k - 1] if 0 < k <= len(sizes) else ""
+            way = directions[k - 1] if 0 < k <= len(directions) else ""
+            print(f"| {k} | {size} | {way} | " + " | ".join(f"{per[k].get(w, 0):.2f}" for w in kinds) + " |")
+        print("| all | | | " + " | ".join(f"{sum(d.get(w, 0) for d in per.values()):.2f}" for w in kinds) + " |",
               flush=True)
 
 
