@@ -49,6 +49,7 @@ class Graph:
         self.weights = weights
         self.directed = bool(directed)
         self.num_vertices = int(indptr.shape[0] - 1)
+        self.arc_rows = self.num_vertices  # rows that may hold arcs; the rest are empty (a part's proxies)
         self.num_input_edges = num_input_edges
         self._reverse = None
         self._on = {}

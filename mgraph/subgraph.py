@@ -47,6 +47,10 @@ class SubGraph(Graph):
         self.duplication = duplication
         self.id_on = None
         self._rev = reverse
+        if vertex_ids is not None:  # 1-hop: own vertices first, and only they have arcs (in and out)
+            self.arc_rows = int(own.shape[0])
+            if reverse is not None:
+                reverse.arc_rows = self.arc_rows
 
     own_vertices = property(lambda self: self._own)
     num_global_vertices = property(lambda self: self.num_global)

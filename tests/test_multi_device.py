@@ -352,6 +352,24 @@ def test_own_vertices_counted_by_id_range_where_they_come_first(duplication):
         assert part.count_own(ids) == int(np.count_nonzero(part.owner[ids] == part.index))
 
 
+@pytest.mark.parametrize("name", ["rand_dir", "chesapeake"])
+@pytest.mark.parametrize("duplication", DUPLICATIONS)
+def test_pulls_skip_the_rows_that_hold_no_arcs(name, duplication):
+    """A part's ``arc_rows`` (the pull kernels' rows) covers every row with arcs, in the graph and its reverse,
+    and stays with the part when it moves."""
+    import partitioners
+    from mgraph import subgraph
+    from mgraph.backend import Backend
+
+    g = get_case(name).graph
+    for part in subgraph.build(g, partitioners.assign(g, 3, "random", 1), 3, duplication):
+        for p in (part, part.to(Backend("numpy", 0))):
+            expected = part.own_vertices.shape[0] if duplication == "1-hop" else g.num_vertices
+            assert p.arc_rows == p.reverse().arc_rows == expected
+            for graph in (p, p.reverse()):
+                assert graph.indptr[graph.arc_rows] == graph.num_arcs
+
+
 @pytest.mark.parametrize("duplication", ["1-hop", "all"])
 def test_border_lists_are_the_own_vertices_each_peer_holds(duplication):
     """PageRank's frontier is every own vertex: hop 2 sends each peer exactly the own vertices it holds."""

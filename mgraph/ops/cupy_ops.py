@@ -77,7 +77,7 @@ def advance_visit(graph, frontier, label, pred, level, dist=None):
 
 
 def advance_visit_pull(rgraph, label, pred, level, frontier_bits):
-    n = rgraph.num_vertices
+    n = rgraph.arc_rows  # a part's proxies have no in-arcs: no thread for them
     out = cp.empty(max(n, 1), dtype=rgraph.indices.dtype)
     count = cp.zeros(1, dtype=np.uint64)
     _kernel(rgraph, "visit_pull")(_blocks(n), (BLOCK,), (rgraph.indptr, rgraph.indices, label, pred, np.int32(level),
@@ -98,8 +98,10 @@ def advance_dependency(graph, frontier, label, sigma, delta, level):
 
 
 def pull_sum(rgraph, x):
-    n = rgraph.num_vertices
-    y = cp.empty(n, dtype=np.float64)
+    n = rgraph.arc_rows  # a warp per row that may hold arcs; the rest (a part's proxies) sum to 0
+    y = cp.empty(rgraph.num_vertices, dtype=np.float64)
+    if n < rgraph.num_vertices:
+        y[n:] = 0.0
     has_w = rgraph.weights is not None
     _kernel(rgraph, "pull_sum")(_blocks(n * 32), (BLOCK,), (rgraph.indptr, rgraph.indices,
                                                            rgraph.weights if has_w else _dummy(np.float64),

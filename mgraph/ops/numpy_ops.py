@@ -61,8 +61,9 @@ def advance_visit(graph, frontier, label, pred, level, dist=None):
 
 
 def advance_visit_pull(rgraph, label, pred, level, frontier_bits):
-    """Pull with early exit: each unvisited vertex takes its first in-neighbour in the frontier."""
-    cand = np.flatnonzero(label == UNVISITED)
+    """Pull with early exit: each unvisited vertex (of the rows that may hold arcs) takes its first in-neighbour
+    in the frontier."""
+    cand = np.flatnonzero(label[:rgraph.arc_rows] == UNVISITED)
     v, u, _ = expand(rgraph, cand)
     hit = bit_test(frontier_bits, u)
     v, u = v[hit], u[hit]
