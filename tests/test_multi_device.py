@@ -146,6 +146,25 @@ def test_broadcast_sends_more_than_selective():
     assert sum(bro.stats["bytes_sent"]) > sum(sel.stats["bytes_sent"])
 
 
+def test_each_package_layout_is_announced_once_per_peer_and_hop():
+    """NCCL receivers size their buffers from a package's layout (names, dtypes), sent through a queue: a layout
+    goes once per (hop, peer), so phases that drop and bring back carried arrays cost no further messages."""
+    import queue
+
+    from mgraph.comm.processes import NcclTransport
+
+    t = NcclTransport.__new__(NcclTransport)  # the layout bookkeeping only: no communicator
+    t.me, t.sent, t.queues = 0, {}, [None, queue.Queue(), queue.Queue()]
+    with_pred = {"ids": np.zeros(3, np.int32), "depth": np.zeros(3, np.int32), "predecessor": np.zeros(3, np.int32)}
+    without = {"ids": np.zeros(5, np.int32), "depth": np.zeros(5, np.int32)}
+    version = t._version(0)
+    assert [version(1, p) for p in (with_pred, with_pred, without, with_pred, without)] == [1, 1, 2, 1, 2]
+    announced = [t.queues[1].get_nowait() for _ in range(t.queues[1].qsize())]
+    assert [(tag, src, number) for tag, src, (number, _) in announced] == [(0, 0, 1), (0, 0, 2)]
+    assert announced[1][2][1] == (("ids", "<i4"), ("depth", "<i4"))
+    assert t._version(1)(1, without) == 1 and t._version(0)(2, without) == 1  # per hop and per peer
+
+
 @pytest.mark.parametrize("duplication", DUPLICATIONS)
 def test_carried_values_travel_only_to_owners(monkeypatch, duplication):
     """Predecessors are read only on owners: a pull step's own discoveries and the owners' updates to copies go
