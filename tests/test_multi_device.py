@@ -333,6 +333,16 @@ def test_out_of_memory_names_the_device():
         mgraph.run(Hungry, get_case("chesapeake").graph, 0, devices=2)
 
 
+def test_vertex_valued_package_arrays_must_hold_integer_ids():
+    from mgraph import ops
+    vertices, table = np.array([0, 2]), np.arange(4, dtype=np.int64)
+    with pytest.raises(ValueError, match="integer vertex ids"):
+        ops.gather(vertices, [np.zeros(4)], [table])
+    with pytest.raises(ValueError, match="integer vertex ids"):
+        ops.split(vertices, np.array([0, 1, 1, 0], dtype=np.int32), 0, 2, [np.zeros(4)], [table])
+    assert ops.gather(vertices, [np.array([3, -1, 1, 0])], [table])[0].tolist() == [3, 1]
+
+
 def test_exchange_operators_on_numpy():
     from mgraph import ops
     a = np.array([5, -1, 3, 7], dtype=np.int32)

@@ -107,9 +107,7 @@ class Exchange:
 
     def _package(self, prim, vertices, ids, names):
         """{"ids": ids, name: the array ``name`` at ``vertices`` (vertex-valued ones in caller ids)}: one gather."""
-        package = {"ids": ids}
-        package.update(zip(names, ops.gather(vertices, *self._fields(prim, names))))
-        return package
+        return _named(ids, names, ops.gather(vertices, *self._fields(prim, names)))
 
     def _split(self, prim, vertices, names):
         """Package ``vertices`` for their owners (this device's own are kept): a pass to count and one to group them
@@ -119,12 +117,7 @@ class Exchange:
         sub = self.sub
         counts, packed = ops.split(vertices, sub.owner, self.me, self.p, *self._fields(prim, names), sub.id_on)
         self.own_count = counts[self.me]
-        out = []
-        for k, (ids, values) in packed.items():
-            package = {"ids": ids}
-            package.update(zip(names, values))
-            out.append((k, package))
-        return out
+        return [(k, _named(ids, names, values)) for k, (ids, values) in packed.items()]
 
     def _holders(self, mine):
         """Per peer holding copies of some of ``mine`` (own vertices): (peer, those vertices, their ids there)."""
@@ -188,3 +181,10 @@ class Exchange:
                                                    [None] + [mask for _, mask in changed],
                                                    self._seen, sub.owner, self.me, sub.own_below)
         return merged
+
+
+def _named(ids, names, values):
+    """A package: {"ids": ids, name: values} for each of ``names``."""
+    package = {"ids": ids}
+    package.update(zip(names, values))
+    return package

@@ -112,17 +112,25 @@ def append_unique(parts, keeps, seen, owner, me, own_below=None):
 
 
 def split(vertices, owner, me, num_parts, values, tables, id_on=None):
-    """Filter: the frontier split and package in one pass.  Of ``vertices``, those owned (``owner``) by a device k
-    other than ``me`` go to k, with their ids on k (``id_on[k]``; the vertices themselves where None) and each array
-    of ``values`` at them, through ``tables[j]`` where not None (vertex-valued arrays, local to caller ids, -1 kept).
+    """Filter: the frontier split and package.  Of ``vertices``, those owned (``owner``) by a device k other than
+    ``me`` go to k, with their ids on k (``id_on[k]``; the vertices themselves where None) and each array of
+    ``values`` at them, through ``tables[j]`` where not None (vertex-valued arrays, local to caller ids, -1 kept).
     Returns (how many of ``vertices`` each device owns, host ints; {k: (ids, [values])} for each peer that gets
-    any).  One host read; the GPU's order within a package is any."""
+    any).  One host read (the counts); the GPU's order within a package is any."""
+    _check_tables(values, tables)
     return _impl(vertices).split(vertices, owner, me, num_parts, values, tables, id_on)
 
 
 def gather(vertices, values, tables):
     """Filter: each array of ``values`` at ``vertices`` (a package), through ``tables[j]`` where not None."""
+    _check_tables(values, tables)
     return _impl(vertices).gather(vertices, values, tables)
+
+
+def _check_tables(values, tables):
+    for v, t in zip(values, tables):
+        if t is not None and v.dtype.kind not in "iu":
+            raise ValueError(f"a vertex-valued array must hold integer vertex ids, got dtype {v.dtype}")
 
 
 def scatter_add(a, ids, values):

@@ -213,9 +213,6 @@ def _pack(vertices, order, dest, n_out, id_on, out_ids, values, tables):
     """Launch the pack kernel (cupy_kernels.PACK) for one list of value arrays; their fresh outputs.  ``order``,
     ``dest``, ``id_on`` and ``out_ids`` may be None (a plain gather)."""
     fields = tuple((int(v.dtype.itemsize), t is not None) for v, t in zip(values, tables))
-    for (size, translated), v in zip(fields, values):
-        if translated and (v.dtype.kind not in "iu" or size not in cupy_kernels.SIGNED):
-            raise ValueError(f"a vertex-valued array must hold integer ids, got {v.dtype}")
     outs = [cp.empty(n_out, dtype=v.dtype) for v in values]
     if n_out and (values or out_ids is not None):
         order, dest, id_on, out_ids = (np.intp(0) if a is None else a for a in (order, dest, id_on, out_ids))
