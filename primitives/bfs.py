@@ -45,6 +45,7 @@ class BFS(Primitive):
             self.depth[source] = 0
             self.predecessor[source] = source
         self.visited = 0
+        self.level = 0  # the depth of every vertex of the last returned frontier
         self.pulling = self.direction == "pull"
         self.switched = False
         self.directions = []
@@ -61,7 +62,7 @@ class BFS(Primitive):
             self.pulling = False
 
     def iterate(self, frontier):
-        level = self.step + 1
+        level = self.level = self.step + 1
         self.visited += self.frontier_total
         if self.direction == "auto":
             self._choose_direction(self.frontier_total)
@@ -72,6 +73,9 @@ class BFS(Primitive):
             new = ops.advance_visit(self.graph, frontier, self.depth, self.predecessor, level)
         self.directions.append("pull" if self.pulling else "push")
         return new
+
+    def frontier_values(self):
+        return {"depth": self.level}
 
     def result(self):
         return {"depth": self.depth, "predecessor": self.predecessor}

@@ -73,6 +73,12 @@ class Primitive:
         """Per-vertex results (arrays on the device) by name."""
         raise NotImplementedError
 
+    def frontier_values(self) -> dict:
+        """Values that every vertex of the frontier just returned (by reset, iterate or next_phase) holds in
+        ``combine`` arrays, the same on every device: BFS's {"depth": level}.  Optional; with it a large
+        broadcast frontier travels as one bit per vertex and these values are restored where it arrives."""
+        return {}
+
     def frontier_of(self, vertices):
         """A frontier array of ``vertices`` (None: no vertex) in this graph's id type."""
         if vertices is None:

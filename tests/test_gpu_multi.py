@@ -130,20 +130,13 @@ def test_partitioners_run_on_the_gpu(graphs, partitioner):
     assert host.shape == (g.num_vertices,) and host.min() >= 0 and host.max() < 4
 
 
-def test_segment_min_and_scatter_add_match_numpy_twins():
+def test_segment_min_matches_numpy_twin():
     rng = np.random.default_rng(0)
     seg = rng.integers(0, 500, 20000)
     val = rng.integers(-10**12, 10**12, 20000)
     init = rng.integers(-10**12, 10**12, 600)
     got = cupy_ops.segment_min(cp.asarray(seg), cp.asarray(val), cp.asarray(init))
     np.testing.assert_array_equal(cp.asnumpy(got), numpy_ops.segment_min(seg, val, init))
-    a = rng.random(700)
-    ids = rng.integers(0, 700, 5000)
-    vals = rng.random(5000)
-    ga = cp.asarray(a)
-    cupy_ops.scatter_add(ga, cp.asarray(ids), cp.asarray(vals))
-    numpy_ops.scatter_add(a, ids, vals)
-    np.testing.assert_allclose(cp.asnumpy(ga), a, rtol=1e-12)
 
 
 def _entries(a):
@@ -180,58 +173,64 @@ def test_split_and_gather_match_numpy_twins_up_to_order_within_packages(n, parts
         np.testing.assert_array_equal(cp.asnumpy(x), want)
 
 
-@pytest.mark.parametrize("dtype", [np.int32, np.int64, np.float64])
-@pytest.mark.parametrize("op", ["min", "max"])
-def test_exchange_kernels_match_numpy_twins(dtype, op):
-    rng = np.random.default_rng(7)
-    n = 5000
-    array = rng.integers(-1, 50, n).astype(dtype)  # -1: unreached
-    ids = rng.permutation(n)[:3000].astype(np.int32)
-    values = rng.integers(0, 50, ids.size).astype(dtype)
-    a_gpu = cp.asarray(array)
-    got = cupy_ops.combine_extreme(a_gpu, cp.asarray(ids), cp.asarray(values), op)
-    ref = numpy_ops.combine_extreme(array, ids, values, op)
-    np.testing.assert_array_equal(cp.asnumpy(got), ref)
-    np.testing.assert_array_equal(cp.asnumpy(a_gpu), array)
-    # carry where improved, assign, translate
-    carry = np.full(n, -1, dtype=np.int32)
-    c_gpu = cp.asarray(carry)
-    cupy_ops.put_where(c_gpu, cp.asarray(ids), got, cp.asarray(values.astype(np.int32)))
-    numpy_ops.put_where(carry, ids, ref, values.astype(np.int32))
-    np.testing.assert_array_equal(cp.asnumpy(c_gpu), carry)
-    changed = cupy_ops.assign(a_gpu, cp.asarray(ids), cp.asarray(values))
-    np.testing.assert_array_equal(cp.asnumpy(changed), numpy_ops.assign(array, ids, values))
-    np.testing.assert_array_equal(cp.asnumpy(a_gpu), array)
-    lacking = np.where(rng.random(ids.size) < 0.3, -1, ids).astype(np.int32)  # a broadcast: -1 where not here
-    got = cupy_ops.combine_extreme(a_gpu, cp.asarray(lacking), cp.asarray(values[::-1].copy()), op)
-    ref = numpy_ops.combine_extreme(array, lacking, values[::-1].copy(), op)
-    np.testing.assert_array_equal(cp.asnumpy(got), ref)
-    assert not ref[lacking < 0].any()
-    np.testing.assert_array_equal(cp.asnumpy(a_gpu), array)
-    everywhere = np.ones(ids.size, dtype=bool)
-    cupy_ops.put_where(c_gpu, cp.asarray(lacking), cp.asarray(everywhere), cp.asarray(values.astype(np.int32)))
-    numpy_ops.put_where(carry, lacking, everywhere, values.astype(np.int32))
-    np.testing.assert_array_equal(cp.asnumpy(c_gpu), carry)
-    table = rng.permutation(n).astype(np.int64)
-    q = rng.integers(-1, n, 4000).astype(np.int32)
-    np.testing.assert_array_equal(cp.asnumpy(cupy_ops.translate(cp.asarray(q), cp.asarray(table))),
-                                  numpy_ops.translate(q, table))
+@pytest.mark.parametrize("n", [1, 31, 32, 33, 1_000_003])
+@pytest.mark.parametrize("dtype", [np.int32, np.int64])
+def test_bitmap_ids_match_numpy_twin_as_a_set(n, dtype):
+    rng = np.random.default_rng(n)
+    vertices = rng.permutation(n)[: max(1, n // 3)].astype(dtype)
+    bits = numpy_ops.bitmap(vertices, n)
+    got = cupy_ops.bitmap_ids(cp.asarray(bits), dtype)
+    assert got.dtype == dtype
+    np.testing.assert_array_equal(np.sort(cp.asnumpy(got)), numpy_ops.bitmap_ids(bits, dtype))
+    np.testing.assert_array_equal(numpy_ops.bitmap_ids(bits, dtype), np.sort(vertices))
+    np.testing.assert_array_equal(cp.asnumpy(cupy_ops.bitmap(cp.asarray(vertices), n)), bits)
 
 
-@pytest.mark.parametrize("own_below", [None, 7000])
-@pytest.mark.parametrize("n", [20000, 1_000_003])
-def test_append_unique_matches_numpy_twin_as_a_set(n, own_below):
-    rng = np.random.default_rng(3)
+FIELD_DTYPES = {"min": np.int32, "max": np.int64, "sum": np.float64, "assign": np.float32}
+
+
+@pytest.mark.parametrize("own_below", [None, 700])
+@pytest.mark.parametrize("fields", [("min",), ("max", "sum"), ("sum",), ("assign",), ("min", "min")])
+@pytest.mark.parametrize("id_dtype", [np.int32, np.int64])
+@pytest.mark.parametrize("n", [5000, 1_000_003])
+def test_combine_merge_matches_numpy_twin(n, id_dtype, fields, own_below):
+    """Three packages over one frontier: plain ids, ids through a table to local ones (-1 skipped), carried
+    values through a table and as they are; arrays equal after, the output equal as a set, each vertex once."""
+    rng = np.random.default_rng(n + len(fields))
     owner = rng.integers(0, 3, n).astype(np.int32)
-    parts = [rng.permutation(n)[:n // 4].astype(np.int32), rng.integers(0, n, 2 * n // 5).astype(np.int32),
-             rng.integers(0, n, n // 7).astype(np.int32)]
-    keeps = [None, rng.random(parts[1].size) < 0.5, None]
+    frontier = rng.permutation(n)[: n // 5].astype(id_dtype)
+    arrays = [rng.integers(-1, 40, n).astype(FIELD_DTYPES[op]) for op in fields]
+    carried = rng.integers(-1, n, n).astype(id_dtype)
+    table = rng.permutation(n).astype(id_dtype)
+    to_local = np.where(rng.random(n) < 0.3, -1, rng.permutation(n)).astype(id_dtype)
+    packages = []
+    for k in range(3):
+        ids = rng.permutation(n)[: n // 3].astype(id_dtype)
+        values = [rng.integers(-1, 40, ids.size).astype(a.dtype) for a in arrays]
+        packages.append((ids, to_local if k == 1 else None, values, rng.integers(-1, n, ids.size).astype(id_dtype),
+                         table if k != 2 else None))
+
+    def run(xp, seen):
+        a = [xp.asarray(x).copy() for x in arrays]
+        c = xp.asarray(carried).copy()
+        received = [(xp.asarray(ids), None if t is None else xp.asarray(t),
+                     [(a[j], op, xp.asarray(v)) for j, (op, v) in enumerate(zip(fields, values))],
+                     [(c, xp.asarray(cv), None if ct is None else xp.asarray(ct))])
+                    for ids, t, values, cv, ct in packages]
+        mod = numpy_ops if xp is np else cupy_ops
+        out, own = mod.combine_merge(xp.asarray(frontier), received, seen, xp.asarray(owner), 1, own_below)
+        return [xp.asnumpy(x) if xp is cp else x for x in a + [c, out]], own
+
     seen = cp.zeros(-(-n // 32), dtype=np.uint32)
-    ref, ref_own = numpy_ops.append_unique(parts, keeps, None, owner, 1, own_below)
-    got, own = cupy_ops.append_unique([cp.asarray(p) for p in parts], [None, cp.asarray(keeps[1]), None],
-                                      seen, cp.asarray(owner), 1, own_below)
-    got = cp.asnumpy(got)
-    assert len(got) == len(ref) and len(np.unique(got)) == len(got)  # each vertex once
-    np.testing.assert_array_equal(np.sort(got), np.sort(ref))
-    assert own == ref_own
+    (*ref, ref_out), ref_own = run(np, None)
+    (*got, got_out), own = run(cp, seen)
+    for x, want in zip(got, ref):
+        np.testing.assert_array_equal(x, want)
+    assert len(got_out) == len(ref_out) and len(np.unique(got_out)) == len(got_out)  # each vertex once
+    np.testing.assert_array_equal(np.sort(got_out), np.sort(ref_out))
+    np.testing.assert_array_equal(np.sort(got_out[: len(frontier)]), np.sort(frontier))  # the frontier first
+    assert own == ref_own and len(ref_out) > len(frontier)
     assert not cp.asnumpy(seen).any()  # the scratch bitmap is zeroed for the next merge
+    table_q = rng.integers(-1, n, 4000).astype(id_dtype)
+    np.testing.assert_array_equal(cp.asnumpy(cupy_ops.translate(cp.asarray(table_q), cp.asarray(table))),
+                                  numpy_ops.translate(table_q, table))

@@ -189,6 +189,37 @@ def test_carried_values_travel_only_to_owners(monkeypatch, duplication):
         assert sent and all(s == carried for s in sent), (direction, communication)
 
 
+class _ListedBFS(BFS):
+    """BFS that implies no values: its broadcast frontiers travel as lists whatever their size."""
+
+    def frontier_values(self):
+        return {}
+
+
+@pytest.mark.parametrize("duplication", DUPLICATIONS)
+def test_dense_broadcast_frontiers_travel_as_bits(monkeypatch, duplication):
+    """A pull step's large frontier goes as one bit per vertex with its depth implied: same tree, fewer bytes."""
+    kinds = []
+    original = LocalTransport.send
+
+    def spy(self, src, packages, tag=0):
+        kinds.extend("bits" in package for _, package in packages)
+        return original(self, src, packages, tag)
+
+    monkeypatch.setattr(LocalTransport, "send", spy)
+    case = get_case("facebook")
+    opts = dict(devices=3, communication="broadcast", duplication=duplication, workers="threads")
+    r = mgraph.bfs(case.graph, 0, direction="pull", **opts)
+    assert any(kinds) and not all(kinds)  # the source's superstep (one vertex) still goes as a list
+    check_bfs_tree(case, 0, r.depth, r.predecessor)
+    np.testing.assert_array_equal(r.depth, mgraph.bfs(case.graph, 0).depth)
+    kinds.clear()
+    listed = mgraph.run(functools.partial(_ListedBFS, direction="pull"), case.graph, 0, **opts)
+    assert not any(kinds)
+    np.testing.assert_array_equal(listed.depth, r.depth)
+    assert sum(r.stats["bytes_sent"]) < sum(listed.stats["bytes_sent"]) / 2
+
+
 def test_callable_partitioner_and_repeated_ids():
     case = get_case("rand_dir_int")
     halves = lambda graph, parts, seed: np.arange(graph.num_vertices) * parts // graph.num_vertices  # noqa: E731
@@ -343,22 +374,39 @@ def test_vertex_valued_package_arrays_must_hold_integer_ids():
     assert ops.gather(vertices, [np.array([3, -1, 1, 0])], [table])[0].tolist() == [3, 1]
 
 
-def test_exchange_operators_on_numpy():
+def test_combine_merge_on_numpy():
     from mgraph import ops
-    a = np.array([5, -1, 3, 7], dtype=np.int32)
-    better = ops.combine_extreme(a, np.array([0, 1, 2]), np.array([4, 9, 3], dtype=np.int32), "min")
-    assert better.tolist() == [True, True, False] and a.tolist() == [4, 9, 3, 7]  # -1 counts as unreached
-    better = ops.combine_extreme(a, np.array([-1, 3, -1]), np.array([0, 1, 0], dtype=np.int32), "min")
-    assert better.tolist() == [False, True, False] and a.tolist() == [4, 9, 3, 1]  # id -1: not on this device
-    carried = np.zeros(4, dtype=np.int64)
-    ops.put_where(carried, np.array([-1, 3, 2]), np.array([True, True, False]), np.array([7, 8, 9]))
-    assert carried.tolist() == [0, 0, 0, 8]
-    seen = ops.bitmap(np.array([], dtype=np.int64), 6)
-    parts, keeps = [np.array([4, 1]), np.array([1, 5, 2, 5])], [None, np.array([True, True, False, True])]
-    out, own = ops.append_unique(parts, keeps, seen, np.array([0, 1, 0, 0, 1, 1]), 1)
-    assert out.tolist() == [4, 1, 5] and own == 3
-    out, own = ops.append_unique(parts, keeps, seen, None, 1, own_below=2)  # own vertices are the ids 0 and 1
-    assert out.tolist() == [4, 1, 5] and own == 1
+    owner = np.array([0, 1, 0, 0, 1, 1, 1])
+    seen = ops.bitmap(np.array([], dtype=np.int64), 7)
+    depth = np.array([5, -1, 3, 7, -1, 2, 0], dtype=np.int32)
+    pred = np.zeros(7, dtype=np.int64)
+    # min: -1 counts as unreached; carried values (through a table) only where the min changed
+    first = (np.array([0, 1, 2, 4]), None, [(depth, "min", np.array([4, 9, 3, 1], dtype=np.int32))],
+             [(pred, np.array([10, 11, 12, 13]), np.arange(20) + 100)])
+    # ids through a table to local ones: -1 (a vertex this device lacks) is skipped
+    second = (np.array([3, 0, 2]), np.array([-1, 1, 2, 3]), [(depth, "min", np.array([0, 1, 0], dtype=np.int32))],
+              [(pred, np.array([20, 21, 22]), None)])
+    out, own = ops.combine_merge(np.array([4, 6]), [first, second], seen, owner, 1)
+    assert depth.tolist() == [4, 9, 0, 0, 1, 2, 0] and pred.tolist() == [110, 111, 22, 20, 113, 0, 0]
+    assert out.tolist() == [4, 6, 0, 1, 3, 2] and own == 3  # 4 (already in the frontier) appears once
+    out, own = ops.combine_merge(np.array([4, 6]), [first, second], seen, None, 1, own_below=2)
+    assert out.tolist() == [4, 6] and own == 0  # nothing lower any more; own vertices are the ids 0 and 1
+    # sum: every entry counts as changed unless another field says otherwise; assign: where it differs
+    sigma = np.ones(7)
+    out, _ = ops.combine_merge(np.array([], dtype=np.int64), [(np.array([5, 2]), None,
+                                                               [(sigma, "sum", np.array([0.5, 2.0]))], [])],
+                               seen, owner, 1)
+    assert sigma.tolist() == [1, 1, 3, 1, 1, 1.5, 1] and out.tolist() == [5, 2]
+    out, _ = ops.combine_merge(np.array([], dtype=np.int64), [(np.array([5, 2, 0]), None,
+                                                               [(depth, "max", np.array([3, 3, 3], dtype=np.int32)),
+                                                                (sigma, "sum", np.array([1.0, 1.0, 1.0]))], [])],
+                               seen, owner, 1)
+    assert depth[[5, 2, 0]].tolist() == [3, 3, 4] and sigma[[5, 2, 0]].tolist() == [2.5, 4, 2]
+    assert out.tolist() == [5, 2]  # 0 took a sum but no larger depth
+    out, _ = ops.combine_merge(np.array([3]), [(np.array([3, 6, 1]), None,
+                                                [(depth, "assign", np.array([8, 0, 2], dtype=np.int32))], [])],
+                               seen, owner, 1)
+    assert depth.tolist() == [4, 2, 3, 8, 1, 3, 0] and out.tolist() == [3, 1]
     assert ops.translate(np.array([2, -1, 0]), np.array([10, 11, 12])).tolist() == [12, -1, 10]
 
 

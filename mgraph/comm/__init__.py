@@ -8,7 +8,9 @@ One :class:`Exchange` per device.  Per superstep, :meth:`Exchange.run`:
    else caller ids) with the primitive's ``combine`` values, and its ``carry``
    values (vertex-valued ones in caller ids) where the receiver may own some
    of the vertices: carried values are read only on a vertex's owner (results
-   are gathered from the owners), so a copy never needs them;
+   are gathered from the owners), so a copy never needs them.  A large
+   broadcast frontier whose values the primitive implies (``frontier_values``)
+   goes as one bit per vertex of the whole graph instead;
 3. *push* through the transport, which returns what arrived once every
    device has sent; *combine* it (in sender order, so results do not depend
    on thread timing);
@@ -24,19 +26,20 @@ from __future__ import annotations
 import time
 
 from .. import ops
-from . import combine as _combine
 from .transport import LocalTransport, Transport
 
 COMMUNICATIONS = ("selective", "broadcast")
-__all__ = ["COMMUNICATIONS", "Exchange", "LocalTransport", "Transport"]
+COMBINES = ("min", "max", "sum")  # or a function (local values, received values) -> combined values
+__all__ = ["COMBINES", "COMMUNICATIONS", "Exchange", "LocalTransport", "Transport"]
 
 
 class Exchange:
     """Split, package, push and combine for one device (``sub``, a SubGraph) of a run.
 
     Per hop the host reads only what sizes the packages (one count per peer)
-    and the merged frontier's length; combining is elementwise with no host
-    read, and the merge dedupes with a scratch bitmap instead of a sort.
+    and the merged frontier's length; each received package is combined and
+    merged in one pass (ops.combine_merge), which dedupes with a scratch
+    bitmap instead of a sort.
     """
 
     def __init__(self, sub, num_devices, transport, communication):
@@ -54,7 +57,8 @@ class Exchange:
         """Exchange ``frontier`` (the primitive's output); the next frontier.  Adds timings and bytes to ``stats``."""
         combines = dict(prim.combine)
         for name, op in combines.items():
-            _combine.check(op, name)
+            if not (callable(op) or op in COMBINES):
+                raise ValueError(f"combine for {name!r} must be one of {', '.join(COMBINES)} or a function, got {op!r}")
         carry = tuple(prim.carry)
         t = time.perf_counter()
         self.own_count = None
@@ -63,7 +67,10 @@ class Exchange:
             if len(frontier):
                 ids = self.sub.to_global(frontier)
                 sent = carry if carry and self.sub.count_own(frontier) < len(frontier) else ()  # else no peer owns any
-                package = self._package(prim, frontier, ids, tuple(combines) + sent)
+                if not sent and self._as_bits(prim, ids, combines):
+                    package = {"bits": ops.bitmap(ids, self.sub.num_global)}
+                else:
+                    package = self._package(prim, frontier, ids, tuple(combines) + sent)
                 packages = [(k, package) for k in self.peers]
         else:
             packages = self._split(prim, frontier, tuple(combines) + carry)
@@ -89,8 +96,7 @@ class Exchange:
         t2 = time.perf_counter()
         received = self.transport.receive(self.me, tag)  # waits for every device's send
         t3 = time.perf_counter()
-        changed = [self._combine(prim, package, combines, carry, assign=tag == 1) for _, package in received]
-        frontier = self._merge(frontier, changed)
+        frontier = self._merge(prim, frontier, received, combines, carry, assign=tag == 1)
         t4 = time.perf_counter()
         stats["package_s"] += t1 - t0
         stats["push_s"] += t2 - t1
@@ -108,6 +114,15 @@ class Exchange:
     def _package(self, prim, vertices, ids, names):
         """{"ids": ids, name: the array ``name`` at ``vertices`` (vertex-valued ones in caller ids)}: one gather."""
         return _named(ids, names, ops.gather(vertices, *self._fields(prim, names)))
+
+    def _as_bits(self, prim, ids, combines):
+        """Whether a broadcast frontier (``ids``, caller ids) travels as one bit per vertex of the whole graph: the
+        primitive implies every combined value (``frontier_values``) and the bits are fewer bytes than the list."""
+        implied = prim.frontier_values()
+        if not set(combines) <= set(implied):
+            return False
+        entry = ids.dtype.itemsize + sum(getattr(prim, name).dtype.itemsize for name in combines)
+        return len(ids) * entry > self.sub.num_global / 8
 
     def _split(self, prim, vertices, names):
         """Package ``vertices`` for their owners (this device's own are kept): a pass to count and one to group them
@@ -141,45 +156,46 @@ class Exchange:
         return self._border
 
     # -- combine --------------------------------------------------------------------------------------
-    def _combine(self, prim, package, combines, carry, assign):
-        """Fold one received package into the primitive's arrays; (ids, changed mask or None for all)."""
+    def _unpack(self, prim, package, combines, carry, assign):
+        """A received package as ops.combine_merge takes it: (ids, table to local ids or None, fields, carried)."""
         sub = self.sub
-        ids = package["ids"]
+        if "bits" in package:  # a broadcast frontier as bits: the values are the ones the primitive implies
+            ids = ops.bitmap_ids(package["bits"], sub.indices.dtype)
+            implied = prim.frontier_values()
+            package = {name: sub.xp.full(len(ids), implied[name], dtype=getattr(prim, name).dtype)
+                       for name in combines}
+            package["ids"] = ids
+        ids, to_local = package["ids"], None
         if self.communication == "broadcast" and sub.global_to_local is not None:  # 1-hop: keep what is here
-            ids = sub.to_local(ids)  # -1 where this device lacks the vertex
-            if not combines or any(op not in _combine.EXTREMES for op in combines.values()):
-                keep = sub.xp.flatnonzero(ids >= 0)  # one compaction (one host read) for every array
-                package = {k: v[keep] for k, v in package.items()}
-                ids = ids[keep]
-            # else min and max skip the -1s and report them unchanged, so carried values skip them too
-        improved = None
+            to_local = sub.global_to_local
+        if to_local is not None and any(callable(op) for op in combines.values()):
+            ids, to_local = sub.to_local(ids), None  # a function sees only values of vertices that are here
+            keep = sub.xp.flatnonzero(ids >= 0)  # one compaction (one host read) for every array
+            package = {k: v[keep] for k, v in package.items()}
+            ids = ids[keep]
+        fields = []
         for name, op in combines.items():
-            array = getattr(prim, name)
+            array, values = getattr(prim, name), package[name]
             if assign:
-                better = ops.assign(array, ids, package[name])
-            else:
-                better = _combine.apply(array, ids, package[name], op)
-            if better is not None:
-                improved = better if improved is None else improved | better
-        for name in (name for name in carry if name in package):  # sent only where the receiver may own one
-            values = sub.to_local(package[name]) if name in prim.vertex_valued else package[name]
-            array = getattr(prim, name)
-            if improved is None:
-                array[ids] = values
-            else:
-                ops.put_where(array, ids, improved, values)
-        return ids, improved
+                op = "assign"
+            elif callable(op):  # a primitive's own combine: what it returns is stored where it differs
+                values, op = op(array[ids], values), "assign"
+            fields.append((array, op, values))
+        table = sub.global_to_local
+        carried = [(getattr(prim, name), package[name], table if name in prim.vertex_valued else None)
+                   for name in carry if name in package]  # sent only where the receiver may own one
+        return ids, to_local, fields, carried
 
-    def _merge(self, frontier, changed):
-        """The frontier plus the changed vertices, each once (a bit per vertex instead of a sort)."""
-        if not changed:
+    def _merge(self, prim, frontier, received, combines, carry, assign):
+        """Combine what arrived and merge the changed vertices into the frontier, each once (a bit per vertex
+        instead of a sort)."""
+        if not received:
             return frontier
         sub = self.sub
         if self._seen is None:
             self._seen = ops.bitmap(frontier[:0], sub.num_vertices)
-        merged, self.own_count = ops.append_unique([frontier] + [ids for ids, _ in changed],
-                                                   [None] + [mask for _, mask in changed],
-                                                   self._seen, sub.owner, self.me, sub.own_below)
+        packages = [self._unpack(prim, package, combines, carry, assign) for _, package in received]
+        merged, self.own_count = ops.combine_merge(frontier, packages, self._seen, sub.owner, self.me, sub.own_below)
         return merged
 
 

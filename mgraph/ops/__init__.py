@@ -14,9 +14,8 @@ from . import numpy_ops
 
 UNVISITED = numpy_ops.UNVISITED
 __all__ = ["UNVISITED", "advance_visit", "advance_visit_pull", "advance_relax", "advance_count_paths",
-           "advance_dependency", "pull_sum", "hook_components", "compress", "bitmap", "bit_test", "filter",
-           "scatter_add", "segment_min", "split", "gather",
-           "translate", "combine_extreme", "assign", "put_where", "append_unique"]
+           "advance_dependency", "pull_sum", "hook_components", "compress", "bitmap", "bitmap_ids", "bit_test",
+           "filter", "segment_min", "split", "gather", "translate", "combine_merge"]
 
 
 def _impl(a):
@@ -82,33 +81,18 @@ def translate(ids, table):
     return _impl(ids).translate(ids, table)
 
 
-def combine_extreme(array, ids, values, op):
-    """Combine: ``array[ids]`` lowered ("min") or raised ("max") to ``values`` (ids unique); where it changed.
-
-    Signed integer arrays order -1 (UNVISITED) above every value, so an unreached copy takes any reached value.
-    An id of -1 (a vertex this device lacks) is skipped and reported unchanged, so a broadcast package needs
-    no compaction.
-    """
-    return _impl(array).combine_extreme(array, ids, values, op)
-
-
-def assign(array, ids, values):
-    """Combine: ``array[ids] = values`` (a copy takes its owner's value); where it changed."""
-    return _impl(array).assign(array, ids, values)
-
-
-def put_where(array, ids, mask, values):
-    """Combine: ``array[ids] = values`` where ``mask`` (a carried value travels with an improvement); -1 ids skipped."""
-    return _impl(array).put_where(array, ids, mask, values)
-
-
-def append_unique(parts, keeps, seen, owner, me, own_below=None):
-    """Filter: the frontier merge.  The kept entries of ``parts`` (``keeps``: a mask each, or None for all), each
-    vertex once, and how many of them device ``me`` owns: ids below ``own_below`` where own vertices come first in
-    the numbering, else by ``owner``.  ``parts[0]`` must hold each vertex once (the device's own frontier);
+def combine_merge(frontier, received, seen, owner, me, own_below=None):
+    """Combine + filter: the receive side of a hop, one pass per package.  Each received package is (ids,
+    to_local, fields, carried): ``ids`` of this device's vertices, or ids to map through ``to_local`` (-1: a vertex
+    this device lacks, skipped); ``fields`` (array, op, values) with op "min" or "max" (signed integer arrays order
+    -1, unreached, above every value), "sum" or "assign"; ``carried`` (array, values, table or None) stored where a
+    field changed, through ``table`` (vertex ids to local ones, -1 kept).  Ids are unique within a package and
+    packages apply in order.  Returns the next frontier, ``frontier`` (each vertex once) and then every vertex a
+    min, max or assign changed (every entry when all fields are sums), each once, and how many of them device
+    ``me`` owns: ids below ``own_below`` where own vertices come first in the numbering, else by ``owner``.
     ``seen`` is a zeroed bitmap of uint32 words over the vertices (:func:`bitmap`), zeroed again on return.  One
     host read."""
-    return _impl(seen).append_unique(parts, keeps, seen, owner, me, own_below)
+    return _impl(seen).combine_merge(frontier, received, seen, owner, me, own_below)
 
 
 def split(vertices, owner, me, num_parts, values, tables, id_on=None):
@@ -133,14 +117,14 @@ def _check_tables(values, tables):
             raise ValueError(f"a vertex-valued array must hold integer vertex ids, got dtype {v.dtype}")
 
 
-def scatter_add(a, ids, values):
-    """Compute: a[ids] += values, repeats of an id all added (the "sum" combine of received values)."""
-    return _impl(a).scatter_add(a, ids, values)
-
-
 def bitmap(vertices, num_vertices):
     """A frontier as a bitmap of uint32 words."""
     return _impl(vertices).bitmap(vertices, num_vertices)
+
+
+def bitmap_ids(bits, dtype):
+    """The vertex ids (of ``dtype``) whose bits are set in ``bits``: a bitmap back to a frontier, in any order."""
+    return _impl(bits).bitmap_ids(bits, dtype)
 
 
 def bit_test(bits, ids):

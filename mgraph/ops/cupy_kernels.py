@@ -259,6 +259,16 @@ extern "C" __global__ void set_bits(const idx_t* __restrict__ vertices, i64 coun
     if (k < count) { const i64 v = vertices[k]; atomicOr(&bits[v >> 5], 1u << (v & 31)); }
 }
 
+// the ids whose bits are set, a thread per word (a broadcast frontier sent as bits)
+extern "C" __global__ void bitmap_ids(const unsigned* __restrict__ bits, i64 words, idx_t* __restrict__ out,
+                                      u64* __restrict__ count) {
+    const i64 w = (i64)blockIdx.x * blockDim.x + threadIdx.x;
+    idx_t got[32];
+#pragma unroll
+    for (int b = 0; b < 32; ++b) got[b] = (idx_t)(w * 32 + b);
+    block_append(got, w < words ? bits[w] : 0u, out, count);
+}
+
 // y[v] = sum over the row of x[u] * w: one warp per row, coalesced over the row's arcs
 extern "C" __global__ void pull_sum(const i64* __restrict__ indptr, const idx_t* __restrict__ indices,
                                     const double* __restrict__ weights, int has_weights,
@@ -408,6 +418,71 @@ PACK_TRANSLATE = "    {{ const {t} x = in{j}[v]; out{j}[at] = table{j} != nullpt
 WORDS = {1: "unsigned char", 2: "unsigned short", 4: "unsigned int", 8: "unsigned long long"}
 SIGNED = {1: "signed char", 2: "short", 4: "int", 8: "long long"}
 
+
+
+# The receive side of a hop, one package per launch: each entry's vertex (its id here, or mapped through
+# to_local: -1 = not on this device) has every field combined into its array; where one changed (every entry
+# when all fields are sums), the carried arrays take their values (through their tables) and the vertex joins
+# the merge's output unless its bit in `seen` was already set (by the frontier or an earlier package).  Ids of
+# a package are unique and packages are launched one after another, so plain stores suffice.  One pass where
+# a translate, a kernel per field, a mask, a translate and a store per carried array, and a merge took five to
+# eight launches (docs/perf-notes.md).
+RECEIVE = r"""
+template <typename T> __device__ __forceinline__ bool lower(T x, T y) {{ return x < y; }}
+// signed ids and levels: -1 (unreached) orders above every value
+template <> __device__ __forceinline__ bool lower<int>(int x, int y) {{ return (unsigned)x < (unsigned)y; }}
+template <> __device__ __forceinline__ bool lower<long long>(long long x, long long y) {{
+    return (unsigned long long)x < (unsigned long long)y;
+}}
+
+extern "C" __global__ void receive(const idx_t* __restrict__ ids, const idx_t* __restrict__ to_local, i64 n,
+                                   unsigned* __restrict__ seen, const int* __restrict__ owner, int me,
+                                   i64 own_below, idx_t* __restrict__ out, u64* __restrict__ count{params}) {{
+    idx_t got[ITEMS];
+    unsigned hits = 0, own = 0;
+#pragma unroll
+    for (int item = 0; item < ITEMS; ++item) {{
+        const i64 i = ((i64)blockIdx.x * ITEMS + item) * blockDim.x + threadIdx.x;
+        got[item] = 0;
+        if (i >= n) continue;
+        idx_t v = ids[i];
+        if (to_local != nullptr && v >= 0) v = to_local[v];
+        if (v < 0) continue;
+        bool changed = {every};
+{fields}        if (!changed) continue;
+{carried}        const unsigned bit = 1u << (v & 31);
+        if (atomicOr(&seen[v >> 5], bit) & bit) continue;
+        got[item] = v;
+        hits |= 1u << item;
+        own += own_below >= 0 ? v < own_below : owner[v] == me;
+    }}
+    block_add(own, &count[1]);
+    block_append(got, hits, out, count);
+}}
+"""
+RECEIVE_FIELD = ", {t}* __restrict__ a{j}, const {t}* __restrict__ x{j}"
+RECEIVE_CARRIED = ", {t}* __restrict__ c{j}, const {t}* __restrict__ y{j}, const idx_t* __restrict__ table{j}"
+RECEIVE_OPS = {
+    "min": "        if (lower(x{j}[i], a{j}[v])) {{ a{j}[v] = x{j}[i]; changed = true; }}\n",
+    "max": "        if (lower(a{j}[v], x{j}[i])) {{ a{j}[v] = x{j}[i]; changed = true; }}\n",
+    "assign": "        if (a{j}[v] != x{j}[i]) {{ a{j}[v] = x{j}[i]; changed = true; }}\n",
+    "sum": "        a{j}[v] += x{j}[i];\n",
+}
+RECEIVE_STORE = ("        {{ const {t} y = y{j}[i]; c{j}[v] = table{j} != nullptr && y >= 0 ? ({t})table{j}[y] : y; }}\n")
+CTYPES = {"f8": "double", "f4": "float", "i8": "long long", "i4": "int", "i2": "short", "i1": "signed char",
+          "u8": "unsigned long long", "u4": "unsigned int", "u2": "unsigned short", "u1": "unsigned char",
+          "b1": "bool"}
+
+
+def receive_source(idx_ctype: str, fields, carried) -> str:
+    """The receive kernel for ``fields`` as (C type, op) and ``carried`` arrays as C types."""
+    params = [RECEIVE_FIELD.format(t=t, j=j) for j, (t, _) in enumerate(fields)]
+    params += [RECEIVE_CARRIED.format(t=t, j=j) for j, t in enumerate(carried)]
+    body = "".join(RECEIVE_OPS[op].format(j=j) for j, (_, op) in enumerate(fields))
+    store = "".join(RECEIVE_STORE.format(t=t, j=j) for j, t in enumerate(carried))
+    every = "true" if all(op == "sum" for _, op in fields) else "false"
+    kernel = RECEIVE.format(params="".join(params), fields=body, carried=store, every=every)
+    return f"#define IDX_T {idx_ctype}\n#define ITEMS {ITEMS}\n" + PRELUDE + kernel
 
 def pack_source(idx_ctype: str, fields) -> str:
     """The pack kernel for value arrays given as (item size, is an integer id array) pairs."""

@@ -127,6 +127,16 @@ def bitmap(vertices, num_vertices):
     return bits
 
 
+def bitmap_ids(bits, dtype):
+    words = int(bits.shape[0])
+    out = cp.empty(max(32 * words, 1), dtype=dtype)
+    count = cp.zeros(1, dtype=np.uint64)
+    if words:
+        _module(np.dtype(dtype), bits.device.id).get_function("bitmap_ids")(_blocks(words), (BLOCK,),
+                                                                            (bits, np.int64(words), out, count))
+    return out[: int(count[0])]
+
+
 def segment_min(seg, values, initial):
     out = initial.astype(np.int64, copy=True)
     n = seg.shape[0]
@@ -136,66 +146,56 @@ def segment_min(seg, values, initial):
     return out
 
 
-_ORDERED = r"""
-template <typename T> __device__ __forceinline__ bool lower(T x, T y) { return x < y; }
-// signed ids and levels: -1 (unreached) orders above every value
-template <> __device__ __forceinline__ bool lower<int>(int x, int y) { return (unsigned)x < (unsigned)y; }
-template <> __device__ __forceinline__ bool lower<long long>(long long x, long long y) {
-    return (unsigned long long)x < (unsigned long long)y;
-}
-"""
 _translate = cp.ElementwiseKernel("I ids, raw J table", "I out", "out = ids >= 0 ? (I)table[ids] : (I)-1",
                                   "mgraph_translate")
-_min = cp.ElementwiseKernel("I ids, T val", "raw T a, bool better",
-                            "better = ids >= 0 && lower(val, a[ids]); if (better) a[ids] = val;",
-                            "mgraph_combine_min", preamble=_ORDERED)
-_max = cp.ElementwiseKernel("I ids, T val", "raw T a, bool better",
-                            "better = ids >= 0 && lower(a[ids], val); if (better) a[ids] = val;",
-                            "mgraph_combine_max", preamble=_ORDERED)
-_assign = cp.ElementwiseKernel("I ids, T val", "raw T a, bool changed",
-                               "changed = a[ids] != val; a[ids] = val;", "mgraph_assign")
-_put_where = cp.ElementwiseKernel("I ids, bool mask, T val", "raw T a", "if (mask && ids >= 0) a[ids] = val;",
-                                  "mgraph_put_where")
 
 
 def translate(ids, table):
     return _translate(ids, table) if ids.shape[0] else ids.copy()
 
 
-def combine_extreme(array, ids, values, op):
-    better = cp.empty(ids.shape[0], dtype=bool)
-    if ids.shape[0]:
-        (_min if op == "min" else _max)(ids, values.astype(array.dtype, copy=False), array, better)
-    return better
+@lru_cache(maxsize=None)
+def _receive_module(idx_dtype, fields, carried, device_id):
+    with cp.cuda.Device(device_id):
+        return cp.RawModule(code=cupy_kernels.receive_source(_CTYPES[np.dtype(idx_dtype)], fields, carried),
+                            options=("-std=c++17",))
 
 
-def assign(array, ids, values):
-    changed = cp.empty(ids.shape[0], dtype=bool)
-    if ids.shape[0]:
-        _assign(ids, values.astype(array.dtype, copy=False), array, changed)
-    return changed
+def _ctype(dtype):
+    key = np.dtype(dtype).str[1:]
+    if key not in cupy_kernels.CTYPES:
+        raise TypeError(f"a combined or carried array of dtype {np.dtype(dtype)} is not supported on the GPU")
+    return cupy_kernels.CTYPES[key]
 
 
-def put_where(array, ids, mask, values):
-    if ids.shape[0]:
-        _put_where(ids, mask, values.astype(array.dtype, copy=False), array)
-
-
-def append_unique(parts, keeps, seen, owner, me, own_below=None):
-    total = sum(int(p.shape[0]) for p in parts)
-    idx = parts[0].dtype
+def combine_merge(frontier, received, seen, owner, me, own_below=None):
+    idx = np.dtype(frontier.dtype)
+    total = int(frontier.shape[0]) + sum(int(package[0].shape[0]) for package in received)
     out = cp.empty(max(total, 1), dtype=idx)
     count = cp.zeros(2, dtype=np.uint64)
-    module = _module(np.dtype(idx), seen.device.id)
-    fn = module.get_function("append_unique")
+    module = _module(idx, seen.device.id)
     below = np.int64(-1 if own_below is None else own_below)
-    for k, (part, keep) in enumerate(zip(parts, keeps)):
-        n = int(part.shape[0])
-        if n:
-            fn(_blocks(n, BLOCK * cupy_kernels.ITEMS), (BLOCK,), (part.astype(idx, copy=False),
-                                                                  np.intp(0) if keep is None else keep, np.int64(n),
-                                                                  seen, np.int32(k > 0), owner, np.int32(me), below,
-                                                                  out, count))
+    owner = np.intp(0) if owner is None else owner
+    tail = (seen, owner, np.int32(me), below, out, count)
+    n = int(frontier.shape[0])
+    if n:  # the frontier holds each vertex once: its bits are only set
+        module.get_function("append_unique")(_blocks(n, BLOCK * cupy_kernels.ITEMS), (BLOCK,),
+                                             (frontier, np.intp(0), np.int64(n), seen, np.int32(0)) + tail[1:])
+    for ids, to_local, fields, carried in received:
+        n = int(ids.shape[0])
+        if not n:
+            continue
+        args = ()
+        for array, _, values in fields:
+            args += (array, cp.ascontiguousarray(values.astype(array.dtype, copy=False)))
+        for array, values, table in carried:
+            args += (array, cp.ascontiguousarray(values.astype(array.dtype, copy=False)),
+                     np.intp(0) if table is None else table.astype(idx, copy=False))
+        layout = (tuple((_ctype(a.dtype), op) for a, op, _ in fields), tuple(_ctype(a.dtype) for a, _, _ in carried))
+        fn = _receive_module(idx, *layout, seen.device.id).get_function("receive")
+        fn(_blocks(n, BLOCK * cupy_kernels.ITEMS), (BLOCK,),
+           (cp.ascontiguousarray(ids.astype(idx, copy=False)), np.intp(0) if to_local is None
+            else to_local.astype(idx, copy=False), np.int64(n)) + tail + args)
     n_out, own = (int(c) for c in count.get())
     if n_out:
         module.get_function("clear_bits")(_blocks(n_out), (BLOCK,), (out, np.int64(n_out), seen))
@@ -267,10 +267,6 @@ def split(vertices, owner, me, num_parts, values, tables, id_on=None):
 def gather(vertices, values, tables):
     n = int(vertices.shape[0])
     return _pack(cp.ascontiguousarray(vertices), None, None, n, None, None, values, tables)
-
-
-def scatter_add(a, ids, values):
-    cp.add.at(a, ids, values)
 
 
 bit_test = numpy_ops.bit_test  # plain array arithmetic: the same code serves both modules

@@ -19,6 +19,11 @@ def bitmap(vertices, num_vertices):
     return np.packbits(mask, bitorder="little").view("<u4")
 
 
+def bitmap_ids(bits, dtype):
+    """The ids whose bits are set, ascending."""
+    return np.flatnonzero(np.unpackbits(bits.view(np.uint8), bitorder="little")).astype(dtype)
+
+
 def bit_test(bits, ids):
     """Boolean: is each of ``ids`` set in ``bits`` (NumPy or CuPy arrays)."""
     return ((bits[ids >> 5] >> (ids & 31).astype(np.uint32)) & 1).astype(bool)
@@ -148,35 +153,37 @@ def _ordered(a):
     return a.view(np.dtype(f"u{a.dtype.itemsize}")) if a.dtype.kind == "i" else a
 
 
-def combine_extreme(array, ids, values, op):
-    """array[ids] = min (or max) of itself and ``values`` (ids unique; -1 skipped); where it changed."""
-    here = ids >= 0
-    old, new = array[ids[here]], values.astype(array.dtype, copy=False)
-    better = np.zeros(ids.shape[0], dtype=bool)
-    better[here] = _ordered(new[here]) < _ordered(old) if op == "min" else _ordered(new[here]) > _ordered(old)
-    array[ids[better]] = new[better]
-    return better
-
-
-def assign(array, ids, values):
-    """array[ids] = values (ids unique); where it changed."""
-    values = values.astype(array.dtype, copy=False)
-    changed = array[ids] != values
-    array[ids] = values
-    return changed
-
-
-def put_where(array, ids, mask, values):
-    """array[ids] = values where ``mask`` (ids unique; -1 skipped)."""
-    mask = mask & (ids >= 0)
-    array[ids[mask]] = values[mask]
-
-
-def append_unique(parts, keeps, seen, owner, me, own_below=None):
-    """The kept entries of ``parts``, each vertex once (first occurrence, in order), and how many of them device
-    ``me`` owns (ids below ``own_below`` when given, else by ``owner``).  Dedupes by sorting; ``seen``, the GPU's
-    scratch bitmap, is left as it came (zeroed)."""
-    cand = np.concatenate([p if k is None else p[k] for p, k in zip(parts, keeps)]).astype(parts[0].dtype, copy=False)
+def combine_merge(frontier, received, seen, owner, me, own_below=None):
+    """Fold each received package into its arrays and append the vertices it changed to ``frontier``, each vertex
+    once (first occurrence, in order), with how many of them device ``me`` owns (ids below ``own_below`` when
+    given, else by ``owner``).  Dedupes by sorting; ``seen``, the GPU's scratch bitmap, is left as it came."""
+    parts, keeps = [frontier], [None]
+    for ids, to_local, fields, carried in received:
+        if to_local is not None:
+            ids = translate(ids, to_local)
+        here = np.flatnonzero(ids >= 0)
+        at = ids[here]
+        changed = np.zeros(ids.shape[0], dtype=bool)
+        for array, op, values in fields:
+            new = values.astype(array.dtype, copy=False)[here]
+            if op == "sum":
+                array[at] += new  # ids are unique within a package
+                continue
+            old = array[at]
+            if op == "assign":
+                better = new != old
+            else:
+                better = _ordered(new) < _ordered(old) if op == "min" else _ordered(new) > _ordered(old)
+            array[at[better]] = new[better]
+            changed[here[better]] = True
+        if all(op == "sum" for _, op, _ in fields):
+            changed[here] = True
+        for array, values, table in carried:
+            values = values[changed]
+            array[ids[changed]] = values if table is None else translate(values, table)
+        parts.append(ids)
+        keeps.append(changed)
+    cand = np.concatenate([p if k is None else p[k] for p, k in zip(parts, keeps)]).astype(frontier.dtype, copy=False)
     _, first = np.unique(cand, return_index=True)
     out = cand[np.sort(first)]
     own = out < own_below if own_below is not None else owner[out] == me
@@ -207,11 +214,6 @@ def split(vertices, owner, me, num_parts, values, tables, id_on=None):
 def gather(vertices, values, tables):
     """Each of ``values`` at ``vertices``; through its table where one is given (vertex ids to caller ids)."""
     return [v[vertices] if t is None else translate(v[vertices], t) for v, t in zip(values, tables)]
-
-
-def scatter_add(a, ids, values):
-    """a[ids] += values, adding every repeat of an id (fancy assignment would keep one)."""
-    np.add.at(a, ids, values)
 
 
 def compress(parent):

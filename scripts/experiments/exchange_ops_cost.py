@@ -55,13 +55,10 @@ with cp.cuda.Device(0), cp.cuda.Stream(non_blocking=True):
                            lambda: ops.split(frontier, owner, 0, 2, [depth, pred], [None, vertex_ids], [None, id_on]),
                            rows)
     ids, (dvals, pvals) = packed[1]
-    timed("append_unique(frontier + received)",
-          lambda: ops.append_unique([frontier, ids], [None, None], seen, owner, 0), rows)
-    timed("combine min", lambda: ops.combine_extreme(depth, ids, dvals, "min"), rows)
     g2l = vertex_ids.astype(cp.int32)
-    timed("to_local(pred)", lambda: ops.translate(pvals.astype(cp.int64), g2l), rows)
-    mask = cp.ones(ids.shape[0], dtype=bool)
-    timed("put_where", lambda: ops.put_where(pred, ids, mask, pvals), rows)
+    received = [(ids, None, [(depth, "min", dvals)], [(pred, pvals, g2l)])]
+    timed("combine_merge (min depth, carried pred through to_local, merged into the frontier)",
+          lambda: ops.combine_merge(frontier, received, seen, owner, 0), rows)
 if two:
     with cp.cuda.Device(1), cp.cuda.Stream(non_blocking=True):
         timed(f"peer copy of 3 arrays ({3 * 4 * ids.shape[0] / 1e6:.0f} MB) to GPU 1",

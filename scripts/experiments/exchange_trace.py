@@ -4,7 +4,7 @@
 
 One worker process per GPU (GPUS, default every GPU present; 1: the iteration alone, for comparison), R-MAT SCALE, random partition, 1-hop
 proxies, each primitive's default communication.  In the workers the
-iteration and each exchange step (split+package, NCCL hop, combine, merge,
+iteration and each exchange step (split+package, NCCL hop, combine + merge,
 the holders' selection and the gathers of broadcast and holders' packages) are wrapped with a stream synchronisation
 before and after, so each step's time is its device time, not the time its
 launches took; the syncs cost a few microseconds each, so the totals run a
@@ -31,7 +31,7 @@ from primitives.sssp import SSSP
 PRIMITIVES = {"bfs": (functools.partial(BFS), "selective"),  # each with its default communication
               "dobfs": (functools.partial(BFS, direction="auto"), "broadcast"),
               "sssp": (SSSP, "selective"), "bc": (BC, "selective"), "cc": (CC, "broadcast")}
-STEPS = ("_split", "_holders", "_package", "_combine", "_merge")  # Exchange methods timed, with the transport's receive
+STEPS = ("_split", "_holders", "_package", "_merge")  # Exchange methods timed, with the transport's receive
 _TRACE = {"step": [], "name": [], "ms": []}
 
 
