@@ -220,6 +220,29 @@ def test_dense_broadcast_frontiers_travel_as_bits(monkeypatch, duplication):
     assert sum(r.stats["bytes_sent"]) < sum(listed.stats["bytes_sent"]) / 2
 
 
+def test_merges_skip_the_dedupe_only_where_no_vertex_can_repeat(monkeypatch):
+    """PageRank's frontier is its own vertices, and each copy's update comes from its one owner: no scratch bitmap.
+    SSSP's frontier holds relaxed copies too, which an owner's update may repeat."""
+    from mgraph import ops
+
+    marked = []
+    original = ops.combine_merge
+
+    def spy(frontier, received, seen, *args):
+        marked.append(seen is not None)
+        return original(frontier, received, seen, *args)
+
+    monkeypatch.setattr(ops, "combine_merge", spy)
+    case, ref, _ = reference("rand_dir_int")
+    r = mgraph.pagerank(case.graph, devices=3, communication="selective")
+    np.testing.assert_allclose(r.rank, ref["pr"], rtol=0, atol=1e-9)
+    assert marked and not any(marked)
+    marked.clear()
+    r = mgraph.sssp(case.graph, 0, devices=3, communication="selective")
+    np.testing.assert_array_equal(r.distance, ref["dist"])
+    assert any(marked)
+
+
 def test_callable_partitioner_and_repeated_ids():
     case = get_case("rand_dir_int")
     halves = lambda graph, parts, seed: np.arange(graph.num_vertices) * parts // graph.num_vertices  # noqa: E731

@@ -72,6 +72,8 @@ class Exchange:
                 else:
                     package = self._package(prim, frontier, ids, tuple(combines) + sent)
                 packages = [(k, package) for k in self.peers]
+        elif frontier is self.sub.own_vertices:  # every vertex is its own (PageRank): nothing for an owner
+            packages, self.own_count = [], len(frontier)
         else:
             packages = self._split(prim, frontier, tuple(combines) + carry)
             if not len(frontier):
@@ -96,7 +98,9 @@ class Exchange:
         t2 = time.perf_counter()
         received = self.transport.receive(self.me, tag)  # waits for every device's send
         t3 = time.perf_counter()
-        frontier = self._merge(prim, frontier, received, combines, carry, assign=tag == 1)
+        # owners' updates reach copies only, each from its one owner: with a frontier of own vertices none can repeat
+        repeats = tag == 0 or self.own_count is None or self.own_count < len(frontier)
+        frontier = self._merge(prim, frontier, received, combines, carry, assign=tag == 1, repeats=repeats)
         t4 = time.perf_counter()
         stats["package_s"] += t1 - t0
         stats["push_s"] += t2 - t1
@@ -186,16 +190,17 @@ class Exchange:
                    for name in carry if name in package]  # sent only where the receiver may own one
         return ids, to_local, fields, carried
 
-    def _merge(self, prim, frontier, received, combines, carry, assign):
+    def _merge(self, prim, frontier, received, combines, carry, assign, repeats):
         """Combine what arrived and merge the changed vertices into the frontier, each once (a bit per vertex
-        instead of a sort)."""
+        instead of a sort, where ``repeats`` says a vertex may arrive twice or be in the frontier already)."""
         if not received:
             return frontier
         sub = self.sub
-        if self._seen is None:
+        if self._seen is None and repeats:
             self._seen = ops.bitmap(frontier[:0], sub.num_vertices)
         packages = [self._unpack(prim, package, combines, carry, assign) for _, package in received]
-        merged, self.own_count = ops.combine_merge(frontier, packages, self._seen, sub.owner, self.me, sub.own_below)
+        merged, self.own_count = ops.combine_merge(frontier, packages, self._seen if repeats else None, sub.owner,
+                                                   self.me, sub.own_below)
         return merged
 
 

@@ -90,9 +90,10 @@ def combine_merge(frontier, received, seen, owner, me, own_below=None):
     packages apply in order.  Returns the next frontier, ``frontier`` (each vertex once) and then every vertex a
     min, max or assign changed (every entry when all fields are sums), each once, and how many of them device
     ``me`` owns: ids below ``own_below`` where own vertices come first in the numbering, else by ``owner``.
-    ``seen`` is a zeroed bitmap of uint32 words over the vertices (:func:`bitmap`), zeroed again on return.  One
+    ``seen`` is a zeroed bitmap of uint32 words over the vertices (:func:`bitmap`), zeroed again on return, or
+    None where no vertex can repeat (the packages' vertices differ from each other's and the frontier's).  One
     host read."""
-    return _impl(seen).combine_merge(frontier, received, seen, owner, me, own_below)
+    return _impl(frontier).combine_merge(frontier, received, seen, owner, me, own_below)
 
 
 def split(vertices, owner, me, num_parts, values, tables, id_on=None):

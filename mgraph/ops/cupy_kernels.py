@@ -286,7 +286,8 @@ extern "C" __global__ void pull_sum(const i64* __restrict__ indptr, const idx_t*
 
 // frontier merge: append the kept entries of src whose bit in `seen` was clear, once each, setting it.  The
 // bitmap is |V|/8 bytes and stays in L2, where an int mark per vertex sent every atomic to DRAM.  With
-// `test` == 0 (a part known to hold each vertex once: the device's own frontier) the bits are only set.
+// `test` == 0 (a part known to hold each vertex once: the device's own frontier) the bits are only set; with
+// `seen` null (no vertex can repeat) nothing is marked.
 // count[1] counts the appended vertices device `me` owns: ids below own_below where own vertices are a
 // prefix of the numbering (own_below >= 0), else by owner[].  ITEMS entries per thread, blockDim apart, so a
 // block appends a tile of blockDim * ITEMS with one atomic per counter.
@@ -304,7 +305,8 @@ extern "C" __global__ void append_unique(const idx_t* __restrict__ src, const bo
             const unsigned bit = 1u << (v & 31);
             got[item] = v;
             bool fresh = true;
-            if (test) fresh = !(atomicOr(&seen[v >> 5], bit) & bit);
+            if (seen == nullptr) {}  // no vertex can repeat: nothing to mark
+            else if (test) fresh = !(atomicOr(&seen[v >> 5], bit) & bit);
             else atomicOr(&seen[v >> 5], bit);
             if (fresh) {
                 hits |= 1u << item;
@@ -423,7 +425,8 @@ SIGNED = {1: "signed char", 2: "short", 4: "int", 8: "long long"}
 # The receive side of a hop, one package per launch: each entry's vertex (its id here, or mapped through
 # to_local: -1 = not on this device) has every field combined into its array; where one changed (every entry
 # when all fields are sums), the carried arrays take their values (through their tables) and the vertex joins
-# the merge's output unless its bit in `seen` was already set (by the frontier or an earlier package).  Ids of
+# the merge's output unless its bit in `seen` was already set (by the frontier or an earlier package; no `seen`:
+# no vertex can repeat).  Ids of
 # a package are unique and packages are launched one after another, so plain stores suffice.  One pass where
 # a translate, a kernel per field, a mask, a translate and a store per carried array, and a merge took five to
 # eight launches (docs/perf-notes.md).
@@ -451,7 +454,7 @@ extern "C" __global__ void receive(const idx_t* __restrict__ ids, const idx_t* _
         bool changed = {every};
 {fields}        if (!changed) continue;
 {carried}        const unsigned bit = 1u << (v & 31);
-        if (atomicOr(&seen[v >> 5], bit) & bit) continue;
+        if (seen != nullptr && (atomicOr(&seen[v >> 5], bit) & bit)) continue;
         got[item] = v;
         hits |= 1u << item;
         own += own_below >= 0 ? v < own_below : owner[v] == me;

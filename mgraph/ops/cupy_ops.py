@@ -173,14 +173,15 @@ def combine_merge(frontier, received, seen, owner, me, own_below=None):
     total = int(frontier.shape[0]) + sum(int(package[0].shape[0]) for package in received)
     out = cp.empty(max(total, 1), dtype=idx)
     count = cp.zeros(2, dtype=np.uint64)
-    module = _module(idx, seen.device.id)
+    device = frontier.device.id
+    module = _module(idx, device)
     below = np.int64(-1 if own_below is None else own_below)
     owner = np.intp(0) if owner is None else owner
-    tail = (seen, owner, np.int32(me), below, out, count)
+    tail = (np.intp(0) if seen is None else seen, owner, np.int32(me), below, out, count)
     n = int(frontier.shape[0])
     if n:  # the frontier holds each vertex once: its bits are only set
         module.get_function("append_unique")(_blocks(n, BLOCK * cupy_kernels.ITEMS), (BLOCK,),
-                                             (frontier, np.intp(0), np.int64(n), seen, np.int32(0)) + tail[1:])
+                                             (frontier, np.intp(0), np.int64(n), tail[0], np.int32(0)) + tail[1:])
     for ids, to_local, fields, carried in received:
         n = int(ids.shape[0])
         if not n:
@@ -192,12 +193,14 @@ def combine_merge(frontier, received, seen, owner, me, own_below=None):
             args += (array, cp.ascontiguousarray(values.astype(array.dtype, copy=False)),
                      np.intp(0) if table is None else table.astype(idx, copy=False))
         layout = (tuple((_ctype(a.dtype), op) for a, op, _ in fields), tuple(_ctype(a.dtype) for a, _, _ in carried))
-        fn = _receive_module(idx, *layout, seen.device.id).get_function("receive")
+        fn = _receive_module(idx, *layout, device).get_function("receive")
         fn(_blocks(n, BLOCK * cupy_kernels.ITEMS), (BLOCK,),
            (cp.ascontiguousarray(ids.astype(idx, copy=False)), np.intp(0) if to_local is None
             else to_local.astype(idx, copy=False), np.int64(n)) + tail + args)
     n_out, own = (int(c) for c in count.get())
-    if 8 * n_out > seen.shape[0]:  # a scattered 4-byte store costs about a 32-byte sector: sweep the whole bitmap
+    if seen is None:
+        pass
+    elif 8 * n_out > seen.shape[0]:  # a scattered 4-byte store costs about a 32-byte sector: sweep the whole bitmap
         seen.fill(0)
     elif n_out:
         module.get_function("clear_bits")(_blocks(n_out), (BLOCK,), (out, np.int64(n_out), seen))
