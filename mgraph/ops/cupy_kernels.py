@@ -418,8 +418,8 @@ SIGNED = {1: "signed char", 2: "short", 4: "int", 8: "long long"}
 # the merge's output unless its bit in `seen` was already set (by the frontier or an earlier package; no `seen`:
 # no vertex can repeat).  Ids of a package are unique and packages are launched one after another, so plain
 # stores suffice.  One pass where a translate, a kernel per field, a mask, a translate and a store per carried
-# array, and a merge took five to eight launches (docs/perf-notes.md).  A package sent as bits has an entry per bit
-# (n = 32 x its words), those of set bits combined, and one value per field for all (kernel arguments).
+# array, and a merge took five to eight launches (docs/perf-notes.md).  A package sent as bits has a thread per
+# word of the bitmap, one entry per set bit, and one value per field for all its entries (kernel arguments).
 RECEIVE = r"""
 template <typename T> __device__ __forceinline__ bool lower(T x, T y) {{ return x < y; }}
 // signed ids and levels: -1 (unreached) orders above every value
@@ -431,10 +431,10 @@ template <> __device__ __forceinline__ bool lower<long long>(long long x, long l
 extern "C" __global__ void receive(const {entries}* __restrict__ ids, const idx_t* __restrict__ to_local, i64 n,
                                    unsigned* __restrict__ seen, const int* __restrict__ owner, int me,
                                    i64 own_below, idx_t* __restrict__ out, u64* __restrict__ count{params}) {{
-    idx_t got[ITEMS];
+    idx_t got[{per}];
     unsigned hits = 0, own = 0;
-#pragma unroll
-    for (int item = 0; item < ITEMS; ++item) {{
+{word}#pragma unroll
+    for (int item = 0; item < {per}; ++item) {{
         got[item] = 0;
 {entry}        if (to_local != nullptr && v >= 0) v = to_local[v];
         if (v < 0) continue;
@@ -451,16 +451,17 @@ extern "C" __global__ void receive(const {entries}* __restrict__ ids, const idx_
 }}
 """
 RECEIVE_IDS = {  # ITEMS entries per thread, blockDim apart
-    "entries": "idx_t", "at": "[i]",
+    "entries": "idx_t", "per": "ITEMS", "word": "", "at": "[i]",
     "entry": "        const i64 i = ((i64)blockIdx.x * ITEMS + item) * blockDim.x + threadIdx.x;\n"
              "        if (i >= n) continue;\n"
              "        idx_t v = ids[i];\n",
 }
-RECEIVE_BITS = {  # entry i is bit i % 32 of word i / 32, so a warp's lanes take one word's bits (coalesced ids)
-    "entries": "unsigned", "at": "",
-    "entry": "        const i64 i = ((i64)blockIdx.x * ITEMS + item) * blockDim.x + threadIdx.x;\n"
-             "        if (i >= n || !((ids[i >> 5] >> (i & 31)) & 1u)) continue;\n"
-             "        idx_t v = (idx_t)i;\n",
+RECEIVE_BITS = {  # a word of n per thread
+    "entries": "unsigned", "per": "32", "at": "",
+    "word": "    const i64 w = (i64)blockIdx.x * blockDim.x + threadIdx.x;\n"
+            "    const unsigned word = w < n ? ids[w] : 0u;\n",
+    "entry": "        if (!((word >> item) & 1u)) continue;\n"
+             "        idx_t v = (idx_t)(w * 32 + item);\n",
 }
 RECEIVE_FIELD = ", {t}* __restrict__ a{j}, {x}"
 RECEIVE_VALUES = "const {t}* __restrict__ x{j}"

@@ -178,7 +178,7 @@ def combine_merge(frontier, received, seen, owner, me, own_below=None):
     for ids, to_local, fields, carried in received:
         bits = isinstance(ids, numpy_ops.Bits)
         ids = ids.words if bits else cp.ascontiguousarray(ids.astype(idx, copy=False))
-        n = int(ids.shape[0]) * (32 if bits else 1)
+        n = int(ids.shape[0])
         if not n:
             continue
         args = ()
@@ -190,8 +190,9 @@ def combine_merge(frontier, received, seen, owner, me, own_below=None):
                      np.intp(0) if table is None else table.astype(idx, copy=False))
         layout = (tuple((_ctype(a.dtype), op) for a, op, _ in fields), tuple(_ctype(a.dtype) for a, _, _ in carried))
         fn = _receive_module(idx, *layout, bits, device).get_function("receive")
-        fn(_blocks(n, BLOCK * cupy_kernels.ITEMS), (BLOCK,),
-           (ids, np.intp(0) if to_local is None else to_local.astype(idx, copy=False), np.int64(n)) + tail + args)
+        grid = _blocks(n) if bits else _blocks(n, BLOCK * cupy_kernels.ITEMS)
+        fn(grid, (BLOCK,), (ids, np.intp(0) if to_local is None else to_local.astype(idx, copy=False), np.int64(n))
+           + tail + args)
     n_out, own = (int(c) for c in count.get())
     if seen is None:
         pass
