@@ -430,11 +430,6 @@ def test_combine_merge_on_numpy():
                                                 [(depth, "assign", np.array([8, 0, 2], dtype=np.int32))], [])],
                                seen, owner, 1)
     assert depth.tolist() == [4, 2, 3, 8, 1, 3, 0] and out.tolist() == [3, 1]
-    # a package sent as bits: the set bits' ids (here through a table), one value per field
-    bits = ops.Bits(ops.bitmap(np.array([0, 2, 5]), 7))
-    out, _ = ops.combine_merge(np.array([2]), [(bits, np.array([0, 1, 2, 3, 4, -1, 6]), [(depth, "min", 1)], [])],
-                               seen, owner, 1)
-    assert depth.tolist() == [1, 2, 1, 8, 1, 3, 0] and out.tolist() == [2, 0]
     assert ops.translate(np.array([2, -1, 0]), np.array([10, 11, 12])).tolist() == [12, -1, 10]
 
 

@@ -121,10 +121,9 @@ class Exchange:
 
     def _as_bits(self, prim, ids, combines):
         """Whether a broadcast frontier (``ids``, caller ids) travels as one bit per vertex of the whole graph: the
-        primitive implies every combined value (``frontier_values``), each combined by min, max or sum, and the bits
-        are fewer bytes than the list."""
+        primitive implies every combined value (``frontier_values``) and the bits are fewer bytes than the list."""
         implied = prim.frontier_values()
-        if not set(combines) <= set(implied) or any(callable(op) for op in combines.values()):
+        if not set(combines) <= set(implied):
             return False
         entry = ids.dtype.itemsize + sum(getattr(prim, name).dtype.itemsize for name in combines)
         return len(ids) * entry > self.sub.num_global / 8
@@ -165,8 +164,11 @@ class Exchange:
         """A received package as ops.combine_merge takes it: (ids, table to local ids or None, fields, carried)."""
         sub = self.sub
         if "bits" in package:  # a broadcast frontier as bits: the values are the ones the primitive implies
+            ids = ops.bitmap_ids(package["bits"], sub.indices.dtype)
             implied = prim.frontier_values()
-            package = {"ids": ops.Bits(package["bits"]), **{name: implied[name] for name in combines}}
+            package = {name: sub.xp.full(len(ids), implied[name], dtype=getattr(prim, name).dtype)
+                       for name in combines}
+            package["ids"] = ids
         ids, to_local = package["ids"], None
         if self.communication == "broadcast" and sub.global_to_local is not None:  # 1-hop: keep what is here
             to_local = sub.global_to_local

@@ -7,8 +7,6 @@ GPU tests compare them by what must agree (depths, sums, labels).
 """
 from __future__ import annotations
 
-from typing import NamedTuple
-
 import numpy as np
 
 UNVISITED = -1
@@ -21,10 +19,9 @@ def bitmap(vertices, num_vertices):
     return np.packbits(mask, bitorder="little").view("<u4")
 
 
-class Bits(NamedTuple):
-    """A package's vertex ids given as a bitmap (:func:`bitmap`'s uint32 words): a broadcast frontier sent as bits."""
-
-    words: object
+def bitmap_ids(bits, dtype):
+    """The ids whose bits are set, ascending."""
+    return np.flatnonzero(np.unpackbits(bits.view(np.uint8), bitorder="little")).astype(dtype)
 
 
 def bit_test(bits, ids):
@@ -162,9 +159,6 @@ def combine_merge(frontier, received, seen, owner, me, own_below=None):
     given, else by ``owner``).  Dedupes by sorting; ``seen``, the GPU's scratch bitmap, is left as it came."""
     parts, keeps = [frontier], [None]
     for ids, to_local, fields, carried in received:
-        if isinstance(ids, Bits):  # the set bits, each field's one value for all of them
-            ids = np.flatnonzero(np.unpackbits(ids.words.view(np.uint8), bitorder="little")).astype(frontier.dtype)
-            fields = [(array, op, np.full(ids.shape[0], values, dtype=array.dtype)) for array, op, values in fields]
         if to_local is not None:
             ids = translate(ids, to_local)
         here = np.flatnonzero(ids >= 0)
