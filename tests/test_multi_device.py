@@ -226,21 +226,24 @@ def test_merges_skip_the_dedupe_only_where_no_vertex_can_repeat(monkeypatch):
     from mgraph import ops
 
     marked = []
-    original = ops.combine_merge
+    original, original_split = ops.combine_merge, ops.split
 
     def spy(frontier, received, seen, *args):
         marked.append(seen is not None)
         return original(frontier, received, seen, *args)
 
     monkeypatch.setattr(ops, "combine_merge", spy)
+    split = []
+    monkeypatch.setattr(ops, "split", lambda *args: split.append(1) or original_split(*args))
     case, ref, _ = reference("rand_dir_int")
     r = mgraph.pagerank(case.graph, devices=3, communication="selective")
     np.testing.assert_allclose(r.rank, ref["pr"], rtol=0, atol=1e-9)
     assert marked and not any(marked)
+    assert not split  # a frontier of the own vertices has nothing for an owner
     marked.clear()
     r = mgraph.sssp(case.graph, 0, devices=3, communication="selective")
     np.testing.assert_array_equal(r.distance, ref["dist"])
-    assert any(marked)
+    assert any(marked) and split
 
 
 def test_callable_partitioner_and_repeated_ids():
