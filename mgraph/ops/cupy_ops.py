@@ -198,11 +198,9 @@ def combine_merge(frontier, received, seen, owner, me, own_below=None):
            (cp.ascontiguousarray(ids.astype(idx, copy=False)), np.intp(0) if to_local is None
             else to_local.astype(idx, copy=False), np.int64(n)) + tail + args)
     n_out, own = (int(c) for c in count.get())
-    if seen is None:
-        pass
-    elif 8 * n_out > seen.shape[0]:  # a scattered 4-byte store costs about a 32-byte sector: sweep the whole bitmap
+    if seen is not None and 8 * n_out > seen.shape[0]:  # a scattered 4-byte store costs a 32-byte sector: sweep all
         seen.fill(0)
-    elif n_out:
+    elif seen is not None and n_out:
         module.get_function("clear_bits")(_blocks(n_out), (BLOCK,), (out, np.int64(n_out), seen))
     return out[:n_out], own
 
