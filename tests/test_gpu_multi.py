@@ -173,17 +173,38 @@ def test_split_and_gather_match_numpy_twins_up_to_order_within_packages(n, parts
         np.testing.assert_array_equal(cp.asnumpy(x), want)
 
 
-@pytest.mark.parametrize("n", [1, 31, 32, 33, 1_000_003])
-@pytest.mark.parametrize("dtype", [np.int32, np.int64])
-def test_bitmap_ids_match_numpy_twin_as_a_set(n, dtype):
+@pytest.mark.parametrize("n", [1, 31, 33, 1_000_003])
+@pytest.mark.parametrize("id_dtype", [np.int32, np.int64])
+def test_combine_merge_of_bits_matches_numpy_twin(n, id_dtype):
+    """A package sent as bits (a broadcast frontier), ids through a table with -1s, one value per field."""
+    from mgraph.ops import Bits
+
     rng = np.random.default_rng(n)
-    vertices = rng.permutation(n)[: max(1, n // 3)].astype(dtype)
-    bits = numpy_ops.bitmap(vertices, n)
-    got = cupy_ops.bitmap_ids(cp.asarray(bits), dtype)
-    assert got.dtype == dtype
-    np.testing.assert_array_equal(np.sort(cp.asnumpy(got)), numpy_ops.bitmap_ids(bits, dtype))
-    np.testing.assert_array_equal(numpy_ops.bitmap_ids(bits, dtype), np.sort(vertices))
-    np.testing.assert_array_equal(cp.asnumpy(cupy_ops.bitmap(cp.asarray(vertices), n)), bits)
+    owner = rng.integers(0, 2, n).astype(np.int32)
+    frontier = rng.permutation(n)[: n // 4].astype(id_dtype)
+    sent = rng.permutation(n)[: max(1, n // 3)]
+    words = numpy_ops.bitmap(sent, n)
+    to_local = np.where(rng.random(n) < 0.2, -1, rng.permutation(n)).astype(id_dtype)
+    depth = rng.integers(-1, 9, n).astype(np.int32)
+    sigma = rng.random(n)
+
+    def run(xp, seen):
+        d, s = xp.asarray(depth).copy(), xp.asarray(sigma).copy()
+        mod = numpy_ops if xp is np else cupy_ops
+        out, own = mod.combine_merge(xp.asarray(frontier), [(Bits(xp.asarray(words)), xp.asarray(to_local),
+                                                             [(d, "min", 5), (s, "sum", 0.25)], [])],
+                                     seen, xp.asarray(owner), 0)
+        return [cp.asnumpy(x) if xp is cp else x for x in (d, s, out)], own
+
+    seen = cp.zeros(-(-n // 32), dtype=np.uint32)
+    (d_ref, s_ref, out_ref), own_ref = run(np, cp.asnumpy(seen))
+    (d, s, out), own = run(cp, seen)
+    np.testing.assert_array_equal(d, d_ref)
+    np.testing.assert_allclose(s, s_ref, rtol=0, atol=0)
+    assert len(out) == len(out_ref) and own == own_ref
+    np.testing.assert_array_equal(np.sort(out), np.sort(out_ref))
+    assert not cp.asnumpy(seen).any()
+    np.testing.assert_array_equal(cp.asnumpy(cupy_ops.bitmap(cp.asarray(sent.astype(id_dtype)), n)), words)
 
 
 FIELD_DTYPES = {"min": np.int32, "max": np.int64, "sum": np.float64, "assign": np.float32}
@@ -225,7 +246,7 @@ def test_combine_merge_matches_numpy_twin(n, id_dtype, fields, own_below, repeat
         return [xp.asnumpy(x) if xp is cp else x for x in a + [c, out]], own
 
     seen = cp.zeros(-(-n // 32), dtype=np.uint32) if repeats else None
-    (*ref, ref_out), ref_own = run(np, None)
+    (*ref, ref_out), ref_own = run(np, None if seen is None else cp.asnumpy(seen))
     (*got, got_out), own = run(cp, seen)
     for x, want in zip(got, ref):
         np.testing.assert_array_equal(x, want)

@@ -222,7 +222,9 @@ def test_dense_broadcast_frontiers_travel_as_bits(monkeypatch, duplication):
 
 def test_merges_skip_the_dedupe_only_where_no_vertex_can_repeat(monkeypatch):
     """PageRank's frontier is its own vertices, and each copy's update comes from its one owner: no scratch bitmap.
-    SSSP's frontier holds relaxed copies too, which an owner's update may repeat."""
+    BFS's level is the same for every vertex that arrives or is in the frontier (``frontier_values``): none either.
+    SSSP's frontier holds relaxed copies too, which an owner's update may repeat.  (The NumPy merge raises where
+    a vertex repeats without the bitmap.)"""
     from mgraph import ops
 
     marked = []
@@ -240,6 +242,12 @@ def test_merges_skip_the_dedupe_only_where_no_vertex_can_repeat(monkeypatch):
     np.testing.assert_allclose(r.rank, ref["pr"], rtol=0, atol=1e-9)
     assert marked and not any(marked)
     assert not split  # a frontier of the own vertices has nothing for an owner
+    for direction in ("push", "auto"):
+        for communication in ("selective", "broadcast"):
+            marked.clear()
+            r = mgraph.bfs(case.graph, 0, devices=3, direction=direction, communication=communication)
+            np.testing.assert_array_equal(r.depth, ref["hops"])
+            assert marked and not any(marked)
     marked.clear()
     r = mgraph.sssp(case.graph, 0, devices=3, communication="selective")
     np.testing.assert_array_equal(r.distance, ref["dist"])
@@ -433,6 +441,11 @@ def test_combine_merge_on_numpy():
                                                 [(depth, "assign", np.array([8, 0, 2], dtype=np.int32))], [])],
                                seen, owner, 1)
     assert depth.tolist() == [4, 2, 3, 8, 1, 3, 0] and out.tolist() == [3, 1]
+    # a package sent as bits: the set bits' ids (here through a table), one value per field
+    bits = ops.Bits(ops.bitmap(np.array([0, 2, 5]), 7))
+    out, _ = ops.combine_merge(np.array([2]), [(bits, np.array([0, 1, 2, 3, 4, -1, 6]), [(depth, "min", 1)], [])],
+                               seen, owner, 1)
+    assert depth.tolist() == [1, 2, 1, 8, 1, 3, 0] and out.tolist() == [2, 0]
     assert ops.translate(np.array([2, -1, 0]), np.array([10, 11, 12])).tolist() == [12, -1, 10]
 
 

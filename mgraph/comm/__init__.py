@@ -100,6 +100,7 @@ class Exchange:
         t3 = time.perf_counter()
         # owners' updates reach copies only, each from its one owner: with a frontier of own vertices none can repeat
         repeats = tag == 0 or self.own_count is None or self.own_count < len(frontier)
+        repeats = repeats and not _changes_once(prim, combines)
         frontier = self._merge(prim, frontier, received, combines, carry, assign=tag == 1, repeats=repeats)
         t4 = time.perf_counter()
         stats["package_s"] += t1 - t0
@@ -121,9 +122,10 @@ class Exchange:
 
     def _as_bits(self, prim, ids, combines):
         """Whether a broadcast frontier (``ids``, caller ids) travels as one bit per vertex of the whole graph: the
-        primitive implies every combined value (``frontier_values``) and the bits are fewer bytes than the list."""
+        primitive implies every combined value (``frontier_values``), each combined by min, max or sum, and the bits
+        are fewer bytes than the list."""
         implied = prim.frontier_values()
-        if not set(combines) <= set(implied):
+        if not set(combines) <= set(implied) or any(callable(op) for op in combines.values()):
             return False
         entry = ids.dtype.itemsize + sum(getattr(prim, name).dtype.itemsize for name in combines)
         return len(ids) * entry > self.sub.num_global / 8
@@ -164,11 +166,8 @@ class Exchange:
         """A received package as ops.combine_merge takes it: (ids, table to local ids or None, fields, carried)."""
         sub = self.sub
         if "bits" in package:  # a broadcast frontier as bits: the values are the ones the primitive implies
-            ids = ops.bitmap_ids(package["bits"], sub.indices.dtype)
             implied = prim.frontier_values()
-            package = {name: sub.xp.full(len(ids), implied[name], dtype=getattr(prim, name).dtype)
-                       for name in combines}
-            package["ids"] = ids
+            package = {"ids": ops.Bits(package["bits"]), **{name: implied[name] for name in combines}}
         ids, to_local = package["ids"], None
         if self.communication == "broadcast" and sub.global_to_local is not None:  # 1-hop: keep what is here
             to_local = sub.global_to_local
@@ -202,6 +201,15 @@ class Exchange:
         merged, self.own_count = ops.combine_merge(frontier, packages, self._seen if repeats else None, sub.owner,
                                                    self.me, sub.own_below)
         return merged
+
+
+def _changes_once(prim, combines):
+    """Whether no vertex can join the frontier twice in a hop: every combined value is a min or max whose value the
+    primitive implies for every frontier vertex on every device (``frontier_values``, BFS's level).  What arrives
+    then equals what each frontier vertex holds, so a vertex of the frontier never changes, and one outside it
+    changes once, to those values: no scratch bitmap, no marks."""
+    implied = prim.frontier_values()
+    return bool(combines) and all(name in implied and op in ("min", "max") for name, op in combines.items())
 
 
 def _named(ids, names, values):

@@ -13,8 +13,9 @@ from ..backend import array_module
 from . import numpy_ops
 
 UNVISITED = numpy_ops.UNVISITED
+Bits = numpy_ops.Bits
 __all__ = ["UNVISITED", "advance_visit", "advance_visit_pull", "advance_relax", "advance_count_paths",
-           "advance_dependency", "pull_sum", "hook_components", "compress", "bitmap", "bitmap_ids", "bit_test",
+           "advance_dependency", "pull_sum", "hook_components", "compress", "bitmap", "Bits", "bit_test",
            "filter", "segment_min", "split", "gather", "translate", "combine_merge"]
 
 
@@ -84,7 +85,8 @@ def translate(ids, table):
 def combine_merge(frontier, received, seen, owner, me, own_below=None):
     """Combine + filter: the receive side of a hop, one pass per package.  Each received package is (ids,
     to_local, fields, carried): ``ids`` of this device's vertices, or ids to map through ``to_local`` (-1: a vertex
-    this device lacks, skipped); ``fields`` (array, op, values) with op "min" or "max" (signed integer arrays order
+    this device lacks, skipped), or :class:`Bits` of them with one value per field for every id and nothing
+    carried; ``fields`` (array, op, values) with op "min" or "max" (signed integer arrays order
     -1, unreached, above every value), "sum" or "assign"; ``carried`` (array, values, table or None) stored where a
     field changed, through ``table`` (vertex ids to local ones, -1 kept).  Ids are unique within a package and
     packages apply in order.  Returns the next frontier, ``frontier`` (each vertex once) and then every vertex a
@@ -121,11 +123,6 @@ def _check_tables(values, tables):
 def bitmap(vertices, num_vertices):
     """A frontier as a bitmap of uint32 words."""
     return _impl(vertices).bitmap(vertices, num_vertices)
-
-
-def bitmap_ids(bits, dtype):
-    """The vertex ids (of ``dtype``) whose bits are set in ``bits``: a bitmap back to a frontier, in any order."""
-    return _impl(bits).bitmap_ids(bits, dtype)
 
 
 def bit_test(bits, ids):

@@ -259,16 +259,6 @@ extern "C" __global__ void set_bits(const idx_t* __restrict__ vertices, i64 coun
     if (k < count) { const i64 v = vertices[k]; atomicOr(&bits[v >> 5], 1u << (v & 31)); }
 }
 
-// the ids whose bits are set, a thread per word (a broadcast frontier sent as bits)
-extern "C" __global__ void bitmap_ids(const unsigned* __restrict__ bits, i64 words, idx_t* __restrict__ out,
-                                      u64* __restrict__ count) {
-    const i64 w = (i64)blockIdx.x * blockDim.x + threadIdx.x;
-    idx_t got[32];
-#pragma unroll
-    for (int b = 0; b < 32; ++b) got[b] = (idx_t)(w * 32 + b);
-    block_append(got, w < words ? bits[w] : 0u, out, count);
-}
-
 // y[v] = sum over the row of x[u] * w: one warp per row, coalesced over the row's arcs
 extern "C" __global__ void pull_sum(const i64* __restrict__ indptr, const idx_t* __restrict__ indices,
                                     const double* __restrict__ weights, int has_weights,
@@ -426,10 +416,10 @@ SIGNED = {1: "signed char", 2: "short", 4: "int", 8: "long long"}
 # to_local: -1 = not on this device) has every field combined into its array; where one changed (every entry
 # when all fields are sums), the carried arrays take their values (through their tables) and the vertex joins
 # the merge's output unless its bit in `seen` was already set (by the frontier or an earlier package; no `seen`:
-# no vertex can repeat).  Ids of
-# a package are unique and packages are launched one after another, so plain stores suffice.  One pass where
-# a translate, a kernel per field, a mask, a translate and a store per carried array, and a merge took five to
-# eight launches (docs/perf-notes.md).
+# no vertex can repeat).  Ids of a package are unique and packages are launched one after another, so plain
+# stores suffice.  One pass where a translate, a kernel per field, a mask, a translate and a store per carried
+# array, and a merge took five to eight launches (docs/perf-notes.md).  A package sent as bits has an entry per bit
+# (n = 32 x its words), those of set bits combined, and one value per field for all (kernel arguments).
 RECEIVE = r"""
 template <typename T> __device__ __forceinline__ bool lower(T x, T y) {{ return x < y; }}
 // signed ids and levels: -1 (unreached) orders above every value
@@ -438,18 +428,15 @@ template <> __device__ __forceinline__ bool lower<long long>(long long x, long l
     return (unsigned long long)x < (unsigned long long)y;
 }}
 
-extern "C" __global__ void receive(const idx_t* __restrict__ ids, const idx_t* __restrict__ to_local, i64 n,
+extern "C" __global__ void receive(const {entries}* __restrict__ ids, const idx_t* __restrict__ to_local, i64 n,
                                    unsigned* __restrict__ seen, const int* __restrict__ owner, int me,
                                    i64 own_below, idx_t* __restrict__ out, u64* __restrict__ count{params}) {{
     idx_t got[ITEMS];
     unsigned hits = 0, own = 0;
 #pragma unroll
     for (int item = 0; item < ITEMS; ++item) {{
-        const i64 i = ((i64)blockIdx.x * ITEMS + item) * blockDim.x + threadIdx.x;
         got[item] = 0;
-        if (i >= n) continue;
-        idx_t v = ids[i];
-        if (to_local != nullptr && v >= 0) v = to_local[v];
+{entry}        if (to_local != nullptr && v >= 0) v = to_local[v];
         if (v < 0) continue;
         bool changed = {every};
 {fields}        if (!changed) continue;
@@ -463,13 +450,26 @@ extern "C" __global__ void receive(const idx_t* __restrict__ ids, const idx_t* _
     block_append(got, hits, out, count);
 }}
 """
-RECEIVE_FIELD = ", {t}* __restrict__ a{j}, const {t}* __restrict__ x{j}"
+RECEIVE_IDS = {  # ITEMS entries per thread, blockDim apart
+    "entries": "idx_t", "at": "[i]",
+    "entry": "        const i64 i = ((i64)blockIdx.x * ITEMS + item) * blockDim.x + threadIdx.x;\n"
+             "        if (i >= n) continue;\n"
+             "        idx_t v = ids[i];\n",
+}
+RECEIVE_BITS = {  # entry i is bit i % 32 of word i / 32, so a warp's lanes take one word's bits (coalesced ids)
+    "entries": "unsigned", "at": "",
+    "entry": "        const i64 i = ((i64)blockIdx.x * ITEMS + item) * blockDim.x + threadIdx.x;\n"
+             "        if (i >= n || !((ids[i >> 5] >> (i & 31)) & 1u)) continue;\n"
+             "        idx_t v = (idx_t)i;\n",
+}
+RECEIVE_FIELD = ", {t}* __restrict__ a{j}, {x}"
+RECEIVE_VALUES = "const {t}* __restrict__ x{j}"
 RECEIVE_CARRIED = ", {t}* __restrict__ c{j}, const {t}* __restrict__ y{j}, const idx_t* __restrict__ table{j}"
 RECEIVE_OPS = {
-    "min": "        if (lower(x{j}[i], a{j}[v])) {{ a{j}[v] = x{j}[i]; changed = true; }}\n",
-    "max": "        if (lower(a{j}[v], x{j}[i])) {{ a{j}[v] = x{j}[i]; changed = true; }}\n",
-    "assign": "        if (a{j}[v] != x{j}[i]) {{ a{j}[v] = x{j}[i]; changed = true; }}\n",
-    "sum": "        a{j}[v] += x{j}[i];\n",
+    "min": "        if (lower(x{j}{at}, a{j}[v])) {{ a{j}[v] = x{j}{at}; changed = true; }}\n",
+    "max": "        if (lower(a{j}[v], x{j}{at})) {{ a{j}[v] = x{j}{at}; changed = true; }}\n",
+    "assign": "        if (a{j}[v] != x{j}{at}) {{ a{j}[v] = x{j}{at}; changed = true; }}\n",
+    "sum": "        a{j}[v] += x{j}{at};\n",
 }
 RECEIVE_STORE = ("        {{ const {t} y = y{j}[i]; c{j}[v] = table{j} != nullptr && y >= 0 ? ({t})table{j}[y] : y; }}\n")
 CTYPES = {"f8": "double", "f4": "float", "i8": "long long", "i4": "int", "i2": "short", "i1": "signed char",
@@ -477,15 +477,22 @@ CTYPES = {"f8": "double", "f4": "float", "i8": "long long", "i4": "int", "i2": "
           "b1": "bool"}
 
 
-def receive_source(idx_ctype: str, fields, carried) -> str:
-    """The receive kernel for ``fields`` as (C type, op) and ``carried`` arrays as C types."""
-    params = [RECEIVE_FIELD.format(t=t, j=j) for j, (t, _) in enumerate(fields)]
+def receive_source(idx_ctype: str, fields, carried, bits=False) -> str:
+    """The receive kernel for ``fields`` as (C type, op) and ``carried`` arrays as C types; with ``bits`` for a
+    package of bits (no carried arrays), each field's value a scalar argument."""
+    shape = RECEIVE_BITS if bits else RECEIVE_IDS
+    if bits and carried:
+        raise ValueError("a package sent as bits carries no values")
+    params = [RECEIVE_FIELD.format(t=t, j=j, x=(f"{t} x{j}" if bits else RECEIVE_VALUES.format(t=t, j=j)))
+              for j, (t, _) in enumerate(fields)]
     params += [RECEIVE_CARRIED.format(t=t, j=j) for j, t in enumerate(carried)]
-    body = "".join(RECEIVE_OPS[op].format(j=j) for j, (_, op) in enumerate(fields))
+    body = "".join(RECEIVE_OPS[op].format(j=j, at=shape["at"]) for j, (_, op) in enumerate(fields))
     store = "".join(RECEIVE_STORE.format(t=t, j=j) for j, t in enumerate(carried))
     every = "true" if all(op == "sum" for _, op in fields) else "false"
-    kernel = RECEIVE.format(params="".join(params), fields=body, carried=store, every=every)
+    kernel = RECEIVE.format(params="".join(params), fields=body, carried=store, every=every,
+                            **{k: v for k, v in shape.items() if k != "at"})
     return f"#define IDX_T {idx_ctype}\n#define ITEMS {ITEMS}\n" + PRELUDE + kernel
+
 
 def pack_source(idx_ctype: str, fields) -> str:
     """The pack kernel for value arrays given as (item size, is an integer id array) pairs."""

@@ -127,16 +127,6 @@ def bitmap(vertices, num_vertices):
     return bits
 
 
-def bitmap_ids(bits, dtype):
-    words = int(bits.shape[0])
-    out = cp.empty(max(32 * words, 1), dtype=dtype)
-    count = cp.zeros(1, dtype=np.uint64)
-    if words:
-        _module(np.dtype(dtype), bits.device.id).get_function("bitmap_ids")(_blocks(words), (BLOCK,),
-                                                                            (bits, np.int64(words), out, count))
-    return out[: int(count[0])]
-
-
 def segment_min(seg, values, initial):
     out = initial.astype(np.int64, copy=True)
     n = seg.shape[0]
@@ -155,9 +145,9 @@ def translate(ids, table):
 
 
 @lru_cache(maxsize=None)
-def _receive_module(idx_dtype, fields, carried, device_id):
+def _receive_module(idx_dtype, fields, carried, bits, device_id):
     with cp.cuda.Device(device_id):
-        return cp.RawModule(code=cupy_kernels.receive_source(_CTYPES[np.dtype(idx_dtype)], fields, carried),
+        return cp.RawModule(code=cupy_kernels.receive_source(_CTYPES[np.dtype(idx_dtype)], fields, carried, bits),
                             options=("-std=c++17",))
 
 
@@ -170,7 +160,10 @@ def _ctype(dtype):
 
 def combine_merge(frontier, received, seen, owner, me, own_below=None):
     idx = np.dtype(frontier.dtype)
-    total = int(frontier.shape[0]) + sum(int(package[0].shape[0]) for package in received)
+    total = int(frontier.shape[0]) + sum(32 * int(ids.words.shape[0]) if isinstance(ids, numpy_ops.Bits)
+                                         else int(ids.shape[0]) for ids, *_ in received)
+    if seen is not None:
+        total = min(total, 32 * int(seen.shape[0]))  # each vertex once
     out = cp.empty(max(total, 1), dtype=idx)
     count = cp.zeros(2, dtype=np.uint64)
     device = frontier.device.id
@@ -183,20 +176,22 @@ def combine_merge(frontier, received, seen, owner, me, own_below=None):
         module.get_function("append_unique")(_blocks(n, BLOCK * cupy_kernels.ITEMS), (BLOCK,),
                                              (frontier, np.intp(0), np.int64(n), tail[0], np.int32(0)) + tail[1:])
     for ids, to_local, fields, carried in received:
-        n = int(ids.shape[0])
+        bits = isinstance(ids, numpy_ops.Bits)
+        ids = ids.words if bits else cp.ascontiguousarray(ids.astype(idx, copy=False))
+        n = int(ids.shape[0]) * (32 if bits else 1)
         if not n:
             continue
         args = ()
         for array, _, values in fields:
-            args += (array, cp.ascontiguousarray(values.astype(array.dtype, copy=False)))
+            args += (array, array.dtype.type(values) if bits else
+                     cp.ascontiguousarray(values.astype(array.dtype, copy=False)))
         for array, values, table in carried:
             args += (array, cp.ascontiguousarray(values.astype(array.dtype, copy=False)),
                      np.intp(0) if table is None else table.astype(idx, copy=False))
         layout = (tuple((_ctype(a.dtype), op) for a, op, _ in fields), tuple(_ctype(a.dtype) for a, _, _ in carried))
-        fn = _receive_module(idx, *layout, device).get_function("receive")
+        fn = _receive_module(idx, *layout, bits, device).get_function("receive")
         fn(_blocks(n, BLOCK * cupy_kernels.ITEMS), (BLOCK,),
-           (cp.ascontiguousarray(ids.astype(idx, copy=False)), np.intp(0) if to_local is None
-            else to_local.astype(idx, copy=False), np.int64(n)) + tail + args)
+           (ids, np.intp(0) if to_local is None else to_local.astype(idx, copy=False), np.int64(n)) + tail + args)
     n_out, own = (int(c) for c in count.get())
     if seen is not None and 8 * n_out > seen.shape[0]:  # a scattered 4-byte store costs a 32-byte sector: sweep all
         seen.fill(0)

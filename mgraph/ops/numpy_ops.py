@@ -7,6 +7,8 @@ GPU tests compare them by what must agree (depths, sums, labels).
 """
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 
 UNVISITED = -1
@@ -19,9 +21,10 @@ def bitmap(vertices, num_vertices):
     return np.packbits(mask, bitorder="little").view("<u4")
 
 
-def bitmap_ids(bits, dtype):
-    """The ids whose bits are set, ascending."""
-    return np.flatnonzero(np.unpackbits(bits.view(np.uint8), bitorder="little")).astype(dtype)
+class Bits(NamedTuple):
+    """A package's vertex ids given as a bitmap (:func:`bitmap`'s uint32 words): a broadcast frontier sent as bits."""
+
+    words: object
 
 
 def bit_test(bits, ids):
@@ -156,9 +159,13 @@ def _ordered(a):
 def combine_merge(frontier, received, seen, owner, me, own_below=None):
     """Fold each received package into its arrays and append the vertices it changed to ``frontier``, each vertex
     once (first occurrence, in order), with how many of them device ``me`` owns (ids below ``own_below`` when
-    given, else by ``owner``).  Dedupes by sorting; ``seen``, the GPU's scratch bitmap, is left as it came."""
+    given, else by ``owner``).  Dedupes by sorting; ``seen``, the GPU's scratch bitmap, is left as it came.  Where
+    ``seen`` is None the caller says no vertex can repeat, which the GPU relies on: a repeat raises here."""
     parts, keeps = [frontier], [None]
     for ids, to_local, fields, carried in received:
+        if isinstance(ids, Bits):  # the set bits, each field's one value for all of them
+            ids = np.flatnonzero(np.unpackbits(ids.words.view(np.uint8), bitorder="little")).astype(frontier.dtype)
+            fields = [(array, op, np.full(ids.shape[0], values, dtype=array.dtype)) for array, op, values in fields]
         if to_local is not None:
             ids = translate(ids, to_local)
         here = np.flatnonzero(ids >= 0)
@@ -185,6 +192,8 @@ def combine_merge(frontier, received, seen, owner, me, own_below=None):
         keeps.append(changed)
     cand = np.concatenate([p if k is None else p[k] for p, k in zip(parts, keeps)]).astype(frontier.dtype, copy=False)
     _, first = np.unique(cand, return_index=True)
+    if seen is None and len(first) < len(cand):
+        raise RuntimeError("combine_merge: a vertex repeated where the caller said none can (seen=None)")
     out = cand[np.sort(first)]
     own = out < own_below if own_below is not None else owner[out] == me
     return out, int(np.count_nonzero(own))

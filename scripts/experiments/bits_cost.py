@@ -11,7 +11,6 @@ import sys
 import time
 
 import cupy as cp
-import numpy as np
 
 from mgraph import ops
 
@@ -53,12 +52,19 @@ def unvisit():
 
 rows = []
 timed("bitmap (sender: set a bit per frontier vertex)", lambda: ops.bitmap(peer, n), rows)
-timed("bitmap_ids (the set bits back to ids, one read)", lambda: ops.bitmap_ids(bits, np.int32), rows)
-timed("full (the implied depth per id)", lambda: cp.full(count, 4, dtype=cp.int32), rows)
-timed("combine_merge of the ids (min depth, merged after the own frontier)",
+timed("combine_merge of the bits (min depth, merged after the own frontier)",
+      lambda: ops.combine_merge(mine, [(ops.Bits(bits), to_local, [(depth, "min", 4)], [])], seen, owner, 0), rows,
+      reset=unvisit)
+timed("combine_merge of the same as a list (ids and a level each)",
       lambda: ops.combine_merge(mine, [(peer, to_local, [(depth, "min", level)], [])], seen, owner, 0), rows,
       reset=unvisit)
 timed("combine_merge, own frontier only", lambda: ops.combine_merge(mine, [], seen, owner, 0), rows)
+# where no vertex can repeat (BFS: every value that arrives is the level the frontier holds) there is no bitmap
+timed("the bits without the scratch bitmap", lambda: ops.combine_merge(
+    mine, [(ops.Bits(bits), to_local, [(depth, "min", 4)], [])], None, owner, 0), rows, reset=unvisit)
+timed("the list without the scratch bitmap", lambda: ops.combine_merge(
+    mine, [(peer, to_local, [(depth, "min", level)], [])], None, owner, 0), rows, reset=unvisit)
+timed("own frontier only, without the scratch bitmap", lambda: ops.combine_merge(mine, [], None, owner, 0), rows)
 print(f"vertices {n}, set bits {count}")
 print("| step | GPU us | host us |")
 print("| --- | --- | --- |")
