@@ -53,6 +53,10 @@ class BC(Primitive):
         self.back_level -= 1
         return self.levels[level]
 
+    def frontier_values(self):
+        # a forward level's vertices all hold its depth (the backward sweep's deltas differ)
+        return {"depth": len(self.levels)} if self.phase == "forward" else {}
+
     def converged(self, frontier):
         return len(frontier) == 0 if self.phase == "forward" else self.back_level < 0
 

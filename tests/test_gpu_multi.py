@@ -217,7 +217,8 @@ FIELD_DTYPES = {"min": np.int32, "max": np.int64, "sum": np.float64, "assign": n
 @pytest.mark.parametrize("n", [5000, 1_000_003])
 def test_combine_merge_matches_numpy_twin(n, id_dtype, fields, own_below, repeats):
     """Three packages over one frontier: plain ids, ids through a table to local ones (-1 skipped), carried
-    values through a table and as they are; arrays equal after, the output equal as a set, each vertex once.
+    values through a table and as they are (the first package's second field, where there is one, a scalar);
+    arrays equal after, the output equal as a set, each vertex once.
     Without repeats (no scratch bitmap) the packages and the frontier hold disjoint vertices."""
     rng = np.random.default_rng(n + len(fields))
     owner = rng.integers(0, 3, n).astype(np.int32)
@@ -231,6 +232,8 @@ def test_combine_merge_matches_numpy_twin(n, id_dtype, fields, own_below, repeat
     for k in range(3):
         ids = rng.permutation(n)[: n // 3].astype(id_dtype) if repeats else order[(k + 1) * (n // 5):][: n // 5]
         values = [rng.integers(-1, 40, ids.size).astype(a.dtype) for a in arrays]
+        if k == 0 and len(values) > 1:  # a value the primitive implies: one scalar for every entry
+            values[-1] = values[-1].dtype.type(7)
         packages.append((ids, to_local if k == 1 and repeats else None, values,
                          rng.integers(-1, n, ids.size).astype(id_dtype), table if k != 2 else None))
 
@@ -238,7 +241,7 @@ def test_combine_merge_matches_numpy_twin(n, id_dtype, fields, own_below, repeat
         a = [xp.asarray(x).copy() for x in arrays]
         c = xp.asarray(carried).copy()
         received = [(xp.asarray(ids), None if t is None else xp.asarray(t),
-                     [(a[j], op, xp.asarray(v)) for j, (op, v) in enumerate(zip(fields, values))],
+                     [(a[j], op, xp.asarray(v) if np.ndim(v) else v) for j, (op, v) in enumerate(zip(fields, values))],
                      [(c, xp.asarray(cv), None if ct is None else xp.asarray(ct))])
                     for ids, t, values, cv, ct in packages]
         mod = numpy_ops if xp is np else cupy_ops

@@ -196,6 +196,30 @@ class _ListedBFS(BFS):
         return {}
 
 
+def test_implied_values_do_not_travel(monkeypatch):
+    """BFS's level and BC's forward depth are the same for every vertex sent (``frontier_values``): packages carry
+    only the other values, and the results do not change."""
+    keys = []
+    original = LocalTransport.send
+
+    def spy(self, src, packages, tag=0):
+        keys.extend(set(package) for _, package in packages)
+        return original(self, src, packages, tag)
+
+    monkeypatch.setattr(LocalTransport, "send", spy)
+    case, ref, one = reference("rand_dir_int")
+    opts = dict(devices=3, communication="selective", workers="threads")
+    r = mgraph.bfs(case.graph, 0, **opts)
+    assert keys and all(k == {"ids", "predecessor"} for k in keys)
+    check_bfs_tree(case, 0, r.depth, r.predecessor)
+    listed = mgraph.run(_ListedBFS, case.graph, 0, **opts)
+    assert sum(r.stats["bytes_sent"]) < sum(listed.stats["bytes_sent"])
+    keys.clear()
+    r = mgraph.betweenness_centrality(case.graph, sources=BC_SOURCES, **opts)
+    np.testing.assert_allclose(r.centrality, ref["bc"], rtol=1e-9, atol=1e-9)
+    assert {"ids", "sigma"} in keys and {"ids", "delta"} in keys and not any("depth" in k for k in keys)
+
+
 @pytest.mark.parametrize("duplication", DUPLICATIONS)
 def test_dense_broadcast_frontiers_travel_as_bits(monkeypatch, duplication):
     """A pull step's large frontier goes as one bit per vertex with its depth implied: same tree, fewer bytes."""

@@ -8,9 +8,10 @@ One :class:`Exchange` per device.  Per superstep, :meth:`Exchange.run`:
    else caller ids) with the primitive's ``combine`` values, and its ``carry``
    values (vertex-valued ones in caller ids) where the receiver may own some
    of the vertices: carried values are read only on a vertex's owner (results
-   are gathered from the owners), so a copy never needs them.  A large
-   broadcast frontier whose values the primitive implies (``frontier_values``)
-   goes as one bit per vertex of the whole graph instead;
+   are gathered from the owners), so a copy never needs them.  Values the
+   primitive implies for every frontier vertex (``frontier_values``, BFS's
+   level) do not travel; a large broadcast frontier with no other values goes
+   as one bit per vertex of the whole graph;
 3. *push* through the transport, which returns what arrived once every
    device has sent; *combine* it (in sender order, so results do not depend
    on thread timing);
@@ -24,6 +25,8 @@ changed by what arrived.
 from __future__ import annotations
 
 import time
+
+import numpy as np
 
 from .. import ops
 from .transport import LocalTransport, Transport
@@ -60,6 +63,8 @@ class Exchange:
             if not (callable(op) or op in COMBINES):
                 raise ValueError(f"combine for {name!r} must be one of {', '.join(COMBINES)} or a function, got {op!r}")
         carry = tuple(prim.carry)
+        implied = prim.frontier_values()
+        fields = tuple(name for name in combines if name not in implied)  # the values that travel
         t = time.perf_counter()
         self.own_count = None
         if self.communication == "broadcast":
@@ -67,27 +72,25 @@ class Exchange:
             if len(frontier):
                 ids = self.sub.to_global(frontier)
                 sent = carry if carry and self.sub.count_own(frontier) < len(frontier) else ()  # else no peer owns any
-                if not sent and self._as_bits(prim, ids, combines):
+                if not sent and self._as_bits(ids, combines, fields):
                     package = {"bits": ops.bitmap(ids, self.sub.num_global)}
                 else:
-                    package = self._package(prim, frontier, ids, tuple(combines) + sent)
+                    package = self._package(prim, frontier, ids, fields + sent)
                 packages = [(k, package) for k in self.peers]
         elif frontier is self.sub.own_vertices:  # every vertex is its own (PageRank): nothing for an owner
             packages, self.own_count = [], len(frontier)
         else:
-            packages = self._split(prim, frontier, tuple(combines) + carry)
+            packages = self._split(prim, frontier, fields + carry)
             if not len(frontier):
                 self.own_count = 0
         frontier = self._push_and_combine(prim, frontier, packages, combines, carry, stats, t, tag=0)
         if self.communication == "selective" and prim.reads_proxies:
             t = time.perf_counter()
             if frontier is self.sub.own_vertices:  # every own vertex changed (PageRank): the fixed border lists
-                packages = [(k, self._package(prim, vertices, ids, tuple(combines)))
-                            for k, vertices, ids in self._borders()]
+                packages = [(k, self._package(prim, vertices, ids, fields)) for k, vertices, ids in self._borders()]
             else:
                 mine = frontier[self.sub.owner[frontier] == self.me] if self.p > 1 else frontier
-                packages = [(k, self._package(prim, vertices, ids, tuple(combines)))
-                            for k, vertices, ids in self._holders(mine)]
+                packages = [(k, self._package(prim, vertices, ids, fields)) for k, vertices, ids in self._holders(mine)]
             frontier = self._push_and_combine(prim, frontier, packages, combines, carry, stats, t, tag=1)
         return frontier
 
@@ -120,15 +123,12 @@ class Exchange:
         """{"ids": ids, name: the array ``name`` at ``vertices`` (vertex-valued ones in caller ids)}: one gather."""
         return _named(ids, names, ops.gather(vertices, *self._fields(prim, names)))
 
-    def _as_bits(self, prim, ids, combines):
-        """Whether a broadcast frontier (``ids``, caller ids) travels as one bit per vertex of the whole graph: the
-        primitive implies every combined value (``frontier_values``), each combined by min, max or sum, and the bits
+    def _as_bits(self, ids, combines, fields):
+        """Whether a broadcast frontier (``ids``, caller ids) travels as one bit per vertex of the whole graph: no
+        value travels with it (``fields``: the primitive implies them all, none combined by a function) and the bits
         are fewer bytes than the list."""
-        implied = prim.frontier_values()
-        if not set(combines) <= set(implied) or any(callable(op) for op in combines.values()):
-            return False
-        entry = ids.dtype.itemsize + sum(getattr(prim, name).dtype.itemsize for name in combines)
-        return len(ids) * entry > self.sub.num_global / 8
+        return (not fields and not any(callable(op) for op in combines.values())
+                and len(ids) * ids.dtype.itemsize > self.sub.num_global / 8)
 
     def _split(self, prim, vertices, names):
         """Package ``vertices`` for their owners (this device's own are kept): a pass to count and one to group them
@@ -165,9 +165,8 @@ class Exchange:
     def _unpack(self, prim, package, combines, carry, assign):
         """A received package as ops.combine_merge takes it: (ids, table to local ids or None, fields, carried)."""
         sub = self.sub
-        if "bits" in package:  # a broadcast frontier as bits: the values are the ones the primitive implies
-            implied = prim.frontier_values()
-            package = {"ids": ops.Bits(package["bits"]), **{name: implied[name] for name in combines}}
+        if "bits" in package:  # a broadcast frontier as bits
+            package = {"ids": ops.Bits(package["bits"])}
         ids, to_local = package["ids"], None
         if self.communication == "broadcast" and sub.global_to_local is not None:  # 1-hop: keep what is here
             to_local = sub.global_to_local
@@ -176,12 +175,15 @@ class Exchange:
             keep = sub.xp.flatnonzero(ids >= 0)  # one compaction (one host read) for every array
             package = {k: v[keep] for k, v in package.items()}
             ids = ids[keep]
-        fields = []
+        fields, implied = [], prim.frontier_values()
         for name, op in combines.items():
-            array, values = getattr(prim, name), package[name]
+            array = getattr(prim, name)
+            values = package[name] if name in package else implied[name]  # not sent: one value for every entry
             if assign:
                 op = "assign"
             elif callable(op):  # a primitive's own combine: what it returns is stored where it differs
+                if np.ndim(values) == 0:
+                    values = sub.xp.full(len(ids), values, dtype=array.dtype)
                 values, op = op(array[ids], values), "assign"
             fields.append((array, op, values))
         table = sub.global_to_local

@@ -85,8 +85,8 @@ def translate(ids, table):
 def combine_merge(frontier, received, seen, owner, me, own_below=None):
     """Combine + filter: the receive side of a hop, one pass per package.  Each received package is (ids,
     to_local, fields, carried): ``ids`` of this device's vertices, or ids to map through ``to_local`` (-1: a vertex
-    this device lacks, skipped), or :class:`Bits` of them with one value per field for every id and nothing
-    carried; ``fields`` (array, op, values) with op "min" or "max" (signed integer arrays order
+    this device lacks, skipped), or :class:`Bits` of them with a scalar per field and nothing carried; ``fields``
+    (array, op, values: one per id, or a scalar for every id) with op "min" or "max" (signed integer arrays order
     -1, unreached, above every value), "sum" or "assign"; ``carried`` (array, values, table or None) stored where a
     field changed, through ``table`` (vertex ids to local ones, -1 kept).  Ids are unique within a package and
     packages apply in order.  Returns the next frontier, ``frontier`` (each vertex once) and then every vertex a

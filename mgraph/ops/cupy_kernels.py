@@ -418,8 +418,9 @@ SIGNED = {1: "signed char", 2: "short", 4: "int", 8: "long long"}
 # the merge's output unless its bit in `seen` was already set (by the frontier or an earlier package; no `seen`:
 # no vertex can repeat).  Ids of a package are unique and packages are launched one after another, so plain
 # stores suffice.  One pass where a translate, a kernel per field, a mask, a translate and a store per carried
-# array, and a merge took five to eight launches (docs/perf-notes.md).  A package sent as bits has an entry per bit
-# (n = 32 x its words), those of set bits combined, and one value per field for all (kernel arguments).
+# array, and a merge took five to eight launches (docs/perf-notes.md).  A field may have one value for every entry
+# (a kernel argument: a value the primitive implies, not sent).  A package sent as bits has an entry per bit
+# (n = 32 x its words), those of set bits combined, and one value per field for all.
 RECEIVE = r"""
 template <typename T> __device__ __forceinline__ bool lower(T x, T y) {{ return x < y; }}
 // signed ids and levels: -1 (unreached) orders above every value
@@ -451,13 +452,13 @@ extern "C" __global__ void receive(const {entries}* __restrict__ ids, const idx_
 }}
 """
 RECEIVE_IDS = {  # ITEMS entries per thread, blockDim apart
-    "entries": "idx_t", "at": "[i]",
+    "entries": "idx_t",
     "entry": "        const i64 i = ((i64)blockIdx.x * ITEMS + item) * blockDim.x + threadIdx.x;\n"
              "        if (i >= n) continue;\n"
              "        idx_t v = ids[i];\n",
 }
 RECEIVE_BITS = {  # entry i is bit i % 32 of word i / 32, so a warp's lanes take one word's bits (coalesced ids)
-    "entries": "unsigned", "at": "",
+    "entries": "unsigned",
     "entry": "        const i64 i = ((i64)blockIdx.x * ITEMS + item) * blockDim.x + threadIdx.x;\n"
              "        if (i >= n || !((ids[i >> 5] >> (i & 31)) & 1u)) continue;\n"
              "        idx_t v = (idx_t)i;\n",
@@ -478,19 +479,18 @@ CTYPES = {"f8": "double", "f4": "float", "i8": "long long", "i4": "int", "i2": "
 
 
 def receive_source(idx_ctype: str, fields, carried, bits=False) -> str:
-    """The receive kernel for ``fields`` as (C type, op) and ``carried`` arrays as C types; with ``bits`` for a
-    package of bits (no carried arrays), each field's value a scalar argument."""
-    shape = RECEIVE_BITS if bits else RECEIVE_IDS
-    if bits and carried:
+    """The receive kernel for ``fields`` as (C type, op, one value for all entries) and ``carried`` arrays as C
+    types; with ``bits`` for a package of bits (no carried arrays, one value per field)."""
+    if bits and (carried or not all(one for _, _, one in fields)):
         raise ValueError("a package sent as bits carries no values")
-    params = [RECEIVE_FIELD.format(t=t, j=j, x=(f"{t} x{j}" if bits else RECEIVE_VALUES.format(t=t, j=j)))
-              for j, (t, _) in enumerate(fields)]
+    params = [RECEIVE_FIELD.format(t=t, j=j, x=(f"{t} x{j}" if one else RECEIVE_VALUES.format(t=t, j=j)))
+              for j, (t, _, one) in enumerate(fields)]
     params += [RECEIVE_CARRIED.format(t=t, j=j) for j, t in enumerate(carried)]
-    body = "".join(RECEIVE_OPS[op].format(j=j, at=shape["at"]) for j, (_, op) in enumerate(fields))
+    body = "".join(RECEIVE_OPS[op].format(j=j, at="" if one else "[i]") for j, (_, op, one) in enumerate(fields))
     store = "".join(RECEIVE_STORE.format(t=t, j=j) for j, t in enumerate(carried))
-    every = "true" if all(op == "sum" for _, op in fields) else "false"
+    every = "true" if all(op == "sum" for _, op, _ in fields) else "false"
     kernel = RECEIVE.format(params="".join(params), fields=body, carried=store, every=every,
-                            **{k: v for k, v in shape.items() if k != "at"})
+                            **(RECEIVE_BITS if bits else RECEIVE_IDS))
     return f"#define IDX_T {idx_ctype}\n#define ITEMS {ITEMS}\n" + PRELUDE + kernel
 
 

@@ -181,14 +181,15 @@ def combine_merge(frontier, received, seen, owner, me, own_below=None):
         n = int(ids.shape[0]) * (32 if bits else 1)
         if not n:
             continue
-        args = ()
-        for array, _, values in fields:
-            args += (array, array.dtype.type(values) if bits else
+        args, ones = (), tuple(np.ndim(values) == 0 for _, _, values in fields)
+        for (array, _, values), one in zip(fields, ones):
+            args += (array, array.dtype.type(values) if one else
                      cp.ascontiguousarray(values.astype(array.dtype, copy=False)))
         for array, values, table in carried:
             args += (array, cp.ascontiguousarray(values.astype(array.dtype, copy=False)),
                      np.intp(0) if table is None else table.astype(idx, copy=False))
-        layout = (tuple((_ctype(a.dtype), op) for a, op, _ in fields), tuple(_ctype(a.dtype) for a, _, _ in carried))
+        layout = (tuple((_ctype(a.dtype), op, one) for (a, op, _), one in zip(fields, ones)),
+                  tuple(_ctype(a.dtype) for a, _, _ in carried))
         fn = _receive_module(idx, *layout, bits, device).get_function("receive")
         fn(_blocks(n, BLOCK * cupy_kernels.ITEMS), (BLOCK,),
            (ids, np.intp(0) if to_local is None else to_local.astype(idx, copy=False), np.int64(n)) + tail + args)

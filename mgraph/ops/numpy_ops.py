@@ -163,9 +163,10 @@ def combine_merge(frontier, received, seen, owner, me, own_below=None):
     ``seen`` is None the caller says no vertex can repeat, which the GPU relies on: a repeat raises here."""
     parts, keeps = [frontier], [None]
     for ids, to_local, fields, carried in received:
-        if isinstance(ids, Bits):  # the set bits, each field's one value for all of them
+        if isinstance(ids, Bits):  # the set bits
             ids = np.flatnonzero(np.unpackbits(ids.words.view(np.uint8), bitorder="little")).astype(frontier.dtype)
-            fields = [(array, op, np.full(ids.shape[0], values, dtype=array.dtype)) for array, op, values in fields]
+        fields = [(array, op, np.full(ids.shape[0], values, dtype=array.dtype) if np.ndim(values) == 0 else values)
+                  for array, op, values in fields]  # one value for every id
         if to_local is not None:
             ids = translate(ids, to_local)
         here = np.flatnonzero(ids >= 0)
