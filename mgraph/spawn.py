@@ -58,17 +58,19 @@ def run_processes(key, build, backends, make, communication, sources, progress=N
         raise ValueError("workers='processes' needs a primitive that can be pickled (a class or a "
                          f"functools.partial, not a lambda or a local function): {e}") from None
     p = len(backends)  # distinct GPUs: mgraph.launch.Placement has checked
-    pool = _pool(backends)
-    reuse, folder = key is not None and pool.key == key, None
+    pool = _POOLS.get(_pool_key(backends))
+    reuse, folder = key is not None and pool is not None and pool.alive() and pool.key == key, None
     if reuse:
         paths, info = [None] * p, dict(pool.info, parts_reused=True)  # the times are those of the build
     else:
-        pool.key = None
-        parts, info = build()
+        if pool is not None:
+            pool.key = None
+        parts, info = build()  # a partitioner's error is raised before any worker process starts
         folder = tempfile.TemporaryDirectory(prefix="mgraph-parts-", dir=_scratch_dir(parts))
         paths = _hand_over(parts, folder.name)
         del parts
         _release_cached_memory(backends[0])  # the workers, not this process, need the GPU's memory now
+        pool = _pool(backends)
     try:
         for d in range(p):
             pool.jobs[d].put((paths[d], job, list(sources)))
@@ -180,8 +182,12 @@ class _Pool:
 _POOLS = {}
 
 
+def _pool_key(backends):
+    return backends[0].name, tuple(b.device for b in backends) if backends[0].is_gpu else len(backends)
+
+
 def _pool(backends):
-    key = (backends[0].name, tuple(b.device for b in backends) if backends[0].is_gpu else len(backends))
+    key = _pool_key(backends)
     pool = _POOLS.get(key)
     if pool is None or not pool.alive():
         if pool is not None:
@@ -203,7 +209,11 @@ def _close(pool, at_once=False):
     for proc in pool.procs:
         if proc.is_alive():
             proc.terminate()
-        proc.join()
+    for proc in pool.procs:
+        proc.join(timeout=5)
+        if proc.is_alive():  # one busy in the driver may not heed SIGTERM
+            proc.kill()
+            proc.join(timeout=5)
 
 
 atexit.register(shutdown)

@@ -292,11 +292,19 @@ def test_callable_partitioner_and_repeated_ids():
     lambda g, p, s: np.full(g.num_vertices, -1, dtype=np.int32),
 ], ids=["short", "too-large", "negative"])
 def test_bad_owner_array_is_a_value_error_before_workers_start(bad):
+    import multiprocessing
+
+    from mgraph import spawn
+
     g = get_case("chesapeake").graph
     before = threading.active_count()
     with pytest.raises(ValueError, match="owner"):
         mgraph.bfs(g, 0, devices=2, partitioner=bad)
     assert threading.active_count() == before
+    spawn.shutdown()
+    with pytest.raises(ValueError, match="owner"):
+        mgraph.bfs(g, 0, devices=2, partitioner=bad, workers="processes")
+    assert multiprocessing.active_children() == []  # no worker process was started
 
 
 class Hungry(BFS):
