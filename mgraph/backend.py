@@ -128,6 +128,20 @@ def enable_peer_access(devices) -> None:
                         pass
 
 
+@contextlib.contextmanager
+def allocating(what: str):
+    """Name ``what`` was being allocated in an out-of-memory raised inside (CuPy's is a MemoryError), once: the
+    innermost name is the most precise."""
+    try:
+        yield
+    except MemoryError as e:
+        if getattr(e, "allocating", None):
+            raise
+        named = MemoryError(f"{what}: {e}")
+        named.allocating = what
+        raise named from e
+
+
 def to_numpy(a):
     """A NumPy array from a NumPy or CuPy array (or a scalar)."""
     if type(a).__module__.startswith("cupy"):

@@ -9,7 +9,7 @@ from __future__ import annotations
 import threading
 import time
 
-from .backend import Backend
+from .backend import Backend, allocating
 
 
 def enact(primitive, backend: Backend, source=None):
@@ -95,7 +95,8 @@ def drive(d, prim, ex, backend, board, barrier, sources, progress=None):
     def superstep(make_frontier):
         rec = {k: 0 for k in STAT_KEYS}
         t = time.perf_counter()
-        frontier = make_frontier()
+        with allocating("the arrays of its superstep"):
+            frontier = make_frontier()
         backend.synchronize_stream()  # compute is the device's time: kernels launched without a host read included
         rec["compute_s"] = time.perf_counter() - t
         if frontier is None:
@@ -182,7 +183,9 @@ def enact_devices(primitives, exchanges, backends, barrier, sources, progress=No
 def worker_error(d, backend, prim, e):
     """The error a worker reports: an out-of-memory (CuPy's too) says which device ran out."""
     if isinstance(e, MemoryError):
-        return MemoryError(f"device {d} ({backend.name} {backend.device}) ran out of memory in {prim.name}: {e}")
+        where = f" allocating {e.allocating}" if getattr(e, "allocating", None) else ""
+        return MemoryError(f"device {d} ({backend.name} {backend.device}) ran out of memory in {prim.name}{where}: "
+                           f"{e.__cause__ if where and e.__cause__ is not None else e}")
     return e
 
 

@@ -425,9 +425,22 @@ def test_run_a_primitive_class_on_one_and_many_devices():
         mgraph.run("bfs", case.graph, 0)
 
 
-def test_out_of_memory_names_the_device():
-    with pytest.raises(MemoryError, match=r"device 1 .*bfs.*8,589,934,592 bytes"):
+def test_out_of_memory_names_the_device_and_what_was_allocated(monkeypatch):
+    from mgraph import ops
+
+    with pytest.raises(MemoryError, match=r"device 1 .*bfs allocating the arrays of its superstep: .*8,589,934,592 bytes"):
         mgraph.run(Hungry, get_case("chesapeake").graph, 0, devices=2)
+    original = ops.combine_merge
+
+    def hungry_merge(frontier, received, seen, owner, me, own_below=None):
+        if me == 1:
+            raise MemoryError("out of memory allocating 4,096 bytes")
+        return original(frontier, received, seen, owner, me, own_below)
+
+    monkeypatch.setattr(ops, "combine_merge", hungry_merge)
+    with pytest.raises(MemoryError, match=r"^device 1 .*in sssp allocating the merged frontier \(\d+ vertices and what "
+                                          r"arrived\): out of memory allocating 4,096 bytes$"):
+        mgraph.sssp(get_case("chesapeake").graph, 0, devices=2)
 
 
 def test_vertex_valued_package_arrays_must_hold_integer_ids():

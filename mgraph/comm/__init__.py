@@ -29,6 +29,7 @@ import time
 import numpy as np
 
 from .. import ops
+from ..backend import allocating
 from .transport import LocalTransport, Transport
 
 COMMUNICATIONS = ("selective", "broadcast")
@@ -67,44 +68,56 @@ class Exchange:
         fields = tuple(name for name in combines if name not in implied)  # the values that travel
         t = time.perf_counter()
         self.own_count = None
-        if self.communication == "broadcast":
-            packages = []
-            if len(frontier):
-                ids = self.sub.to_global(frontier)
-                sent = carry if carry and self.sub.count_own(frontier) < len(frontier) else ()  # else no peer owns any
-                if not sent and self._as_bits(ids, combines, fields):
-                    package = {"bits": ops.bitmap(ids, self.sub.num_global)}
-                else:
-                    package = self._package(prim, frontier, ids, fields + sent)
-                packages = [(k, package) for k in self.peers]
-        elif frontier is self.sub.own_vertices:  # every vertex is its own (PageRank): nothing for an owner
-            packages, self.own_count = [], len(frontier)
-        else:
-            packages = self._split(prim, frontier, fields + carry)
-            if not len(frontier):
-                self.own_count = 0
+        with allocating(f"the packages of a {len(frontier):,}-vertex frontier for its peers"):
+            packages = self._outgoing(prim, frontier, combines, fields, carry)
         frontier = self._push_and_combine(prim, frontier, packages, combines, carry, stats, t, tag=0)
         if self.communication == "selective" and prim.reads_proxies:
             t = time.perf_counter()
-            if frontier is self.sub.own_vertices:  # every own vertex changed (PageRank): the fixed border lists
-                packages = [(k, self._package(prim, vertices, ids, fields)) for k, vertices, ids in self._borders()]
-            else:
-                mine = frontier[self.sub.owner[frontier] == self.me] if self.p > 1 else frontier
-                packages = [(k, self._package(prim, vertices, ids, fields)) for k, vertices, ids in self._holders(mine)]
+            with allocating("the packages of its changed vertices for the devices holding copies"):
+                packages = self._to_holders(prim, frontier, fields)
             frontier = self._push_and_combine(prim, frontier, packages, combines, carry, stats, t, tag=1)
         return frontier
+
+    def _outgoing(self, prim, frontier, combines, fields, carry):
+        """Hop 0's packages: [(peer, package)] of the primitive's output ``frontier``; sets ``own_count`` where
+        known without a read."""
+        if self.communication == "broadcast":
+            if not len(frontier):
+                return []
+            ids = self.sub.to_global(frontier)
+            sent = carry if carry and self.sub.count_own(frontier) < len(frontier) else ()  # else no peer owns any
+            if not sent and self._as_bits(ids, combines, fields):
+                package = {"bits": ops.bitmap(ids, self.sub.num_global)}
+            else:
+                package = self._package(prim, frontier, ids, fields + sent)
+            return [(k, package) for k in self.peers]
+        if frontier is self.sub.own_vertices:  # every vertex is its own (PageRank): nothing for an owner
+            self.own_count = len(frontier)
+            return []
+        if not len(frontier):
+            self.own_count = 0
+        return self._split(prim, frontier, fields + carry)
+
+    def _to_holders(self, prim, frontier, fields):
+        """Hop 1's packages: the combined values of the own vertices of ``frontier`` for the devices holding copies."""
+        if frontier is self.sub.own_vertices:  # every own vertex changed (PageRank): the fixed border lists
+            return [(k, self._package(prim, vertices, ids, fields)) for k, vertices, ids in self._borders()]
+        mine = frontier[self.sub.owner[frontier] == self.me] if self.p > 1 else frontier
+        return [(k, self._package(prim, vertices, ids, fields)) for k, vertices, ids in self._holders(mine)]
 
     def _push_and_combine(self, prim, frontier, packages, combines, carry, stats, t0, tag):
         """Hop ``tag``: 0 combines what arrives, 1 (owners to holders) takes it as it is; the merged frontier."""
         t1 = time.perf_counter()
-        stats["bytes"] += self.transport.send(self.me, packages, tag)
-        t2 = time.perf_counter()
-        received = self.transport.receive(self.me, tag)  # waits for every device's send
+        with allocating("the buffers for what its peers send"):
+            stats["bytes"] += self.transport.send(self.me, packages, tag)
+            t2 = time.perf_counter()
+            received = self.transport.receive(self.me, tag)  # waits for every device's send
         t3 = time.perf_counter()
         # owners' updates reach copies only, each from its one owner: with a frontier of own vertices none can repeat
         repeats = tag == 0 or self.own_count is None or self.own_count < len(frontier)
         repeats = repeats and not _changes_once(prim, combines)
-        frontier = self._merge(prim, frontier, received, combines, carry, assign=tag == 1, repeats=repeats)
+        with allocating(f"the merged frontier ({len(frontier):,} vertices and what arrived)"):
+            frontier = self._merge(prim, frontier, received, combines, carry, assign=tag == 1, repeats=repeats)
         t4 = time.perf_counter()
         stats["package_s"] += t1 - t0
         stats["push_s"] += t2 - t1
