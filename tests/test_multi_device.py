@@ -196,6 +196,20 @@ class _ListedBFS(BFS):
         return {}
 
 
+class _WrongLevelBFS(BFS):
+    """BFS that claims a level its frontier does not hold."""
+
+    def frontier_values(self):
+        return {"depth": 0}
+
+
+def test_a_wrong_frontier_value_is_caught_on_numpy():
+    """With every combine implied the merges skip their dedupe; a primitive whose claim is wrong makes a vertex
+    repeat, which the NumPy merge raises instead of returning a frontier that holds it twice."""
+    with pytest.raises(RuntimeError, match="repeated"):
+        mgraph.run(_WrongLevelBFS, get_case("facebook").graph, 0, devices=3, communication="broadcast")
+
+
 def test_implied_values_do_not_travel(monkeypatch):
     """BFS's level and BC's forward depth are the same for every vertex sent (``frontier_values``): packages carry
     only the other values, and the results do not change."""
