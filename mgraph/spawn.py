@@ -214,6 +214,9 @@ def _close(pool, at_once=False):
         if proc.is_alive():  # one busy in the driver may not heed SIGTERM
             proc.kill()
             proc.join(timeout=5)
+    for q in pool.jobs:  # end this process's feeder threads now, not when the queues are collected
+        q.close()
+        q.join_thread()
 
 
 atexit.register(shutdown)

@@ -311,14 +311,14 @@ def test_bad_owner_array_is_a_value_error_before_workers_start(bad):
     from mgraph import spawn
 
     g = get_case("chesapeake").graph
+    spawn.shutdown()  # no pool of another test's, nor its queues' threads, left
     before = threading.active_count()
     with pytest.raises(ValueError, match="owner"):
         mgraph.bfs(g, 0, devices=2, partitioner=bad)
     assert threading.active_count() == before
-    spawn.shutdown()
     with pytest.raises(ValueError, match="owner"):
         mgraph.bfs(g, 0, devices=2, partitioner=bad, workers="processes")
-    assert multiprocessing.active_children() == []  # no worker process was started
+    assert multiprocessing.active_children() == [] and threading.active_count() == before  # none was started
 
 
 class Hungry(BFS):
