@@ -171,10 +171,13 @@ def now() -> str:
 
 
 def write_json(path: str, record: dict) -> None:
-    """One JSON object; non-finite floats become null so that strict parsers read it."""
-    with open(path, "w") as f:
+    """One JSON object; non-finite floats become null so that strict parsers read it.  Written beside ``path`` and
+    then renamed over it, so a process killed while writing leaves the previous file whole."""
+    partial = path + ".partial"
+    with open(partial, "w") as f:
         json.dump(_jsonable(record), f, indent=1, allow_nan=False)
         f.write("\n")
+    os.replace(partial, path)
 
 
 def _jsonable(x):

@@ -39,7 +39,8 @@ measurement is checked on the CPU (mgraph.cli.Validator) unless
 to stderr, one line per measurement; Markdown tables are printed last.  With
 ``--out DIR``: DIR/scaling.json and PNG plots in the style of the seed's
 figures 4 and 5 (matplotlib, the "plot" extra; skipped with a note when it is
-missing).  Exit status: 0, 1 when a validation failed, 2 for a user error.
+missing); the JSON is rewritten after every measurement ("complete": false
+until the end), so a run stopped by a time limit keeps its records.  Exit status: 0, 1 when a validation failed, 2 for a user error.
 """
 from __future__ import annotations
 
@@ -323,8 +324,9 @@ def _graph(scale, edge_factor, backend, seed):
                    "generate_s": generate_s}
 
 
-def _measure_graph(experiment, graph, info, args, backend, counts, sink):
-    """Every primitive at every count in ``counts`` on one graph; records go to ``sink`` as they are measured."""
+def _measure_graph(experiment, graph, info, args, backend, counts, sink, saved):
+    """Every primitive at every count in ``counts`` on one graph; records go to ``sink`` as they are measured, and
+    ``saved()`` after each."""
     sources = random_sources(graph, args.sources, args.seed)
     info["sources"] = sources
     validate = args.validate and info["scale"] <= args.validate_max_scale
@@ -341,14 +343,15 @@ def _measure_graph(experiment, graph, info, args, backend, counts, sink):
             sink.append(r)
             _speedups([x for x in sink if x["primitive"] == name])
             _progress(experiment, r)
+            saved()
         del g, check  # the weighted copy and the CPU references
 
 
-def strong(args, backend, counts):
+def strong(args, backend, counts, into, saved):
+    """Every primitive on one graph at every GPU count; fills ``into`` as it goes."""
     graph, info = _graph(args.scale, args.edge_factor, backend, args.seed)
-    records = []
-    _measure_graph("strong", graph, info, args, backend, counts, records)
-    return {"graph": info, "records": records}
+    into.update(graph=info, records=[])
+    _measure_graph("strong", graph, info, args, backend, counts, into["records"], saved)
 
 
 def weak_size(scale, edge_factor, gpus):
@@ -357,29 +360,33 @@ def weak_size(scale, edge_factor, gpus):
     return scale + k, max(1, round(edge_factor * gpus / (1 << k)))
 
 
-def weak(args, backend, counts, strong_result=None):
-    """One graph per GPU count; the 1-GPU graph is strong scaling's, whose 1-GPU records are reused when measured."""
-    graphs, records = [], []
+def weak(args, backend, counts, into, saved, strong_result=None):
+    """One graph per GPU count; the 1-GPU graph is strong scaling's, whose 1-GPU records are reused when measured.
+    Fills ``into`` as it goes."""
+    into.update(graphs=[], records=[])
+    graphs, records = into["graphs"], into["records"]
     for n in counts:
         scale, ef = weak_size(args.scale, args.edge_factor, n)
         if n == 1 and strong_result is not None:
             graphs.append({**strong_result["graph"], "gpus": 1, "reused_from": "strong"})
-            records += [{**r, "experiment": "weak", "reused_from": "strong"}
-                        for r in strong_result["records"] if r["gpus"] == 1]
+            records.extend({**r, "experiment": "weak", "reused_from": "strong"}
+                           for r in strong_result["records"] if r["gpus"] == 1)
             _log("weak scaling on 1 GPU: the strong-scaling graph and measurements")
             continue
         graph, info = _graph(scale, ef, backend, args.seed)
         info["gpus"] = n
         graphs.append(info)
-        _measure_graph("weak", graph, info, args, backend, [n], records)
+        _measure_graph("weak", graph, info, args, backend, [n], records, saved)
         del graph
         _free(backend, max(counts))
-    return {"graphs": graphs, "records": records}
 
 
-def overhead(args, backend, counts):
-    """Per-superstep cost: one path per device, each device visiting one vertex and one edge per superstep."""
-    length, records = args.path_length, []
+def overhead(args, backend, counts, into, saved):
+    """Per-superstep cost: one path per device, each device visiting one vertex and one edge per superstep.
+    Fills ``into`` as it goes."""
+    length = args.path_length
+    into.update(path_length=length, records=[])
+    records = into["records"]
     for n in counts:
         graph = paths_graph(n, length, backend.xp)
         run = {"backend": backend.name, "devices": n, "seed": args.seed, "partitioner": path_partitioner(length)}
@@ -407,13 +414,13 @@ def overhead(args, backend, counts):
         else:
             rec["validation"] = "not run"
         records.append(rec)
+        saved()
         parts = "" if rec["breakdown_us"] is None else " (" + ", ".join(
             f"{k} {v:.3g}" for k, v in rec["breakdown_us"].items()) + " us)"
         seed = "" if rec["seed_k40_us"] is None else f"; seed on K40s: {rec['seed_k40_us']:g} us"
         _log(f"overhead on {n} device(s): {rec['us_per_superstep']:.4g} us per superstep over {rec['supersteps']} "
              f"supersteps{parts}{seed}; {rec['validation'].split(':')[0]}")
         del graph, results, middle
-    return {"path_length": length, "records": records}
 
 
 # -- output ---------------------------------------------------------------------------
@@ -564,26 +571,37 @@ def _main(args, argv) -> int:
     if backend.is_gpu:  # CuPy's kernel compilation for the generator stays out of generate_s
         generators.rmat(4, xp=backend.xp, seed=args.seed)
         backend.synchronize()
-    results = {}
-    for experiment in args.experiments:
-        if experiment == "weak":
-            results["weak"] = weak(args, backend, counts, results.get("strong"))
-        else:
-            results[experiment] = {"strong": strong, "overhead": overhead}[experiment](args, backend, counts)
-        _free(backend, max(counts))
-    written = plots(args.out, results, device, args) if args.out else []
-    if args.out:
-        path = os.path.join(args.out, "scaling.json")
-        write_json(path, {
+    results, version = {}, code_version()
+
+    def save(complete):
+        """scaling.json with what is measured so far (``complete``: every experiment, and the plots): a run cut
+        short keeps its records."""
+        if not args.out:
+            return []
+        written = plots(args.out, results, device, args) if complete else []
+        write_json(os.path.join(args.out, "scaling.json"), {
             "date": now(), "command": sys.argv if argv is None else ["scripts/scaling.py", *argv],
-            "version": code_version(), "backend": backend.name, "device": device, "gpus_present": present,
+            "version": version, "backend": backend.name, "device": device, "gpus_present": present,
             "gpu_counts": counts, "options": vars(args), "sssp_weights": SSSP_WEIGHTS, "pagerank_l1_stop": PR_L1,
-            "seed_overhead_k40_us": SEED_OVERHEAD_US, "plots": [os.path.basename(p) for p in written], **results,
+            "seed_overhead_k40_us": SEED_OVERHEAD_US, "complete": complete,
+            "plots": [os.path.basename(p) for p in written], **results,
         })
-        _log(f"wrote {path}" + (f" and {len(written)} plot(s)" if written else ""))
+        return written
+
+    for experiment in args.experiments:
+        results[experiment] = {}
+        if experiment == "weak":
+            weak(args, backend, counts, results["weak"], lambda: save(False), results.get("strong"))
+        else:
+            {"strong": strong, "overhead": overhead}[experiment](args, backend, counts, results[experiment],
+                                                                 lambda: save(False))
+        _free(backend, max(counts))
+    if args.out:
+        written = save(True)
+        _log(f"wrote {os.path.join(args.out, 'scaling.json')}" + (f" and {len(written)} plot(s)" if written else ""))
 
     print(f"{backend.name} on {device}; median of {args.runs} run(s) x {args.sources} source(s) after a warm-up per source; "
-          f"{now()}; {code_version()['git']}")
+          f"{now()}; {version['git']}")
     if "strong" in results:
         g = results["strong"]["graph"]
         print(f"\n**Strong scaling**: R-MAT scale {g['scale']}, edge factor {g['edge_factor']} "

@@ -36,6 +36,7 @@ def test_runs_all_three_experiments_and_records_them(run, capsys):
     code, out, record = run
     assert code == 0
     assert {"date", "command", "version", "device", "backend", "strong", "weak", "overhead"} <= set(record)
+    assert record["complete"] is True and not list(out.glob("*.partial"))
     assert record["backend"] == "numpy" and record["gpu_counts"] == [1, 2]
     assert record["version"]["git"] and "--gpus-list" in record["command"]
     for experiment in ("strong", "weak"):
@@ -73,6 +74,27 @@ def test_runs_all_three_experiments_and_records_them(run, capsys):
     else:
         assert sorted(record["plots"]) == ["overhead.png", "strong_scaling.png", "weak_scaling.png"]
         assert all((out / p).stat().st_size > 0 for p in record["plots"])
+
+
+def test_a_run_cut_short_keeps_what_it_measured(tmp_path, monkeypatch):
+    """scaling.json is rewritten after every measurement: a run stopped in its third (a time limit, Ctrl-C) keeps
+    the first two, marked incomplete, and no plots."""
+    original, calls = scaling.measure, []
+
+    def measure(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(scaling, "measure", measure)
+    with pytest.raises(KeyboardInterrupt):
+        scaling.main(["--scale", "7", "--runs", "1", "--sources", "1", "--gpus-list", "1,2", "--backend", "numpy",
+                      "--experiments", "strong", "--out", str(tmp_path)])
+    record = json.loads((tmp_path / "scaling.json").read_text())
+    assert record["complete"] is False and record["plots"] == []
+    assert [(r["primitive"], r["gpus"]) for r in record["strong"]["records"]] == [("bfs", 1), ("bfs", 2)]
+    assert record["strong"]["records"][1]["speedup"] > 0 and record["strong"]["graph"]["scale"] == 7
 
 
 def test_a_far_off_run_is_pointed_out(capsys):
