@@ -9,7 +9,7 @@ from __future__ import annotations
 import threading
 import time
 
-from .backend import Backend, allocating
+from .backend import Backend, allocation_error
 
 
 def enact(primitive, backend: Backend, source=None):
@@ -95,8 +95,10 @@ def drive(d, prim, ex, backend, board, barrier, sources, progress=None):
     def superstep(make_frontier):
         rec = {k: 0 for k in STAT_KEYS}
         t = time.perf_counter()
-        with allocating("the arrays of its superstep"):
+        try:
             frontier = make_frontier()
+        except MemoryError as e:
+            raise allocation_error(e, "the arrays of its superstep")
         backend.synchronize_stream()  # compute is the device's time: kernels launched without a host read included
         rec["compute_s"] = time.perf_counter() - t
         if frontier is None:

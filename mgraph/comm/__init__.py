@@ -25,16 +25,27 @@ changed by what arrived.
 from __future__ import annotations
 
 import time
+from typing import NamedTuple
 
 import numpy as np
 
 from .. import ops
-from ..backend import allocating
+from ..backend import allocation_error
 from .transport import LocalTransport, Transport
 
 COMMUNICATIONS = ("selective", "broadcast")
 COMBINES = ("min", "max", "sum")  # or a function (local values, received values) -> combined values
 __all__ = ["COMBINES", "COMMUNICATIONS", "Exchange", "LocalTransport", "Transport"]
+
+
+class _Hop(NamedTuple):
+    """What a superstep's hops share: the primitive's combines and carried arrays, the values it implies for every
+    frontier vertex, and whether no vertex can change twice (see _changes_once)."""
+
+    combines: dict
+    carry: tuple
+    implied: dict
+    changes_once: bool
 
 
 class Exchange:
@@ -66,16 +77,21 @@ class Exchange:
         carry = tuple(prim.carry)
         implied = prim.frontier_values()
         fields = tuple(name for name in combines if name not in implied)  # the values that travel
+        hop = _Hop(combines, carry, implied, _changes_once(implied, combines))
         t = time.perf_counter()
         self.own_count = None
-        with allocating(f"the packages of a {len(frontier):,}-vertex frontier for its peers"):
+        try:
             packages = self._outgoing(prim, frontier, combines, fields, carry)
-        frontier = self._push_and_combine(prim, frontier, packages, combines, carry, stats, t, tag=0)
+        except MemoryError as e:
+            raise allocation_error(e, f"the packages of a {len(frontier):,}-vertex frontier for its peers")
+        frontier = self._push_and_combine(prim, frontier, packages, hop, stats, t, tag=0)
         if self.communication == "selective" and prim.reads_proxies:
             t = time.perf_counter()
-            with allocating("the packages of its changed vertices for the devices holding copies"):
+            try:
                 packages = self._to_holders(prim, frontier, fields)
-            frontier = self._push_and_combine(prim, frontier, packages, combines, carry, stats, t, tag=1)
+            except MemoryError as e:
+                raise allocation_error(e, "the packages of its changed vertices for the devices holding copies")
+            frontier = self._push_and_combine(prim, frontier, packages, hop, stats, t, tag=1)
         return frontier
 
     def _outgoing(self, prim, frontier, combines, fields, carry):
@@ -105,19 +121,23 @@ class Exchange:
         mine = frontier[self.sub.owner[frontier] == self.me] if self.p > 1 else frontier
         return [(k, self._package(prim, vertices, ids, fields)) for k, vertices, ids in self._holders(mine)]
 
-    def _push_and_combine(self, prim, frontier, packages, combines, carry, stats, t0, tag):
+    def _push_and_combine(self, prim, frontier, packages, hop, stats, t0, tag):
         """Hop ``tag``: 0 combines what arrives, 1 (owners to holders) takes it as it is; the merged frontier."""
         t1 = time.perf_counter()
-        with allocating("the buffers for what its peers send"):
+        try:
             stats["bytes"] += self.transport.send(self.me, packages, tag)
             t2 = time.perf_counter()
             received = self.transport.receive(self.me, tag)  # waits for every device's send
+        except MemoryError as e:
+            raise allocation_error(e, "the buffers for what its peers send")
         t3 = time.perf_counter()
         # owners' updates reach copies only, each from its one owner: with a frontier of own vertices none can repeat
         repeats = tag == 0 or self.own_count is None or self.own_count < len(frontier)
-        repeats = repeats and not _changes_once(prim, combines)
-        with allocating(f"the merged frontier ({len(frontier):,} vertices and what arrived)"):
-            frontier = self._merge(prim, frontier, received, combines, carry, assign=tag == 1, repeats=repeats)
+        repeats = repeats and not hop.changes_once
+        try:
+            frontier = self._merge(prim, frontier, received, hop, assign=tag == 1, repeats=repeats)
+        except MemoryError as e:
+            raise allocation_error(e, f"the merged frontier ({len(frontier):,} vertices and what arrived)")
         t4 = time.perf_counter()
         stats["package_s"] += t1 - t0
         stats["push_s"] += t2 - t1
@@ -175,9 +195,9 @@ class Exchange:
         return self._border
 
     # -- combine --------------------------------------------------------------------------------------
-    def _unpack(self, prim, package, combines, carry, assign):
+    def _unpack(self, prim, package, hop, assign):
         """A received package as ops.combine_merge takes it: (ids, table to local ids or None, fields, carried)."""
-        sub = self.sub
+        sub, combines, carry, implied = self.sub, hop.combines, hop.carry, hop.implied
         if "bits" in package:  # a broadcast frontier as bits
             package = {"ids": ops.Bits(package["bits"])}
         ids, to_local = package["ids"], None
@@ -188,7 +208,7 @@ class Exchange:
             keep = sub.xp.flatnonzero(ids >= 0)  # one compaction (one host read) for every array
             package = {k: v[keep] for k, v in package.items()}
             ids = ids[keep]
-        fields, implied = [], prim.frontier_values()
+        fields = []
         for name, op in combines.items():
             array = getattr(prim, name)
             values = package[name] if name in package else implied[name]  # not sent: one value for every entry
@@ -204,7 +224,7 @@ class Exchange:
                    for name in carry if name in package]  # sent only where the receiver may own one
         return ids, to_local, fields, carried
 
-    def _merge(self, prim, frontier, received, combines, carry, assign, repeats):
+    def _merge(self, prim, frontier, received, hop, assign, repeats):
         """Combine what arrived and merge the changed vertices into the frontier, each once (a bit per vertex
         instead of a sort, where ``repeats`` says a vertex may arrive twice or be in the frontier already)."""
         if not received:
@@ -212,18 +232,17 @@ class Exchange:
         sub = self.sub
         if self._seen is None and repeats:
             self._seen = ops.bitmap(frontier[:0], sub.num_vertices)
-        packages = [self._unpack(prim, package, combines, carry, assign) for _, package in received]
+        packages = [self._unpack(prim, package, hop, assign) for _, package in received]
         merged, self.own_count = ops.combine_merge(frontier, packages, self._seen if repeats else None, sub.owner,
                                                    self.me, sub.own_below)
         return merged
 
 
-def _changes_once(prim, combines):
+def _changes_once(implied, combines):
     """Whether no vertex can join the frontier twice in a hop: every combined value is a min or max whose value the
     primitive implies for every frontier vertex on every device (``frontier_values``, BFS's level).  What arrives
     then equals what each frontier vertex holds, so a vertex of the frontier never changes, and one outside it
     changes once, to those values: no scratch bitmap, no marks."""
-    implied = prim.frontier_values()
     return bool(combines) and all(name in implied and op in ("min", "max") for name, op in combines.items())
 
 
