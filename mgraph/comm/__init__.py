@@ -54,7 +54,7 @@ class Exchange:
     Per hop the host reads only what sizes the packages (one count per peer)
     and the merged frontier's length; each received package is combined and
     merged in one pass (ops.combine_merge), which dedupes with a scratch
-    bitmap instead of a sort.
+    bitmap instead of a sort, or not at all where no vertex can repeat.
     """
 
     def __init__(self, sub, num_devices, transport, communication):
