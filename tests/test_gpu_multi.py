@@ -261,3 +261,45 @@ def test_combine_merge_matches_numpy_twin(n, id_dtype, fields, own_below, repeat
     table_q = rng.integers(-1, n, 4000).astype(id_dtype)
     np.testing.assert_array_equal(cp.asnumpy(cupy_ops.translate(cp.asarray(table_q), cp.asarray(table))),
                                   numpy_ops.translate(table_q, table))
+
+
+@pytest.mark.parametrize("id_dtype", [np.int32, np.int64])
+@pytest.mark.parametrize("n", [5000, 1_000_003])
+def test_marks_kept_between_hops_match_numpy_twin(n, id_dtype):
+    """SSSP's superstep: a min hop that keeps its marks, then an assign hop that takes them (``marked``) and
+    repeats vertices of the frontier; each hop's output equal as a set and the bitmaps equal after each, zero at
+    the end.  Then a kept merge with nothing after it, cleared by unmark (the sweep and the per-vertex clear)."""
+    rng = np.random.default_rng(n)
+    owner = rng.integers(0, 3, n).astype(np.int32)
+    frontier = rng.permutation(n)[: n // 5].astype(id_dtype)
+    dist = rng.integers(0, 50, n).astype(np.float64)
+    hops = [(rng.permutation(n)[: n // 3].astype(id_dtype), "min"), (rng.permutation(n)[: n // 4].astype(id_dtype),
+                                                                      "assign")]
+    hops = [(ids, op, rng.integers(0, 50, ids.size).astype(np.float64)) for ids, op in hops]
+
+    def run(xp, mod):
+        d, seen = xp.asarray(dist).copy(), xp.zeros(-(-n // 32), dtype=np.uint32)
+        front, outs = xp.asarray(frontier), []
+        for k, (ids, op, values) in enumerate(hops):
+            front, own = mod.combine_merge(front, [(xp.asarray(ids), None, [(d, op, xp.asarray(values))], [])],
+                                           seen, xp.asarray(owner), 1, None, marked=k == 1, keep=k == 0)
+            outs.append((np.sort(cp.asnumpy(front) if xp is cp else front), own,
+                         cp.asnumpy(seen) if xp is cp else seen.copy()))
+        for few in (False, True):
+            part = front[: max(1, n // 300)] if few else front
+            kept, _ = mod.combine_merge(part, [], seen, xp.asarray(owner), 1, keep=True)
+            outs.append(cp.asnumpy(seen) if xp is cp else seen.copy())
+            mod.unmark(kept, seen)
+            outs.append(cp.asnumpy(seen) if xp is cp else seen.copy())
+        return outs
+
+    ref, got = run(np, numpy_ops), run(cp, cupy_ops)
+    for (want_out, want_own, want_seen), (out, own, seen) in zip(ref[:2], got[:2]):
+        assert len(np.unique(out)) == len(out)
+        np.testing.assert_array_equal(out, want_out)
+        assert own == want_own
+        np.testing.assert_array_equal(seen, want_seen)
+    assert ref[0][2].any() and not ref[1][2].any() and len(ref[1][0]) > len(ref[0][0])
+    for want, seen in zip(ref[2:], got[2:]):
+        np.testing.assert_array_equal(seen, want)
+    assert ref[2].any() and not ref[3].any() and ref[4].any() and not ref[5].any()

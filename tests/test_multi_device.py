@@ -292,6 +292,40 @@ def test_merges_skip_the_dedupe_only_where_no_vertex_can_repeat(monkeypatch):
     assert any(marked) and split
 
 
+@pytest.mark.parametrize("run", ["sssp", "bc"])
+def test_two_hop_supersteps_mark_the_frontier_once(monkeypatch, run):
+    """SSSP and BC send to owners and then to copies each superstep: the first hop's merge keeps its marks and the
+    second takes them (``marked``) instead of marking the frontier again; every bitmap is zero between
+    supersteps, where the kept marks are cleared when the second hop has nothing to merge."""
+    from mgraph import ops
+
+    calls, bitmaps = [], {}
+    original, original_unmark = ops.combine_merge, ops.unmark
+
+    def spy(frontier, received, seen, owner, me, own_below=None, marked=False, keep=False):
+        out = original(frontier, received, seen, owner, me, own_below, marked, keep)
+        calls.append((marked, keep))
+        if seen is not None:
+            bitmaps[id(seen)] = seen
+            assert keep or not seen.any()
+        return out
+
+    def unmark(vertices, seen):
+        calls.append("unmark")
+        original_unmark(vertices, seen)
+
+    monkeypatch.setattr(ops, "combine_merge", spy)
+    monkeypatch.setattr(ops, "unmark", unmark)
+    case, ref, _ = reference("rand_dir_int")
+    if run == "sssp":
+        np.testing.assert_array_equal(mgraph.sssp(case.graph, 0, devices=3).distance, ref["dist"])
+    else:
+        np.testing.assert_allclose(mgraph.betweenness_centrality(case.graph, sources=BC_SOURCES, devices=3).centrality,
+                                   ref["bc"], rtol=1e-9, atol=1e-9)
+    assert (False, True) in calls and (True, False) in calls and bitmaps
+    assert not any(seen.any() for seen in bitmaps.values())
+
+
 def test_callable_partitioner_and_repeated_ids():
     case = get_case("rand_dir_int")
     halves = lambda graph, parts, seed: np.arange(graph.num_vertices) * parts // graph.num_vertices  # noqa: E731
@@ -446,10 +480,10 @@ def test_out_of_memory_names_the_device_and_what_was_allocated(monkeypatch):
         mgraph.run(Hungry, get_case("chesapeake").graph, 0, devices=2)
     original = ops.combine_merge
 
-    def hungry_merge(frontier, received, seen, owner, me, own_below=None):
+    def hungry_merge(frontier, received, seen, owner, me, *args):
         if me == 1:
             raise MemoryError("out of memory allocating 4,096 bytes")
-        return original(frontier, received, seen, owner, me, own_below)
+        return original(frontier, received, seen, owner, me, *args)
 
     monkeypatch.setattr(ops, "combine_merge", hungry_merge)
     with pytest.raises(MemoryError, match=r"^device 1 .*in sssp allocating the merged frontier \(\d+ vertices and what "
@@ -506,6 +540,26 @@ def test_combine_merge_on_numpy():
                                seen, owner, 1)
     assert depth.tolist() == [1, 2, 1, 8, 1, 3, 0] and out.tolist() == [2, 0]
     assert ops.translate(np.array([2, -1, 0]), np.array([10, 11, 12])).tolist() == [12, -1, 10]
+
+
+def test_combine_merge_keeps_marks_for_the_next_hop_on_numpy():
+    """``keep`` leaves the output's bits set and ``marked`` takes them as the frontier's, so two hops of a superstep
+    mark the frontier once; the bitmap ends as the GPU's does (CuPy's compared in test_gpu_multi)."""
+    from mgraph import ops
+    owner = np.zeros(40, dtype=np.int32)
+    seen = ops.bitmap(np.array([], dtype=np.int64), 40)
+    depth = np.full(40, 9, dtype=np.int32)
+    hop = (np.array([33, 2, 7]), None, [(depth, "min", np.array([1, 1, 9], dtype=np.int32))], [])
+    out, _ = ops.combine_merge(np.array([7, 1]), [hop], seen, owner, 0, keep=True)
+    assert out.tolist() == [7, 1, 33, 2]
+    np.testing.assert_array_equal(seen, ops.bitmap(out, 40))
+    hop = (np.array([2, 5, 39]), None, [(depth, "assign", np.array([0, 0, 0], dtype=np.int32))], [])
+    out, _ = ops.combine_merge(out, [hop], seen, owner, 0, marked=True)
+    assert out.tolist() == [7, 1, 33, 2, 5, 39] and not seen.any()
+    out, _ = ops.combine_merge(out, [], seen, owner, 0, keep=True)
+    np.testing.assert_array_equal(seen, ops.bitmap(out, 40))
+    ops.unmark(out, seen)
+    assert not seen.any()
 
 
 @pytest.mark.parametrize("duplication", ["1-hop", "all"])

@@ -64,6 +64,7 @@ class Exchange:
         self.transport, self.communication = transport, communication
         self.peers = [k for k in range(num_devices) if k != self.me]
         self._seen = None  # the merge's scratch bitmap, allocated on first use
+        self._marked = None  # the frontier whose bits a merge left set in _seen (keep), for the next hop
         self._border = None  # per peer, the own vertices it holds copies of (see _borders)
         self.own_count = None  # own vertices in the last frontier run() returned, where known without a read
 
@@ -84,8 +85,9 @@ class Exchange:
             packages = self._outgoing(prim, frontier, combines, fields, carry)
         except MemoryError as e:
             raise allocation_error(e, f"the packages of a {len(frontier):,}-vertex frontier for its peers")
-        frontier = self._push_and_combine(prim, frontier, packages, hop, stats, t, tag=0)
-        if self.communication == "selective" and prim.reads_proxies:
+        to_holders = self.communication == "selective" and prim.reads_proxies
+        frontier = self._push_and_combine(prim, frontier, packages, hop, stats, t, tag=0, keep=to_holders)
+        if to_holders:
             t = time.perf_counter()
             try:
                 packages = self._to_holders(prim, frontier, fields)
@@ -121,8 +123,9 @@ class Exchange:
         mine = frontier[self.sub.owner[frontier] == self.me] if self.p > 1 else frontier
         return [(k, self._package(prim, vertices, ids, fields)) for k, vertices, ids in self._holders(mine)]
 
-    def _push_and_combine(self, prim, frontier, packages, hop, stats, t0, tag):
-        """Hop ``tag``: 0 combines what arrives, 1 (owners to holders) takes it as it is; the merged frontier."""
+    def _push_and_combine(self, prim, frontier, packages, hop, stats, t0, tag, keep=False):
+        """Hop ``tag``: 0 combines what arrives, 1 (owners to holders) takes it as it is; the merged frontier (its
+        marks kept for the next hop where ``keep``)."""
         t1 = time.perf_counter()
         try:
             stats["bytes"] += self.transport.send(self.me, packages, tag)
@@ -135,7 +138,7 @@ class Exchange:
         repeats = tag == 0 or self.own_count is None or self.own_count < len(frontier)
         repeats = repeats and not hop.changes_once
         try:
-            frontier = self._merge(prim, frontier, received, hop, assign=tag == 1, repeats=repeats)
+            frontier = self._merge(prim, frontier, received, hop, assign=tag == 1, repeats=repeats, keep=keep)
         except MemoryError as e:
             raise allocation_error(e, f"the merged frontier ({len(frontier):,} vertices and what arrived)")
         t4 = time.perf_counter()
@@ -224,9 +227,15 @@ class Exchange:
                    for name in carry if name in package]  # sent only where the receiver may own one
         return ids, to_local, fields, carried
 
-    def _merge(self, prim, frontier, received, hop, assign, repeats):
+    def _merge(self, prim, frontier, received, hop, assign, repeats, keep):
         """Combine what arrived and merge the changed vertices into the frontier, each once (a bit per vertex
-        instead of a sort, where ``repeats`` says a vertex may arrive twice or be in the frontier already)."""
+        instead of a sort, where ``repeats`` says a vertex may arrive twice or be in the frontier already).
+        ``keep``: leave the merged frontier's bits set for the superstep's next hop, which then marks only
+        what it appends (SSSP's and BC's frontiers are marked once per superstep, not once per hop)."""
+        marked, self._marked = self._marked, None
+        if marked is not None and (marked is not frontier or not (received and repeats)):  # not needed: clear
+            ops.unmark(marked, self._seen)
+            marked = None
         if not received:
             return frontier
         sub = self.sub
@@ -234,7 +243,9 @@ class Exchange:
             self._seen = ops.bitmap(frontier[:0], sub.num_vertices)
         packages = [self._unpack(prim, package, hop, assign) for _, package in received]
         merged, self.own_count = ops.combine_merge(frontier, packages, self._seen if repeats else None, sub.owner,
-                                                   self.me, sub.own_below)
+                                                   self.me, sub.own_below, marked is not None, keep and repeats)
+        if keep and repeats:
+            self._marked = merged
         return merged
 
 

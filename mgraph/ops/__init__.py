@@ -16,7 +16,7 @@ UNVISITED = numpy_ops.UNVISITED
 Bits = numpy_ops.Bits
 __all__ = ["UNVISITED", "advance_visit", "advance_visit_pull", "advance_relax", "advance_count_paths",
            "advance_dependency", "pull_sum", "hook_components", "compress", "bitmap", "Bits", "bit_test",
-           "filter", "segment_min", "split", "gather", "translate", "combine_merge"]
+           "filter", "segment_min", "split", "gather", "translate", "combine_merge", "unmark"]
 
 
 def _impl(a):
@@ -82,7 +82,7 @@ def translate(ids, table):
     return _impl(ids).translate(ids, table)
 
 
-def combine_merge(frontier, received, seen, owner, me, own_below=None):
+def combine_merge(frontier, received, seen, owner, me, own_below=None, marked=False, keep=False):
     """Combine + filter: the receive side of a hop, one pass per package.  Each received package is (ids,
     to_local, fields, carried): ``ids`` of this device's vertices, or ids to map through ``to_local`` (-1: a vertex
     this device lacks, skipped), or :class:`Bits` of them with a scalar per field and nothing carried; ``fields``
@@ -93,9 +93,16 @@ def combine_merge(frontier, received, seen, owner, me, own_below=None):
     min, max or assign changed (every entry when all fields are sums), each once, and how many of them device
     ``me`` owns: ids below ``own_below`` where own vertices come first in the numbering, else by ``owner``.
     ``seen`` is a zeroed bitmap of uint32 words over the vertices (:func:`bitmap`), zeroed again on return, or
-    None where no vertex can repeat (the packages' vertices differ from each other's and the frontier's).  One
-    host read."""
-    return _impl(frontier).combine_merge(frontier, received, seen, owner, me, own_below)
+    None where no vertex can repeat (the packages' vertices differ from each other's and the frontier's).
+    ``marked``: ``seen`` holds the frontier's bits already (a previous merge kept them); ``keep``: leave the
+    output's bits set for the next merge (or :func:`unmark`), so a superstep of two hops marks its frontier once.
+    One host read."""
+    return _impl(frontier).combine_merge(frontier, received, seen, owner, me, own_below, marked, keep)
+
+
+def unmark(vertices, seen):
+    """Zero ``seen`` (a bitmap whose set bits are all among ``vertices``, as a merge with ``keep`` left it)."""
+    return _impl(vertices).unmark(vertices, seen)
 
 
 def split(vertices, owner, me, num_parts, values, tables, id_on=None):

@@ -158,7 +158,7 @@ def _ctype(dtype):
     return cupy_kernels.CTYPES[key]
 
 
-def combine_merge(frontier, received, seen, owner, me, own_below=None):
+def combine_merge(frontier, received, seen, owner, me, own_below=None, marked=False, keep=False):
     idx = np.dtype(frontier.dtype)
     total = int(frontier.shape[0]) + sum(32 * int(ids.words.shape[0]) if isinstance(ids, numpy_ops.Bits)
                                          else int(ids.shape[0]) for ids, *_ in received)
@@ -172,9 +172,10 @@ def combine_merge(frontier, received, seen, owner, me, own_below=None):
     owner = np.intp(0) if owner is None else owner
     tail = (np.intp(0) if seen is None else seen, owner, np.int32(me), below, out, count)
     n = int(frontier.shape[0])
-    if n:  # the frontier holds each vertex once: its bits are only set
+    if n:  # the frontier holds each vertex once: its bits are only set (or copied, set already where `marked`)
         module.get_function("append_unique")(_blocks(n, BLOCK * cupy_kernels.ITEMS), (BLOCK,),
-                                             (frontier, np.intp(0), np.int64(n), tail[0], np.int32(0)) + tail[1:])
+                                             (frontier, np.intp(0), np.int64(n), np.intp(0) if marked else tail[0],
+                                              np.int32(0)) + tail[1:])
     for ids, to_local, fields, carried in received:
         bits = isinstance(ids, numpy_ops.Bits)
         ids = ids.words if bits else cp.ascontiguousarray(ids.astype(idx, copy=False))
@@ -194,11 +195,18 @@ def combine_merge(frontier, received, seen, owner, me, own_below=None):
         fn(_blocks(n, BLOCK * cupy_kernels.ITEMS), (BLOCK,),
            (ids, np.intp(0) if to_local is None else to_local.astype(idx, copy=False), np.int64(n)) + tail + args)
     n_out, own = (int(c) for c in count.get())
-    if seen is not None and 8 * n_out > seen.shape[0]:  # a scattered 4-byte store costs a 32-byte sector: sweep all
-        seen.fill(0)
-    elif seen is not None and n_out:
-        module.get_function("clear_bits")(_blocks(n_out), (BLOCK,), (out, np.int64(n_out), seen))
+    if seen is not None and not keep:
+        unmark(out[:n_out], seen)
     return out[:n_out], own
+
+
+def unmark(vertices, seen):
+    n = int(vertices.shape[0])
+    if 8 * n > seen.shape[0]:  # a scattered 4-byte store costs a 32-byte sector: sweep the whole bitmap
+        seen.fill(0)
+    elif n:
+        fn = _module(np.dtype(vertices.dtype), vertices.device.id).get_function("clear_bits")
+        fn(_blocks(n), (BLOCK,), (vertices, np.int64(n), seen))
 
 
 @lru_cache(maxsize=None)

@@ -156,11 +156,12 @@ def _ordered(a):
     return a.view(np.dtype(f"u{a.dtype.itemsize}")) if a.dtype.kind == "i" else a
 
 
-def combine_merge(frontier, received, seen, owner, me, own_below=None):
+def combine_merge(frontier, received, seen, owner, me, own_below=None, marked=False, keep=False):
     """Fold each received package into its arrays and append the vertices it changed to ``frontier``, each vertex
     once (first occurrence, in order), with how many of them device ``me`` owns (ids below ``own_below`` when
-    given, else by ``owner``).  Dedupes by sorting; ``seen``, the GPU's scratch bitmap, is left as it came.  Where
-    ``seen`` is None the caller says no vertex can repeat, which the GPU relies on: a repeat raises here."""
+    given, else by ``owner``).  Dedupes by sorting; ``seen``, the GPU's scratch bitmap, ends as the GPU leaves it
+    (the output's bits where ``keep``, else none; ``marked``: the frontier's were set).  Where ``seen`` is None the
+    caller says no vertex can repeat, which the GPU relies on: a repeat raises here."""
     parts, keeps = [frontier], [None]
     for ids, to_local, fields, carried in received:
         if isinstance(ids, Bits):  # the set bits
@@ -197,7 +198,16 @@ def combine_merge(frontier, received, seen, owner, me, own_below=None):
         raise RuntimeError("combine_merge: a vertex repeated where the caller said none can (seen=None)")
     out = cand[np.sort(first)]
     own = out < own_below if own_below is not None else owner[out] == me
+    if seen is not None and marked:
+        unmark(frontier, seen)
+    if seen is not None and keep:
+        np.bitwise_or.at(seen, out >> 5, np.left_shift(1, out & 31).astype(seen.dtype))
     return out, int(np.count_nonzero(own))
+
+
+def unmark(vertices, seen):
+    """Clear the words of ``seen`` that hold the bits of ``vertices`` (every set bit is one of theirs)."""
+    seen[vertices >> 5] = 0
 
 
 def bucket(dest, num_buckets):
