@@ -4,8 +4,12 @@ METIS minimises the edge cut of a balanced partition, which also keeps
 borders small; it is the quality reference the seed paper compares against,
 at the cost of a host-side multilevel run (seconds to minutes on large
 graphs).  METIS wants a symmetric adjacency, so a directed graph is
-symmetrized first.  Cases METIS refuses are answered here: one part, no
-vertices, no edges, and at least as many parts as vertices.
+symmetrized first.  Each vertex weighs its degree there plus one, so the
+parts balance arcs (an advance's work) rather than vertex counts: unweighted,
+METIS put 97.5 % of an R-MAT graph's arcs on one of two parts (scale 18), and
+on 2 GPUs at scale 24 one part's BFS compute took 7.2 ms against 1.4 on the
+other.  Cases METIS refuses are answered here: one part, no vertices, no
+edges, and at least as many parts as vertices.
 """
 from __future__ import annotations
 
@@ -39,10 +43,12 @@ def metis(graph, num_parts: int, seed: int = 0):
         rng = np.random.default_rng(seed)
         return xp.asarray((permutation(np, rng, n) % k).astype(np.int32))
     options = pymetis.Options(seed=int(seed) + 1)  # METIS seeds 0 and 1 draw alike (srand's rule): keep seeds apart
+    weights = np.diff(xadj) + 1  # balance arcs, and give every vertex a share
     if hasattr(pymetis, "CSRAdjacency"):  # pymetis >= 2025 (xadj/adjncy keywords deprecated)
-        result = pymetis.part_graph(k, adjacency=pymetis.CSRAdjacency(xadj, adjncy), options=options)
+        result = pymetis.part_graph(k, adjacency=pymetis.CSRAdjacency(xadj, adjncy), vweights=weights,
+                                    options=options)
     else:
-        result = pymetis.part_graph(k, xadj=xadj, adjncy=adjncy, options=options)
+        result = pymetis.part_graph(k, xadj=xadj, adjncy=adjncy, vweights=weights, options=options)
     parts = result[1]
     return xp.asarray(np.asarray(parts, dtype=np.int32))
 
