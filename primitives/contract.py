@@ -36,7 +36,9 @@ class Primitive:
     #: scalar attributes that are totals over the whole graph: each device sets its own vertices' share in
     #: every reset / iterate / next_phase, and after that superstep each device sees the sum
     global_sums: tuple = ()
-    #: iterate reads the values of vertices other than the frontier's (neighbours, pull): keep copies current
+    #: iterate reads the values of vertices other than the frontier's (neighbours, pull): keep copies current.
+    #: May depend on the phase: where it turns on, copies of the arrays combined while it was off are first
+    #: brought up to date
     reads_proxies = True
     #: True when the run starts from one source vertex
     needs_source = False

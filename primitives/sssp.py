@@ -26,6 +26,12 @@ class SSSP(Primitive):
         return {"distance": "min"} if self.phase == "relax" else {"label": "min"}
 
     @property
+    def reads_proxies(self):
+        """Relaxing pushes, so a stale copy only lets a useless relaxation through (its owner drops it); the tree
+        walk compares distances across arcs, so copies must agree then (the framework brings them up to date)."""
+        return self.phase == "tree"
+
+    @property
     def carry(self):
         return () if self.phase == "relax" else ("predecessor",)
 

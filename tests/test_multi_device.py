@@ -21,6 +21,7 @@ import mgraph
 from conftest import check_bfs_tree, check_sssp_tree, get_case
 from mgraph.comm import LocalTransport
 from primitives.bfs import BFS
+from primitives.sssp import SSSP
 
 GRAPHS = ["chesapeake", "rand_dir_int", "disconnected_dir"]
 PARTITIONERS = ["random", "biased-random", "metis"]
@@ -324,6 +325,35 @@ def test_two_hop_supersteps_mark_the_frontier_once(monkeypatch, run):
                                    ref["bc"], rtol=1e-9, atol=1e-9)
     assert (False, True) in calls and (True, False) in calls and bitmaps
     assert not any(seen.any() for seen in bitmaps.values())
+
+
+class _CurrentCopiesSSSP(SSSP):
+    """SSSP keeping every copy current in its relax phase too (as before reads_proxies was per phase)."""
+
+    reads_proxies = True
+
+
+@pytest.mark.parametrize("duplication", ["1-hop", "all"])
+def test_sssp_relaxes_with_stale_copies_and_catches_up_once(monkeypatch, duplication):
+    """SSSP's relax phase does not read its copies, so no owner sends its changes back while it runs; its tree walk
+    does, so the framework first sends every copy's distance once, per device and source.  Distances and
+    trees as with current copies, fewer bytes."""
+    from mgraph.comm import Exchange
+
+    catch_ups = []
+    original = Exchange._catch_up
+    monkeypatch.setattr(Exchange, "_catch_up", lambda self, *a: catch_ups.append(self.me) or original(self, *a))
+    case, ref, _ = reference("rand_dir_int")
+    opts = {"devices": 3, "duplication": duplication, "communication": "selective"}
+    mgraph.run(SSSP, case.graph, sources=[0, 3], **opts)
+    assert sorted(catch_ups) == [0, 0, 1, 1, 2, 2]
+    catch_ups.clear()
+    mgraph.run(_CurrentCopiesSSSP, case.graph, sources=[0, 3], **opts)
+    assert not catch_ups
+    r, current = mgraph.sssp(case.graph, 0, **opts), mgraph.run(_CurrentCopiesSSSP, case.graph, 0, **opts)
+    np.testing.assert_array_equal(r.distance, ref["dist"])
+    check_sssp_tree(case, 0, r.distance, r.predecessor)
+    assert sum(r.stats["bytes_sent"]) < sum(current.stats["bytes_sent"])
 
 
 def test_callable_partitioner_and_repeated_ids():

@@ -17,7 +17,10 @@ One :class:`Exchange` per device.  Per superstep, :meth:`Exchange.run`:
    on thread timing);
 4. ``selective`` with a primitive that ``reads_proxies``: the owners push the
    combined values of their changed vertices (no carried ones) to the devices
-   that hold copies, which take them as they are.
+   that hold copies, which take them as they are.  Where ``reads_proxies``
+   turns on after supersteps without it (SSSP's tree walk after its relax
+   phase), every owner first sends the values its vertices changed to meanwhile
+   (the arrays those supersteps combined), once, so copies agree again.
 
 The new frontier is the device's own output plus every vertex whose value
 changed by what arrived.
@@ -65,6 +68,8 @@ class Exchange:
         self.peers = [k for k in range(num_devices) if k != self.me]
         self._seen = None  # the merge's scratch bitmap, allocated on first use
         self._marked = None  # the frontier whose bits a merge left set in _seen (keep), for the next hop
+        self._stale = ()  # arrays combined while copies were not kept current (selective without reads_proxies)
+        self._dirty = None  # meanwhile, per vertex: whether it was in a merged frontier (its values may have changed)
         self._border = None  # per peer, the own vertices it holds copies of (see _borders)
         self.own_count = None  # own vertices in the last frontier run() returned, where known without a read
 
@@ -79,14 +84,18 @@ class Exchange:
         implied = prim.frontier_values()
         fields = tuple(name for name in combines if name not in implied)  # the values that travel
         hop = _Hop(combines, carry, implied, _changes_once(implied, combines))
+        to_holders = self.communication == "selective" and prim.reads_proxies
+        if to_holders and self._stale:
+            self._catch_up(prim, stats)
         t = time.perf_counter()
         self.own_count = None
         try:
             packages = self._outgoing(prim, frontier, combines, fields, carry)
         except MemoryError as e:
             raise allocation_error(e, f"the packages of a {len(frontier):,}-vertex frontier for its peers")
-        to_holders = self.communication == "selective" and prim.reads_proxies
         frontier = self._push_and_combine(prim, frontier, packages, hop, stats, t, tag=0, keep=to_holders)
+        if self.communication == "selective" and not prim.reads_proxies:
+            self._note_stale(frontier, combines)
         if to_holders:
             t = time.perf_counter()
             try:
@@ -122,6 +131,44 @@ class Exchange:
             return [(k, self._package(prim, vertices, ids, fields)) for k, vertices, ids in self._borders()]
         mine = frontier[self.sub.owner[frontier] == self.me] if self.p > 1 else frontier
         return [(k, self._package(prim, vertices, ids, fields)) for k, vertices, ids in self._holders(mine)]
+
+    def _note_stale(self, frontier, combines):
+        """A superstep that left copies stale: remember the arrays it combined and the vertices whose values it
+        may have changed (every change, made here or arriving, put its vertex in the merged ``frontier``)."""
+        self._stale += tuple(name for name in combines if name not in self._stale)
+        if self._dirty is None:
+            self._dirty = self.sub.xp.zeros(self.sub.num_vertices, dtype=bool)
+        self._dirty[frontier] = True
+
+    def _catch_up(self, prim, stats):
+        """Copies were let go stale: every owner sends the values of its vertices that changed meanwhile (the
+        arrays combined meanwhile) to the devices holding copies, which take them without joining a frontier (one
+        hop, tag 1)."""
+        t0 = time.perf_counter()
+        names, sub = self._stale, self.sub
+        try:
+            changed = sub.xp.flatnonzero(self._dirty)
+            self._dirty[changed] = False
+            mine = changed[sub.owner[changed] == self.me] if self.p > 1 else changed
+            packages = [(k, self._package(prim, vertices, ids, names)) for k, vertices, ids in self._holders(mine)]
+            t1 = time.perf_counter()
+            stats["bytes"] += self.transport.send(self.me, packages, 1)
+            t2 = time.perf_counter()
+            received = self.transport.receive(self.me, 1)
+            t3 = time.perf_counter()
+            if received:  # each vertex from its one owner: nothing repeats; the changed ones join no frontier
+                nothing = sub.own_vertices[:0]
+                ops.combine_merge(nothing, [(package["ids"], None, [(getattr(prim, n), "assign", package[n])
+                                                                    for n in names], [])
+                                            for _, package in received],
+                                  None, sub.owner, self.me, sub.own_below)
+        except MemoryError as e:
+            raise allocation_error(e, "the values its peers send to bring its copies up to date")
+        self._stale = ()
+        stats["package_s"] += t1 - t0
+        stats["push_s"] += t2 - t1
+        stats["wait_s"] += t3 - t2
+        stats["combine_s"] += time.perf_counter() - t3
 
     def _push_and_combine(self, prim, frontier, packages, hop, stats, t0, tag, keep=False):
         """Hop ``tag``: 0 combines what arrives, 1 (owners to holders) takes it as it is; the merged frontier (its
