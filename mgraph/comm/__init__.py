@@ -278,7 +278,7 @@ class Exchange:
         """Combine what arrived and merge the changed vertices into the frontier, each once (a bit per vertex
         instead of a sort, where ``repeats`` says a vertex may arrive twice or be in the frontier already).
         ``keep``: leave the merged frontier's bits set for the superstep's next hop, which then marks only
-        what it appends (SSSP's and BC's frontiers are marked once per superstep, not once per hop)."""
+        what it appends (a superstep of two hops, BC's or SSSP's tree walk, marks its frontier once)."""
         marked, self._marked = self._marked, None
         if marked is not None and (marked is not frontier or not (received and repeats)):  # not needed: clear
             ops.unmark(marked, self._seen)
