@@ -295,8 +295,8 @@ def test_merges_skip_the_dedupe_only_where_no_vertex_can_repeat(monkeypatch):
 
 @pytest.mark.parametrize("run", ["sssp", "bc"])
 def test_two_hop_supersteps_mark_the_frontier_once(monkeypatch, run):
-    """SSSP and BC send to owners and then to copies each superstep: the first hop's merge keeps its marks and the
-    second takes them (``marked``) instead of marking the frontier again; every bitmap is zero between
+    """BC, and SSSP in its tree walk, send to owners and then to copies each superstep: the first hop's merge keeps
+    its marks and the second takes them (``marked``) instead of marking the frontier again; every bitmap is zero between
     supersteps, where the kept marks are cleared when the second hop has nothing to merge."""
     from mgraph import ops
 
