@@ -37,8 +37,8 @@ class Primitive:
     #: every reset / iterate / next_phase, and after that superstep each device sees the sum
     global_sums: tuple = ()
     #: iterate reads the values of vertices other than the frontier's (neighbours, pull): keep copies current.
-    #: May depend on the phase: where it turns on, copies of the arrays combined while it was off are first
-    #: brought up to date
+    #: May be a property that depends on the phase: where it turns on, copies of the arrays combined while it
+    #: was off are first brought up to date (a plain False never reads them, and nothing is tracked)
     reads_proxies = True
     #: True when the run starts from one source vertex
     needs_source = False

@@ -337,12 +337,13 @@ class _CurrentCopiesSSSP(SSSP):
 def test_sssp_relaxes_with_stale_copies_and_catches_up_once(monkeypatch, duplication):
     """SSSP's relax phase does not read its copies, so no owner sends its changes back while it runs; its tree walk
     does, so the framework first sends every copy's distance once, per device and source.  Distances and
-    trees as with current copies, fewer bytes."""
+    trees as with current copies, fewer bytes.  A fixed ``reads_proxies = False`` tracks nothing."""
     from mgraph.comm import Exchange
 
-    catch_ups = []
-    original = Exchange._catch_up
+    catch_ups, noted = [], []
+    original, note = Exchange._catch_up, Exchange._note_stale
     monkeypatch.setattr(Exchange, "_catch_up", lambda self, *a: catch_ups.append(self.me) or original(self, *a))
+    monkeypatch.setattr(Exchange, "_note_stale", lambda self, *a: noted.append(self.me) or note(self, *a))
     case, ref, _ = reference("rand_dir_int")
     opts = {"devices": 3, "duplication": duplication, "communication": "selective"}
     mgraph.run(SSSP, case.graph, sources=[0, 3], **opts)
@@ -354,6 +355,9 @@ def test_sssp_relaxes_with_stale_copies_and_catches_up_once(monkeypatch, duplica
     np.testing.assert_array_equal(r.distance, ref["dist"])
     check_sssp_tree(case, 0, r.distance, r.predecessor)
     assert sum(r.stats["bytes_sent"]) < sum(current.stats["bytes_sent"])
+    noted.clear(), catch_ups.clear()
+    np.testing.assert_array_equal(mgraph.bfs(case.graph, 0, **opts).depth, ref["hops"])
+    assert not noted and not catch_ups  # a push BFS never reads copies: nothing to track
 
 
 def test_callable_partitioner_and_repeated_ids():

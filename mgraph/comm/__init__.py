@@ -94,7 +94,7 @@ class Exchange:
         except MemoryError as e:
             raise allocation_error(e, f"the packages of a {len(frontier):,}-vertex frontier for its peers")
         frontier = self._push_and_combine(prim, frontier, packages, hop, stats, t, tag=0, keep=to_holders)
-        if self.communication == "selective" and not prim.reads_proxies:
+        if self.communication == "selective" and not prim.reads_proxies and _phased(prim):
             self._note_stale(frontier, combines)
         if to_holders:
             t = time.perf_counter()
@@ -294,6 +294,12 @@ class Exchange:
         if keep and repeats:
             self._marked = merged
         return merged
+
+
+def _phased(prim):
+    """Whether the primitive's ``reads_proxies`` depends on its phase (a property), so that it may turn on later
+    and copies left stale now must then be brought up to date; a fixed False (push BFS) never reads them."""
+    return isinstance(getattr(type(prim), "reads_proxies", None), property)
 
 
 def _changes_once(implied, combines):
