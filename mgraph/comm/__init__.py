@@ -84,7 +84,8 @@ class Exchange:
         implied = prim.frontier_values()
         fields = tuple(name for name in combines if name not in implied)  # the values that travel
         hop = _Hop(combines, carry, implied, _changes_once(implied, combines))
-        to_holders = self.communication == "selective" and prim.reads_proxies
+        selective, reads = self.communication == "selective", prim.reads_proxies
+        to_holders = selective and reads
         if to_holders and self._stale:
             self._catch_up(prim, stats)
         t = time.perf_counter()
@@ -94,7 +95,7 @@ class Exchange:
         except MemoryError as e:
             raise allocation_error(e, f"the packages of a {len(frontier):,}-vertex frontier for its peers")
         frontier = self._push_and_combine(prim, frontier, packages, hop, stats, t, tag=0, keep=to_holders)
-        if self.communication == "selective" and not prim.reads_proxies and _phased(prim):
+        if selective and not reads and _phased(prim):
             self._note_stale(frontier, combines)
         if to_holders:
             t = time.perf_counter()
