@@ -127,7 +127,8 @@ class Exchange:
         return self._split(prim, frontier, fields + carry)
 
     def _to_holders(self, prim, frontier, fields):
-        """Hop 1's packages: the combined values of the own vertices of ``frontier`` for the devices holding copies."""
+        """Hop 1's packages: the values ``fields`` of the own vertices of ``frontier`` for the devices holding
+        copies."""
         if frontier is self.sub.own_vertices:  # every own vertex changed (PageRank): the fixed border lists
             return [(k, self._package(prim, vertices, ids, fields)) for k, vertices, ids in self._borders()]
         mine = frontier[self.sub.owner[frontier] == self.me] if self.p > 1 else frontier
@@ -144,32 +145,18 @@ class Exchange:
     def _catch_up(self, prim, stats):
         """Copies were let go stale: every owner sends the values of its vertices that changed meanwhile (the
         arrays combined meanwhile) to the devices holding copies, which take them without joining a frontier (one
-        hop, tag 1)."""
-        t0 = time.perf_counter()
-        names, sub = self._stale, self.sub
+        hop, tag 1, merged into an empty frontier and the result dropped)."""
+        t = time.perf_counter()
+        changed = self.sub.xp.flatnonzero(self._dirty)
+        self._dirty[changed] = False
         try:
-            changed = sub.xp.flatnonzero(self._dirty)
-            self._dirty[changed] = False
-            mine = changed[sub.owner[changed] == self.me] if self.p > 1 else changed
-            packages = [(k, self._package(prim, vertices, ids, names)) for k, vertices, ids in self._holders(mine)]
-            t1 = time.perf_counter()
-            stats["bytes"] += self.transport.send(self.me, packages, 1)
-            t2 = time.perf_counter()
-            received = self.transport.receive(self.me, 1)
-            t3 = time.perf_counter()
-            if received:  # each vertex from its one owner: nothing repeats; the changed ones join no frontier
-                nothing = sub.own_vertices[:0]
-                ops.combine_merge(nothing, [(package["ids"], None, [(getattr(prim, n), "assign", package[n])
-                                                                    for n in names], [])
-                                            for _, package in received],
-                                  None, sub.owner, self.me, sub.own_below)
+            packages = self._to_holders(prim, changed, self._stale)
         except MemoryError as e:
-            raise allocation_error(e, "the values its peers send to bring its copies up to date")
+            raise allocation_error(e, "the packages that bring the copies of its vertices up to date")
+        self.own_count = 0  # of the empty frontier: each copy arrives from its one owner, so nothing repeats
+        hop = _Hop(dict.fromkeys(self._stale, "assign"), (), {}, False)
+        self._push_and_combine(prim, self.sub.own_vertices[:0], packages, hop, stats, t, tag=1)
         self._stale = ()
-        stats["package_s"] += t1 - t0
-        stats["push_s"] += t2 - t1
-        stats["wait_s"] += t3 - t2
-        stats["combine_s"] += time.perf_counter() - t3
 
     def _push_and_combine(self, prim, frontier, packages, hop, stats, t0, tag, keep=False):
         """Hop ``tag``: 0 combines what arrives, 1 (owners to holders) takes it as it is; the merged frontier (its
