@@ -3,7 +3,8 @@
 Run on a device machine: ``PYTHONPATH=$PWD python3 -m pytest -m gpu``.  Every
 test runs several partitions on one GPU (``devices=[0, 0, 0]``); with two or
 more GPUs, also one partition per GPU, with one worker thread per GPU (peer
-copies) and with one worker process per GPU (NCCL).
+copies) and with one worker process per GPU (NCCL), and with two or three GPUs
+four partitions over two of them (``devices=[0, 1, 0, 1]``, threads).
 """
 import functools
 import itertools
@@ -25,12 +26,15 @@ from mgraph.ops import cupy_ops  # noqa: E402 - needs CuPy
 
 
 def device_lists():
-    """(GPU ids, workers) to run on: partitions sharing GPU 0, and with several GPUs one per GPU both ways."""
+    """(GPU ids, workers) to run on: partitions sharing GPU 0, and with several GPUs one per GPU both ways; with
+    fewer than 4, also four partitions over two GPUs (every exchange of four parts, peers on both GPUs)."""
     count = cp.cuda.runtime.getDeviceCount()
     out = [([0, 0, 0], "threads")]
     if count >= 2:
         ids = list(range(min(count, 4)))
         out += [(ids, "threads"), (ids, "processes")]
+    if 2 <= count < 4:
+        out.append(([0, 1, 0, 1], "threads"))
     return out
 
 

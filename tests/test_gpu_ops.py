@@ -163,6 +163,32 @@ def test_pull_sum(graphs):
                                rtol=1e-12, atol=1e-15)
 
 
+@pytest.mark.parametrize("weighted", [False, True])
+def test_pull_sum_over_heavy_rows_is_exact(weighted):
+    """Rows longer than HEAVY_ROW are summed in pieces: rows just below, at and above it, one of many pieces and
+    a last piece cut short, all on rows below arc_rows (a part's own; the rest hold no arcs)."""
+    from mgraph.ops.cupy_ops import HEAVY_ROW
+    rng = np.random.default_rng(11)
+    n, k = 200_000, 150_000
+    lengths = [HEAVY_ROW - 1, HEAVY_ROW, HEAVY_ROW + 1, 3 * HEAVY_ROW + 17, 40 * HEAVY_ROW]
+    heavy = [1 + 7 * i for i in range(len(lengths))]  # distinct columns, so each row keeps its length
+    rows = np.concatenate([np.full(d, r) for r, d in zip(heavy, lengths)] + [rng.integers(100, k, 300_000)])
+    cols = np.concatenate([rng.choice(n, d, replace=False) for d in lengths] + [rng.integers(0, n, 300_000)])
+    w = rng.random(rows.size) if weighted else None
+    rg = Graph.from_edges(rows, cols, w, num_vertices=n, directed=True)
+    d = rg.to("cupy")
+    d.arc_rows = k
+    # integers as values: every partial sum is exact in float64, whatever the order
+    x = rng.integers(0, 1 << 20, n).astype(np.float64) if not weighted else rng.random(n)
+    assert (np.diff(rg.indptr)[heavy] == lengths).all() and not np.diff(rg.indptr)[k:].any()
+    got, want = h(ops.pull_sum(d, cp.asarray(x))), numpy_ops.pull_sum(rg, x)
+    if weighted:
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=0)
+    else:
+        np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(got, h(ops.pull_sum(d, cp.asarray(x))))  # the same order every run
+
+
 def test_hook_and_compress(graphs):
     g, d = graphs
     parent = np.arange(g.num_vertices, dtype=np.int64)

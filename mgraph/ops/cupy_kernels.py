@@ -260,18 +260,49 @@ extern "C" __global__ void set_bits(const idx_t* __restrict__ vertices, i64 coun
 }
 
 // y[v] = sum over the row of x[u] * w: one warp per row, coalesced over the row's arcs
+// PageRank's SpMV, a warp per row.  A row of more than `heavy` arcs (heavy > 0) is skipped here: one warp
+// would walk an R-MAT hub's ~10^6 arcs alone, long after the rest of the grid, and only on the part that owns
+// it; pull_sum_chunks and pull_sum_heavy sum those rows in fixed-size pieces instead (same order every run).
 extern "C" __global__ void pull_sum(const i64* __restrict__ indptr, const idx_t* __restrict__ indices,
                                     const double* __restrict__ weights, int has_weights,
-                                    const double* __restrict__ x, double* __restrict__ y, i64 n) {
+                                    const double* __restrict__ x, double* __restrict__ y, i64 n, i64 heavy) {
     const i64 row = ((i64)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
     const int lane = threadIdx.x & 31;
     if (row >= n) return;
+    const i64 begin = indptr[row], end = indptr[row + 1];
+    if (heavy > 0 && end - begin > heavy) return;
     double s = 0.0;
-    const i64 end = indptr[row + 1];
-    for (i64 e = indptr[row] + lane; e < end; e += 32)
+    for (i64 e = begin + lane; e < end; e += 32)
         s += has_weights ? x[indices[e]] * weights[e] : x[indices[e]];
     for (int d = 16; d > 0; d >>= 1) s += __shfl_down_sync(0xffffffffu, s, d);
     if (lane == 0) y[row] = s;
+}
+
+// A warp per piece [begin[c], end[c]) of a heavy row's arcs: its sum in partial[c].
+extern "C" __global__ void pull_sum_chunks(const idx_t* __restrict__ indices, const double* __restrict__ weights,
+                                           int has_weights, const double* __restrict__ x,
+                                           const i64* __restrict__ begin, const i64* __restrict__ end,
+                                           double* __restrict__ partial, i64 n) {
+    const i64 c = ((i64)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+    const int lane = threadIdx.x & 31;
+    if (c >= n) return;
+    double s = 0.0;
+    for (i64 e = begin[c] + lane; e < end[c]; e += 32)
+        s += has_weights ? x[indices[e]] * weights[e] : x[indices[e]];
+    for (int d = 16; d > 0; d >>= 1) s += __shfl_down_sync(0xffffffffu, s, d);
+    if (lane == 0) partial[c] = s;
+}
+
+// A warp per heavy row rows[h]: the sum of its pieces' partial[first[h] .. first[h + 1]).
+extern "C" __global__ void pull_sum_heavy(const i64* __restrict__ rows, const i64* __restrict__ first,
+                                          const double* __restrict__ partial, double* __restrict__ y, i64 n) {
+    const i64 h = ((i64)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+    const int lane = threadIdx.x & 31;
+    if (h >= n) return;
+    double s = 0.0;
+    for (i64 c = first[h] + lane; c < first[h + 1]; c += 32) s += partial[c];
+    for (int d = 16; d > 0; d >>= 1) s += __shfl_down_sync(0xffffffffu, s, d);
+    if (lane == 0) y[rows[h]] = s;
 }
 
 // frontier merge: append the kept entries of src whose bit in `seen` was clear, once each, setting it.  The

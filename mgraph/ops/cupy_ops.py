@@ -5,6 +5,7 @@ size the launch, and the output count); everything else stays on the device.
 """
 from __future__ import annotations
 
+import weakref
 from functools import lru_cache
 
 import cupy as cp
@@ -15,6 +16,8 @@ from . import cupy_kernels, numpy_ops
 BLOCK = 256
 UNVISITED = -1
 _CTYPES = {np.dtype(np.int32): "int", np.dtype(np.int64): "long long"}
+HEAVY_ROW = 2048  # arcs: pull_sum's warp per row skips longer rows, which are summed in pieces of this size
+_HEAVY = weakref.WeakKeyDictionary()  # graph -> _heavy_rows(graph), while the graph lives
 
 
 @lru_cache(maxsize=None)
@@ -102,11 +105,34 @@ def pull_sum(rgraph, x):
     y = cp.empty(rgraph.num_vertices, dtype=np.float64)
     if n < rgraph.num_vertices:
         y[n:] = 0.0
-    has_w = rgraph.weights is not None
-    _kernel(rgraph, "pull_sum")(_blocks(n * 32), (BLOCK,), (rgraph.indptr, rgraph.indices,
-                                                           rgraph.weights if has_w else _dummy(np.float64),
-                                                           np.int32(has_w), x, y, np.int64(n)))
+    has_w = np.int32(rgraph.weights is not None)
+    w = rgraph.weights if has_w else _dummy(np.float64)
+    _kernel(rgraph, "pull_sum")(_blocks(n * 32), (BLOCK,), (rgraph.indptr, rgraph.indices, w, has_w, x, y,
+                                                           np.int64(n), np.int64(HEAVY_ROW)))
+    rows, first, begin, end = _heavy_rows(rgraph)
+    if len(rows):
+        partial = cp.empty(len(begin), dtype=np.float64)
+        _kernel(rgraph, "pull_sum_chunks")(_blocks(len(begin) * 32), (BLOCK,),
+                                           (rgraph.indices, w, has_w, x, begin, end, partial, np.int64(len(begin))))
+        _kernel(rgraph, "pull_sum_heavy")(_blocks(len(rows) * 32), (BLOCK,),
+                                          (rows, first, partial, y, np.int64(len(rows))))
     return y
+
+
+def _heavy_rows(rgraph):
+    """pull_sum's rows of more than HEAVY_ROW arcs, cut in pieces of HEAVY_ROW: (rows, the first piece of each and
+    the number of pieces at the end, each piece's first arc, its end), on the device; built once per graph."""
+    plan = _HEAVY.get(rgraph)
+    if plan is None:
+        indptr = rgraph.indptr[:rgraph.arc_rows + 1]
+        rows = cp.flatnonzero(cp.diff(indptr) > HEAVY_ROW)
+        starts, ends = cp.asnumpy(indptr[rows]), cp.asnumpy(indptr[rows + 1])
+        pieces = -(-(ends - starts) // HEAVY_ROW)
+        first = np.concatenate(([0], np.cumsum(pieces)))
+        begin = np.repeat(starts, pieces) + HEAVY_ROW * (np.arange(first[-1]) - np.repeat(first[:-1], pieces))
+        end = np.minimum(begin + HEAVY_ROW, np.repeat(ends, pieces))
+        plan = _HEAVY[rgraph] = (rows, *(cp.asarray(a, dtype=np.int64) for a in (first, begin, end)))
+    return plan
 
 
 def hook_components(graph, parent):
