@@ -156,6 +156,11 @@ class Graph:
         return self.xp.arange(self.num_vertices, dtype=np.int64)
 
     @property
+    def caller_ids(self):
+        """The caller's id of each vertex, or None where ids here are the caller's (here: None)."""
+        return None
+
+    @property
     def stores_both_arcs(self) -> bool:
         """True when every arc's reverse is stored too, so an operator may visit each edge from one end only."""
         return not self.directed

@@ -11,12 +11,14 @@ from .contract import Primitive
 class CC(Primitive):
     """Labels each vertex with the smallest vertex id (caller's numbering) of its weakly connected component.
 
-    Union-find over every arc this graph holds (out-arcs and, for a directed
-    graph, in-arcs) gives local trees; each tree takes the smallest label of
-    its members.  On one whole graph that is already the answer (hooking puts
-    the larger root under the smaller, so every root is its component's
-    smallest id); on a part of a graph, labels lowered elsewhere arrive as
-    changed copies and spread through the local trees until nothing changes.
+    Union-find over the arcs this graph holds (out-arcs and, for a directed
+    graph, in-arcs), each edge from its end with the smaller caller id only,
+    gives local trees; each tree takes the smallest label of its members.  On
+    one whole graph that is already the answer (hooking puts the larger root
+    under the smaller, so every root is its component's smallest id); on a
+    part of a graph, an edge to a copy may be hooked only on the part that
+    owns the copy's vertex, and labels lowered elsewhere arrive as changed
+    copies and spread through the local trees until nothing changes.
     """
 
     name = "cc"
@@ -24,9 +26,10 @@ class CC(Primitive):
 
     def reset(self, source=None):
         self.parent = self.xp.arange(self.num_vertices, dtype=np.int64)
-        ops.hook_components(self.graph, self.parent)
-        if self.graph.directed:
-            ops.hook_components(self.graph.reverse(), self.parent)
+        ids = self.graph.caller_ids  # each edge is hooked once, from its end with the smaller caller id
+        ops.hook_components(self.graph, self.parent, ids)
+        if self.graph.directed:  # an arc into an own vertex from a copy is stored only in the reverse
+            ops.hook_components(self.graph.reverse(), self.parent, ids)
         ops.compress(self.parent)
         self.label = self.graph.vertex_ids.astype(np.int64)
         return self._spread()

@@ -61,9 +61,12 @@ def pull_sum(rgraph, x):
     return _impl(x).pull_sum(rgraph, x)
 
 
-def hook_components(graph, parent):
-    """Compute: union-find over all arcs; roots end as the smallest id of each weak component."""
-    return _impl(parent).hook_components(graph, parent)
+def hook_components(graph, parent, ids=None):
+    """Compute: union-find over the arcs u -> v with ids[u] < ids[v] (``ids``: each vertex's id in the caller's
+    numbering, None: its id here); roots end as the smallest id of each component they connect.  Every edge is
+    hooked once from the end with the smaller caller id: its other arc (in the reverse graph, or on the part that
+    owns the other end) is skipped, which halves the work of a whole graph's and of each part's hooking."""
+    return _impl(parent).hook_components(graph, parent, ids)
 
 
 def compress(parent):

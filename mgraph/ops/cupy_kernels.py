@@ -172,9 +172,9 @@ FUNCTORS = {
     ),
     # CC: lock-free union-find, the larger root hooked under the smaller
     "hook": (
-        ", i64* __restrict__ parent, int directed",
+        ", i64* __restrict__ parent, const i64* __restrict__ ids",
         r"""
-        if (directed || u < v) {
+        if (ids != nullptr ? ids[u] < ids[v] : u < v) {
             i64 ru = find_root(parent, u), rv = find_root(parent, v);
             while (ru != rv) {
                 if (ru > rv) { i64 t = ru; ru = rv; rv = t; }

@@ -135,8 +135,8 @@ def _heavy_rows(rgraph):
     return plan
 
 
-def hook_components(graph, parent):
-    _advance("hook", graph, None, (parent, np.int32(not graph.stores_both_arcs)), emits=False)
+def hook_components(graph, parent, ids=None):
+    _advance("hook", graph, None, (parent, np.intp(0) if ids is None else ids), emits=False)
 
 
 def compress(parent):
