@@ -156,9 +156,9 @@ class Graph:
         return self.xp.arange(self.num_vertices, dtype=np.int64)
 
     @property
-    def caller_ids(self):
-        """The caller's id of each vertex, or None where ids here are the caller's (here: None)."""
-        return None
+    def own_below(self):
+        """The vertices below this id are this graph's own, all their arcs here (a whole graph: every vertex)."""
+        return self.num_vertices
 
     @property
     def stores_both_arcs(self) -> bool:

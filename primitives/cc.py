@@ -12,13 +12,12 @@ class CC(Primitive):
     """Labels each vertex with the smallest vertex id (caller's numbering) of its weakly connected component.
 
     Union-find over the arcs this graph holds (out-arcs and, for a directed
-    graph, in-arcs), each edge from its end with the smaller caller id only,
-    gives local trees; each tree takes the smallest label of its members.  On
-    one whole graph that is already the answer (hooking puts the larger root
-    under the smaller, so every root is its component's smallest id); on a
-    part of a graph, an edge to a copy may be hooked only on the part that
-    owns the copy's vertex, and labels lowered elsewhere arrive as changed
-    copies and spread through the local trees until nothing changes.
+    graph, in-arcs; an edge between two own vertices once) gives local trees;
+    each tree takes the smallest label of its members.  On one whole graph
+    that is already the answer (hooking puts the larger root under the
+    smaller, so every root is its component's smallest id); on a part of a
+    graph, labels lowered elsewhere arrive as changed copies and spread
+    through the local trees until nothing changes.
     """
 
     name = "cc"
@@ -26,10 +25,10 @@ class CC(Primitive):
 
     def reset(self, source=None):
         self.parent = self.xp.arange(self.num_vertices, dtype=np.int64)
-        ids = self.graph.caller_ids  # each edge is hooked once, from its end with the smaller caller id
-        ops.hook_components(self.graph, self.parent, ids)
+        own = self.graph.own_below  # an edge between two of them is here both ways: hooked once
+        ops.hook_components(self.graph, self.parent, own)
         if self.graph.directed:  # an arc into an own vertex from a copy is stored only in the reverse
-            ops.hook_components(self.graph.reverse(), self.parent, ids)
+            ops.hook_components(self.graph.reverse(), self.parent, own)
         ops.compress(self.parent)
         self.label = self.graph.vertex_ids.astype(np.int64)
         return self._spread()

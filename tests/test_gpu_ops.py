@@ -189,16 +189,16 @@ def test_pull_sum_over_heavy_rows_is_exact(weighted):
     np.testing.assert_array_equal(got, h(ops.pull_sum(d, cp.asarray(x))))  # the same order every run
 
 
-@pytest.mark.parametrize("caller_ids", [False, True])
-def test_hook_and_compress(graphs, caller_ids):
-    """Only the arcs from the smaller caller id are hooked (ids: a permutation, as a part's are)."""
+@pytest.mark.parametrize("pairs_below", [None, 1000, "n"])
+def test_hook_and_compress(graphs, pairs_below):
+    """Arcs between two vertices below pairs_below hooked only from the smaller end; the rest all."""
     g, d = graphs
-    ids = np.random.default_rng(3).permutation(g.num_vertices).astype(np.int64) if caller_ids else None
+    below = g.num_vertices if pairs_below == "n" else pairs_below
     parent = np.arange(g.num_vertices, dtype=np.int64)
     dp = cp.asarray(parent)
-    numpy_ops.hook_components(g, parent, ids)
+    numpy_ops.hook_components(g, parent, below)
     numpy_ops.compress(parent)
-    ops.hook_components(d, dp, None if ids is None else cp.asarray(ids))
+    ops.hook_components(d, dp, below)
     ops.compress(dp)
     assert np.array_equal(h(dp), parent)
 

@@ -61,12 +61,12 @@ def pull_sum(rgraph, x):
     return _impl(x).pull_sum(rgraph, x)
 
 
-def hook_components(graph, parent, ids=None):
-    """Compute: union-find over the arcs u -> v with ids[u] < ids[v] (``ids``: each vertex's id in the caller's
-    numbering, None: its id here); roots end as the smallest id of each component they connect.  Every edge is
-    hooked once from the end with the smaller caller id: its other arc (in the reverse graph, or on the part that
-    owns the other end) is skipped, which halves the work of a whole graph's and of each part's hooking."""
-    return _impl(parent).hook_components(graph, parent, ids)
+def hook_components(graph, parent, pairs_below=None):
+    """Compute: union-find over the arcs; roots end as the smallest id of each component they connect.  An arc
+    u -> v between two vertices below ``pairs_below`` is hooked only where u < v: the caller hooks the other arc of
+    every such pair (an undirected graph stores both; a directed graph's other direction is in its reverse, which
+    the caller hooks too), so each of those edges is hooked once (None: every arc)."""
+    return _impl(parent).hook_components(graph, parent, pairs_below)
 
 
 def compress(parent):

@@ -172,9 +172,9 @@ FUNCTORS = {
     ),
     # CC: lock-free union-find, the larger root hooked under the smaller
     "hook": (
-        ", i64* __restrict__ parent, const i64* __restrict__ ids",
+        ", i64* __restrict__ parent, i64 pairs_below",
         r"""
-        if (ids != nullptr ? ids[u] < ids[v] : u < v) {
+        if (v >= pairs_below || u < v) {
             i64 ru = find_root(parent, u), rv = find_root(parent, v);
             while (ru != rv) {
                 if (ru > rv) { i64 t = ru; ru = rv; rv = t; }

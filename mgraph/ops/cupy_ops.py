@@ -135,8 +135,8 @@ def _heavy_rows(rgraph):
     return plan
 
 
-def hook_components(graph, parent, ids=None):
-    _advance("hook", graph, None, (parent, np.intp(0) if ids is None else ids), emits=False)
+def hook_components(graph, parent, pairs_below=None):
+    _advance("hook", graph, None, (parent, np.int64(pairs_below or 0)), emits=False)
 
 
 def compress(parent):

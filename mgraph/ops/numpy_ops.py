@@ -120,16 +120,16 @@ def pull_sum(rgraph, x):
     return np.bincount(rows, weights=vals, minlength=rgraph.num_vertices)
 
 
-def hook_components(graph, parent, ids=None):
-    """Union the endpoints of every arc u -> v with ids[u] < ids[v], hooking the larger root under the smaller,
-    until nothing changes.
+def hook_components(graph, parent, pairs_below=None):
+    """Union the endpoints of every arc u -> v but those with v < u < pairs_below, hooking the larger root under
+    the smaller, until nothing changes.
 
     Leaves ``parent`` a forest whose roots are the smallest ids of the
     components those arcs connect (the GPU's union-find gives the same roots).
     """
     u = np.repeat(np.arange(graph.num_vertices, dtype=np.int64), np.diff(graph.indptr))
     v = graph.indices.astype(np.int64)
-    up = u < v if ids is None else ids[u] < ids[v]
+    up = (v >= (pairs_below or 0)) | (u < v)
     u, v = u[up], v[up]
     while True:
         compress(parent)
