@@ -31,7 +31,8 @@ class Primitive:
     #: per-vertex arrays sent along with a vertex to its owner and taken there where the combine improved
     #: (predecessors); the framework reads them only on owners, so copies elsewhere may hold stale values
     carry: tuple = ()
-    #: arrays (in ``carry`` or ``result()``) whose values are vertex ids, renumbered between devices
+    #: arrays (in ``carry`` or ``result()``) whose values are vertex ids, renumbered between devices; a ``combine``
+    #: array of vertex ids must hold the caller's ids instead (``graph.vertex_ids``, as CC does): ValueError
     vertex_valued: tuple = ()
     #: scalar attributes that are totals over the whole graph: each device sets its own vertices' share in
     #: every reset / iterate / next_phase, and after that superstep each device sees the sum

@@ -525,6 +525,21 @@ def test_out_of_memory_names_the_device_and_what_was_allocated(monkeypatch):
         mgraph.sssp(get_case("chesapeake").graph, 0, devices=2)
 
 
+class CombinedParents(BFS):
+    """A BFS whose vertex-valued predecessors are combined (min) instead of carried: outside the contract."""
+
+    @property
+    def combine(self):
+        return {"depth": "min", "predecessor": "min"}
+
+
+def test_a_combined_vertex_valued_array_is_a_value_error():
+    g = get_case("chesapeake").graph
+    assert mgraph.run(CombinedParents, g, 0).depth.max() > 0  # one device: no exchange, nothing renumbered
+    with pytest.raises(ValueError, match="'predecessor' is combined and vertex_valued"):
+        mgraph.run(CombinedParents, g, 0, devices=2)
+
+
 def test_vertex_valued_package_arrays_must_hold_integer_ids():
     from mgraph import ops
     vertices, table = np.array([0, 2]), np.arange(4, dtype=np.int64)
