@@ -160,11 +160,6 @@ class Graph:
         """The vertices below this id are this graph's own, all their arcs here (a whole graph: every vertex)."""
         return self.num_vertices
 
-    @property
-    def stores_both_arcs(self) -> bool:
-        """True when every arc's reverse is stored too, so an operator may visit each edge from one end only."""
-        return not self.directed
-
     def reverse(self) -> "Graph":
         """The transpose (CSC as CSR): in-edges, for pulling.  Undirected graphs are their own reverse."""
         if not self.directed:

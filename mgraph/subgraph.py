@@ -55,7 +55,6 @@ class SubGraph(Graph):
     own_vertices = property(lambda self: self._own)
     num_global_vertices = property(lambda self: self.num_global)
     num_global_arcs = property(lambda self: self._num_global_arcs)
-    stores_both_arcs = property(lambda self: False)  # a proxy's arcs are on its owner
 
     @property
     def vertex_ids(self):
