@@ -259,8 +259,7 @@ extern "C" __global__ void set_bits(const idx_t* __restrict__ vertices, i64 coun
     if (k < count) { const i64 v = vertices[k]; atomicOr(&bits[v >> 5], 1u << (v & 31)); }
 }
 
-// y[v] = sum over the row of x[u] * w: one warp per row, coalesced over the row's arcs
-// PageRank's SpMV, a warp per row.  A row of more than `heavy` arcs (heavy > 0) is skipped here: one warp
+// PageRank's SpMV, y[row] = sum of x[u] * w over the row's arcs: a warp per row, coalesced over its arcs.  A row of more than `heavy` arcs (heavy > 0) is skipped here: one warp
 // would walk an R-MAT hub's ~10^6 arcs alone, long after the rest of the grid, and only on the part that owns
 // it; pull_sum_chunks and pull_sum_heavy sum those rows in fixed-size pieces instead (same order every run).
 extern "C" __global__ void pull_sum(const i64* __restrict__ indptr, const idx_t* __restrict__ indices,
