@@ -259,9 +259,10 @@ extern "C" __global__ void set_bits(const idx_t* __restrict__ vertices, i64 coun
     if (k < count) { const i64 v = vertices[k]; atomicOr(&bits[v >> 5], 1u << (v & 31)); }
 }
 
-// PageRank's SpMV, y[row] = sum of x[u] * w over the row's arcs: a warp per row, coalesced over its arcs.  A row of more than `heavy` arcs (heavy > 0) is skipped here: one warp
-// would walk an R-MAT hub's ~10^6 arcs alone, long after the rest of the grid, and only on the part that owns
-// it; pull_sum_chunks and pull_sum_heavy sum those rows in fixed-size pieces instead (same order every run).
+// PageRank's SpMV, y[row] = sum of x[u] * w over the row's arcs: a warp per row, coalesced over its arcs.  A
+// row of more than `heavy` arcs (heavy > 0) is skipped here: one warp would walk an R-MAT hub's ~10^6 arcs
+// alone, long after the rest of the grid, and only on the part that owns it; pull_sum_chunks and
+// pull_sum_heavy sum those rows in fixed-size pieces instead (the same order every run).
 extern "C" __global__ void pull_sum(const i64* __restrict__ indptr, const idx_t* __restrict__ indices,
                                     const double* __restrict__ weights, int has_weights,
                                     const double* __restrict__ x, double* __restrict__ y, i64 n, i64 heavy) {
