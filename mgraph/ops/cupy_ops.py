@@ -1,7 +1,7 @@
 """CuPy operators: RawKernels from :mod:`.cupy_kernels`, same signatures as :mod:`.numpy_ops`.
 
-Per push advance the host reads two scalars (the frontier's arc count, to
-size the launch, and the output count); everything else stays on the device.
+Per push advance the host reads one scalar, the output count (none where the
+advance emits nothing); everything else stays on the device.
 """
 from __future__ import annotations
 
@@ -17,7 +17,9 @@ BLOCK = 256
 UNVISITED = -1
 _CTYPES = {np.dtype(np.int32): "int", np.dtype(np.int64): "long long"}
 HEAVY_ROW = 2048  # arcs: pull_sum's warp per row skips longer rows, which are summed in pieces of this size
-_HEAVY = weakref.WeakKeyDictionary()  # graph -> _heavy_rows(graph), while the graph lives
+BLOCKS_PER_SM = 16  # a push advance's grid at most: its blocks loop over the tiles beyond
+SLACK = 1 << 20  # vertex ids: an advance's output buffer sized from a bound is copied out where it wastes more
+_PER_GRAPH = weakref.WeakKeyDictionary()  # graph -> {name: a host fact about it, built once while the graph lives}
 
 
 @lru_cache(maxsize=None)
@@ -27,8 +29,31 @@ def _module(idx_dtype, device_id):
         return cp.RawModule(code=cupy_kernels.source(_CTYPES[np.dtype(idx_dtype)]), options=("-std=c++17",))
 
 
+@lru_cache(maxsize=None)
+def _function(idx_dtype, device_id, name):
+    """A kernel of :func:`_module`, looked up once: RawModule.get_function builds a new kernel object per call."""
+    return _module(np.dtype(idx_dtype), device_id).get_function(name)
+
+
 def _kernel(graph, name):
-    return _module(np.dtype(graph.indices.dtype), graph.indptr.device.id).get_function(name)
+    return _function(np.dtype(graph.indices.dtype), graph.indptr.device.id, name)
+
+
+@lru_cache(maxsize=None)
+def _max_blocks(device_id):
+    return BLOCKS_PER_SM * cp.cuda.Device(device_id).attributes["MultiProcessorCount"]
+
+
+def _per_graph(graph, name, build):
+    """``build(graph)``, computed on first use and kept while the graph lives (a host read each)."""
+    facts = _PER_GRAPH.setdefault(graph, {})
+    if name not in facts:
+        facts[name] = build(graph)
+    return facts[name]
+
+
+def _max_degree(graph):
+    return int(graph.out_degree().max()) if graph.num_vertices else 0
 
 
 def _blocks(n, per_block=BLOCK):
@@ -40,10 +65,15 @@ def _dummy(dtype):
 
 
 def _advance(name, graph, frontier, params, emits=True):
-    """Run one fused advance over ``frontier`` (None: every vertex); the emitted vertices when ``emits``."""
+    """Run one fused advance over ``frontier`` (None: every vertex); the emitted vertices when ``emits``.
+
+    The frontier's arcs are counted on the device and not read back: the grid
+    and the output buffer are sized from a bound (the frontier's size times the
+    graph's largest degree), so a small advance is launches and no wait.
+    """
     idx = graph.indices.dtype
     if frontier is None:
-        offs, total, n_front, front = graph.indptr, graph.num_arcs, graph.num_vertices, _dummy(idx)
+        offs, bound, n_front, front = graph.indptr, graph.num_arcs, graph.num_vertices, _dummy(idx)
         count = cp.zeros(1, dtype=np.uint64)
     else:
         n_front = len(frontier)
@@ -59,18 +89,20 @@ def _advance(name, graph, frontier, params, emits=True):
                                                (graph.indptr, frontier, np.int64(n_front), offs))
             cp.cumsum(offs, out=offs)
             count.fill(0)
-        total = int(offs[-1])
+        bound = min(graph.num_arcs, n_front * _per_graph(graph, "max_degree", _max_degree))
         front = frontier
-    if total == 0 or n_front == 0:
+    if bound == 0:
         return cp.empty(0, dtype=idx)
-    out = cp.empty(min(total, graph.num_vertices) if emits else 1, dtype=idx)
+    out = cp.empty(min(bound, graph.num_vertices) if emits else 1, dtype=idx)
     has_w = graph.weights is not None
     args = (graph.indptr, graph.indices, graph.weights if has_w else _dummy(np.float64), np.int32(has_w),
-            front, np.int32(frontier is not None), offs, np.int64(n_front), np.int64(total), out, count) + params
-    _kernel(graph, "advance_" + name)(_blocks(total, BLOCK * cupy_kernels.ITEMS), (BLOCK,), args)
+            front, np.int32(frontier is not None), offs, np.int64(n_front), out, count) + params
+    grid = min(_blocks(bound, BLOCK * cupy_kernels.ITEMS)[0], _max_blocks(graph.indptr.device.id))
+    _kernel(graph, "advance_" + name)((grid,), (BLOCK,), args)
     if not emits:
         return None
-    return out[: int(count[0])]
+    n = int(count[0])
+    return out[:n] if out.shape[0] - n <= SLACK else out[:n].copy()  # a frontier kept (BC's) keeps its base
 
 
 def advance_visit(graph, frontier, label, pred, level, dist=None):
@@ -109,7 +141,7 @@ def pull_sum(rgraph, x):
     w = rgraph.weights if has_w else _dummy(np.float64)
     _kernel(rgraph, "pull_sum")(_blocks(n * 32), (BLOCK,), (rgraph.indptr, rgraph.indices, w, has_w, x, y,
                                                            np.int64(n), np.int64(HEAVY_ROW)))
-    rows, first, begin, end = _heavy_rows(rgraph)
+    rows, first, begin, end = _per_graph(rgraph, "heavy_rows", _heavy_rows)
     if len(rows):
         partial = cp.empty(len(begin), dtype=np.float64)
         _kernel(rgraph, "pull_sum_chunks")(_blocks(len(begin) * 32), (BLOCK,),
@@ -121,18 +153,15 @@ def pull_sum(rgraph, x):
 
 def _heavy_rows(rgraph):
     """pull_sum's rows of more than HEAVY_ROW arcs, cut in pieces of HEAVY_ROW: (rows, the first piece of each and
-    the number of pieces at the end, each piece's first arc, its end), on the device; built once per graph."""
-    plan = _HEAVY.get(rgraph)
-    if plan is None:
-        indptr = rgraph.indptr[:rgraph.arc_rows + 1]
-        rows = cp.flatnonzero(cp.diff(indptr) > HEAVY_ROW)
-        starts, ends = cp.asnumpy(indptr[rows]), cp.asnumpy(indptr[rows + 1])
-        pieces = -(-(ends - starts) // HEAVY_ROW)
-        first = np.concatenate(([0], np.cumsum(pieces)))
-        begin = np.repeat(starts, pieces) + HEAVY_ROW * (np.arange(first[-1]) - np.repeat(first[:-1], pieces))
-        end = np.minimum(begin + HEAVY_ROW, np.repeat(ends, pieces))
-        plan = _HEAVY[rgraph] = (rows, *(cp.asarray(a, dtype=np.int64) for a in (first, begin, end)))
-    return plan
+    the number of pieces at the end, each piece's first arc, its end), on the device."""
+    indptr = rgraph.indptr[:rgraph.arc_rows + 1]
+    rows = cp.flatnonzero(cp.diff(indptr) > HEAVY_ROW)
+    starts, ends = cp.asnumpy(indptr[rows]), cp.asnumpy(indptr[rows + 1])
+    pieces = -(-(ends - starts) // HEAVY_ROW)
+    first = np.concatenate(([0], np.cumsum(pieces)))
+    begin = np.repeat(starts, pieces) + HEAVY_ROW * (np.arange(first[-1]) - np.repeat(first[:-1], pieces))
+    end = np.minimum(begin + HEAVY_ROW, np.repeat(ends, pieces))
+    return (rows, *(cp.asarray(a, dtype=np.int64) for a in (first, begin, end)))
 
 
 def hook_components(graph, parent, pairs_below=None):
@@ -141,14 +170,14 @@ def hook_components(graph, parent, pairs_below=None):
 
 def compress(parent):
     n = parent.shape[0]
-    fn = _module(np.dtype(np.int32), parent.device.id).get_function("compress")
+    fn = _function(np.int32, parent.device.id, "compress")
     fn(_blocks(n), (BLOCK,), (parent, np.int64(n)))
 
 
 def bitmap(vertices, num_vertices):
     bits = cp.zeros(-(-num_vertices // 32), dtype=np.uint32)
     if len(vertices):
-        fn = _module(np.dtype(vertices.dtype), vertices.device.id).get_function("set_bits")
+        fn = _function(vertices.dtype, vertices.device.id, "set_bits")
         fn(_blocks(len(vertices)), (BLOCK,), (vertices, np.int64(len(vertices)), bits))
     return bits
 
@@ -157,7 +186,7 @@ def segment_min(seg, values, initial):
     out = initial.astype(np.int64, copy=True)
     n = seg.shape[0]
     if n:
-        fn = _module(np.dtype(np.int32), seg.device.id).get_function("segment_min")
+        fn = _function(np.int32, seg.device.id, "segment_min")
         fn(_blocks(n), (BLOCK,), (seg, values, np.int64(n), out))
     return out
 
@@ -171,10 +200,10 @@ def translate(ids, table):
 
 
 @lru_cache(maxsize=None)
-def _receive_module(idx_dtype, fields, carried, bits, device_id):
+def _receive_kernel(idx_dtype, fields, carried, bits, device_id):
     with cp.cuda.Device(device_id):
         return cp.RawModule(code=cupy_kernels.receive_source(_CTYPES[np.dtype(idx_dtype)], fields, carried, bits),
-                            options=("-std=c++17",))
+                            options=("-std=c++17",)).get_function("receive")
 
 
 def _ctype(dtype):
@@ -193,15 +222,14 @@ def combine_merge(frontier, received, seen, owner, me, own_below=None, marked=Fa
     out = cp.empty(max(total, 1), dtype=idx)
     count = cp.zeros(2, dtype=np.uint64)
     device = frontier.device.id
-    module = _module(idx, device)
     below = np.int64(-1 if own_below is None else own_below)
     owner = np.intp(0) if owner is None else owner
     tail = (np.intp(0) if seen is None else seen, owner, np.int32(me), below, out, count)
     n = int(frontier.shape[0])
     if n:  # the frontier holds each vertex once: its bits are only set (or copied, set already where `marked`)
-        module.get_function("append_unique")(_blocks(n, BLOCK * cupy_kernels.ITEMS), (BLOCK,),
-                                             (frontier, np.intp(0), np.int64(n), np.intp(0) if marked else tail[0],
-                                              np.int32(0)) + tail[1:])
+        _function(idx, device, "append_unique")(_blocks(n, BLOCK * cupy_kernels.ITEMS), (BLOCK,),
+                                                (frontier, np.intp(0), np.int64(n), np.intp(0) if marked else tail[0],
+                                                 np.int32(0)) + tail[1:])
     for ids, to_local, fields, carried in received:
         bits = isinstance(ids, numpy_ops.Bits)
         ids = ids.words if bits else cp.ascontiguousarray(ids.astype(idx, copy=False))
@@ -217,7 +245,7 @@ def combine_merge(frontier, received, seen, owner, me, own_below=None, marked=Fa
                      np.intp(0) if table is None else table.astype(idx, copy=False))
         layout = (tuple((_ctype(a.dtype), op, one) for (a, op, _), one in zip(fields, ones)),
                   tuple(_ctype(a.dtype) for a, _, _ in carried))
-        fn = _receive_module(idx, *layout, bits, device).get_function("receive")
+        fn = _receive_kernel(idx, *layout, bits, device)
         fn(_blocks(n, BLOCK * cupy_kernels.ITEMS), (BLOCK,),
            (ids, np.intp(0) if to_local is None else to_local.astype(idx, copy=False), np.int64(n)) + tail + args)
     n_out, own = (int(c) for c in count.get())
@@ -231,15 +259,15 @@ def unmark(vertices, seen):
     if 8 * n > seen.shape[0]:  # a scattered 4-byte store costs a 32-byte sector: sweep the whole bitmap
         seen.fill(0)
     elif n:
-        fn = _module(np.dtype(vertices.dtype), vertices.device.id).get_function("clear_bits")
+        fn = _function(vertices.dtype, vertices.device.id, "clear_bits")
         fn(_blocks(n), (BLOCK,), (vertices, np.int64(n), seen))
 
 
 @lru_cache(maxsize=None)
-def _pack_module(idx_dtype, fields, device_id):
+def _pack_kernel(idx_dtype, fields, device_id):
     with cp.cuda.Device(device_id):
         return cp.RawModule(code=cupy_kernels.pack_source(_CTYPES[np.dtype(idx_dtype)], fields),
-                            options=("-std=c++17",))
+                            options=("-std=c++17",)).get_function("pack")
 
 
 def _pack(vertices, order, dest, n_out, id_on, out_ids, values, tables):
@@ -252,9 +280,8 @@ def _pack(vertices, order, dest, n_out, id_on, out_ids, values, tables):
         args = ()
         for v, t, o in zip(values, tables, outs):
             args += (cp.ascontiguousarray(v), np.intp(0) if t is None else t, o)
-        module = _pack_module(np.dtype(vertices.dtype), fields, vertices.device.id)
-        module.get_function("pack")(_blocks(n_out), (BLOCK,), (vertices, order, dest, np.int64(n_out), id_on,
-                                                               out_ids) + args)
+        fn = _pack_kernel(np.dtype(vertices.dtype), fields, vertices.device.id)
+        fn(_blocks(n_out), (BLOCK,), (vertices, order, dest, np.int64(n_out), id_on, out_ids) + args)
     return outs
 
 
@@ -271,22 +298,22 @@ def split(vertices, owner, me, num_parts, values, tables, id_on=None):
         return [0] * num_parts, {}
     vertices = cp.ascontiguousarray(vertices)
     idx = np.dtype(vertices.dtype)
-    module = _module(idx, vertices.device.id)
+    device = vertices.device.id
     counters = cp.zeros(2 * num_parts, dtype=np.uint64)  # counts, then the order pass's cursors
     dest = cp.empty(n, dtype=np.int32)
     tiles = _blocks(n, BLOCK * cupy_kernels.ITEMS)
-    module.get_function("split_count")(tiles, (BLOCK,), (vertices, np.int64(n), owner, np.int32(num_parts), dest,
-                                                         counters))
+    _function(idx, device, "split_count")(tiles, (BLOCK,), (vertices, np.int64(n), owner, np.int32(num_parts),
+                                                            dest, counters))
     counts = [int(c) for c in counters[:num_parts].get()]
     remote = n - counts[me]
     if remote == 0:
         return counts, {}
     order = cp.empty(remote, dtype=idx)
-    module.get_function("split_order")(tiles, (BLOCK,), (dest, np.int64(n), np.int32(me), np.int32(num_parts),
-                                                         counters, counters[num_parts:], order))
+    _function(idx, device, "split_order")(tiles, (BLOCK,), (dest, np.int64(n), np.int32(me), np.int32(num_parts),
+                                                            counters, counters[num_parts:], order))
     table = None
     if id_on is not None:
-        table = _pointers(tuple(0 if a is None else a.data.ptr for a in id_on), vertices.device.id)
+        table = _pointers(tuple(0 if a is None else a.data.ptr for a in id_on), device)
     ids = cp.empty(remote, dtype=idx)
     outs = _pack(vertices, order, dest, remote, table, ids, values, tables)
     out, start = {}, 0
