@@ -97,25 +97,26 @@ def test_advance_visit_around_the_one_block_scan(size):
     check_preds(g, new_d, h(dl), h(dp), 1, frontier)
 
 
-@pytest.mark.parametrize("blocks", [1, 3])
-def test_advances_loop_over_the_tiles_beyond_their_grid(monkeypatch, blocks):
-    """A grid of fewer blocks than the frontier has tiles (each block takes every blocks-th tile), the output
-    copied out of its bound-sized buffer: the same vertices, labels and components as the NumPy twins."""
+@pytest.mark.parametrize("read_above", [0, 1 << 40])
+def test_advances_sized_from_the_count_or_from_a_bound(monkeypatch, read_above):
+    """A launch sized from the frontier's arc count read back (read_above 0) or from a bound far above it, the
+    output copied out of its bound-sized buffer: the same vertices, labels and components as the NumPy twins."""
     from mgraph.ops import cupy_ops
-    monkeypatch.setattr(cupy_ops, "_max_blocks", lambda device: blocks)
+    monkeypatch.setattr(cupy_ops, "READ_ABOVE", read_above)
     monkeypatch.setattr(cupy_ops, "SLACK", 0)
     g, d = both(random_graph(11, n=20000, m=120000))
-    frontier = np.random.default_rng(blocks).choice(g.num_vertices, 15000, replace=False).astype(g.indices.dtype)
-    label = np.full(g.num_vertices, -1, dtype=np.int32)
-    label[frontier] = 0
-    pred = np.full(g.num_vertices, -1, dtype=g.indices.dtype)
-    dl, dp = cp.asarray(label), cp.asarray(pred)
-    new_h = numpy_ops.advance_visit(g, frontier, label, pred, 1)
-    new_d = ops.advance_visit(d, cp.asarray(frontier), dl, dp, 1)
-    assert new_d.base is None or new_d.base.shape == new_d.shape  # its own buffer, not the bound-sized one
-    np.testing.assert_array_equal(np.sort(h(new_d)), np.sort(new_h))
-    np.testing.assert_array_equal(h(dl), label)
-    check_preds(g, h(new_d), h(dl), h(dp), 1, frontier)
+    for size in (1, 15000):
+        frontier = np.random.default_rng(size).choice(g.num_vertices, size, replace=False).astype(g.indices.dtype)
+        label = np.full(g.num_vertices, -1, dtype=np.int32)
+        label[frontier] = 0
+        pred = np.full(g.num_vertices, -1, dtype=g.indices.dtype)
+        dl, dp = cp.asarray(label), cp.asarray(pred)
+        new_h = numpy_ops.advance_visit(g, frontier, label, pred, 1)
+        new_d = ops.advance_visit(d, cp.asarray(frontier), dl, dp, 1)
+        assert new_d.base is None or new_d.base.shape == new_d.shape  # its own buffer, not the bound-sized one
+        np.testing.assert_array_equal(np.sort(h(new_d)), np.sort(new_h))
+        np.testing.assert_array_equal(h(dl), label)
+        check_preds(g, h(new_d), h(dl), h(dp), 1, frontier)
     parent = np.arange(g.num_vertices, dtype=np.int64)  # every vertex's arcs (no frontier)
     dparent = cp.asarray(parent)
     numpy_ops.hook_components(g, parent)

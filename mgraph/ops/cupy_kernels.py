@@ -89,8 +89,8 @@ __device__ __forceinline__ bool bit_is_set(const unsigned* __restrict__ bits, i6
 # One push advance: frontier (or all vertices when has_frontier == 0) -> functor -> appended output.
 # A block takes a tile of blockDim * ITEMS consecutive arcs: the two searches that bound the tile cost
 # a chain of dependent loads, so a tile several times the block amortises them (and each thread's own
-# search starts from its previous vertex).  The frontier's arcs (offs[n_front]) are read here, not by the
-# host: the grid is sized from a bound, and each block loops over every gridDim-th tile.
+# search starts from its previous vertex).  The frontier's arcs (offs[n_front]) are read here: the host
+# may size the grid from a bound without reading them, and the blocks past the last tile return.
 ADVANCE = r"""
 extern "C" __global__ void advance_{name}(
     const i64* __restrict__ indptr, const idx_t* __restrict__ indices,
@@ -100,31 +100,30 @@ extern "C" __global__ void advance_{name}(
 {{
     __shared__ i64 s_lo, s_hi;
     const i64 tile = (i64)blockDim.x * ITEMS;
+    const i64 first = (i64)blockIdx.x * tile;
     const i64 total = offs[n_front];
-    for (i64 first = (i64)blockIdx.x * tile; first < total; first += (i64)gridDim.x * tile) {{
-        __syncthreads();  // the last tile's threads are done with s_lo and s_hi
-        if (threadIdx.x == 0) s_lo = lb_search(offs, 0, n_front - 1, first);
-        if (threadIdx.x == 1) s_hi = lb_search(offs, 0, n_front - 1, min(first + tile, total) - 1);
-        __syncthreads();
-        i64 k = s_lo;
+    if (first >= total) return;
+    if (threadIdx.x == 0) s_lo = lb_search(offs, 0, n_front - 1, first);
+    if (threadIdx.x == 1) s_hi = lb_search(offs, 0, n_front - 1, min(first + tile, total) - 1);
+    __syncthreads();
+    i64 k = s_lo;
 {declare}
-        for (int item = 0; item < ITEMS; ++item) {{
-            const i64 i = first + (i64)item * blockDim.x + threadIdx.x;
-            bool emit = false;
-            idx_t v = 0;
-            if (i < total) {{
-                k = lb_search(offs, k, s_hi, i);
-                const idx_t u = has_frontier ? frontier[k] : (idx_t)k;
-                const i64 e = indptr[u] + (i - offs[k]);
-                v = indices[e];
-                const double w = has_weights ? weights[e] : 1.0;
-                (void)w;
+    for (int item = 0; item < ITEMS; ++item) {{
+        const i64 i = first + (i64)item * blockDim.x + threadIdx.x;
+        bool emit = false;
+        idx_t v = 0;
+        if (i < total) {{
+            k = lb_search(offs, k, s_hi, i);
+            const idx_t u = has_frontier ? frontier[k] : (idx_t)k;
+            const i64 e = indptr[u] + (i - offs[k]);
+            v = indices[e];
+            const double w = has_weights ? weights[e] : 1.0;
+            (void)w;
 {body}
-            }}
-{collect}
         }}
-{finish}
+{collect}
     }}
+{finish}
 }}
 """
 

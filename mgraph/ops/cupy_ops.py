@@ -1,7 +1,7 @@
 """CuPy operators: RawKernels from :mod:`.cupy_kernels`, same signatures as :mod:`.numpy_ops`.
 
-Per push advance the host reads one scalar, the output count (none where the
-advance emits nothing); everything else stays on the device.
+Per push advance the host reads the output count, and the frontier's arc count
+only where a bound on it is large; everything else stays on the device.
 """
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ BLOCK = 256
 UNVISITED = -1
 _CTYPES = {np.dtype(np.int32): "int", np.dtype(np.int64): "long long"}
 HEAVY_ROW = 2048  # arcs: pull_sum's warp per row skips longer rows, which are summed in pieces of this size
-BLOCKS_PER_SM = 16  # a push advance's grid at most: its blocks loop over the tiles beyond
+READ_ABOVE = 1 << 22  # arcs: a push advance whose bound is larger reads its exact count to size the launch
 SLACK = 1 << 20  # vertex ids: an advance's output buffer sized from a bound is copied out where it wastes more
 _PER_GRAPH = weakref.WeakKeyDictionary()  # graph -> {name: a host fact about it, built once while the graph lives}
 
@@ -37,11 +37,6 @@ def _function(idx_dtype, device_id, name):
 
 def _kernel(graph, name):
     return _function(np.dtype(graph.indices.dtype), graph.indptr.device.id, name)
-
-
-@lru_cache(maxsize=None)
-def _max_blocks(device_id):
-    return BLOCKS_PER_SM * cp.cuda.Device(device_id).attributes["MultiProcessorCount"]
 
 
 def _per_graph(graph, name, build):
@@ -67,9 +62,11 @@ def _dummy(dtype):
 def _advance(name, graph, frontier, params, emits=True):
     """Run one fused advance over ``frontier`` (None: every vertex); the emitted vertices when ``emits``.
 
-    The frontier's arcs are counted on the device and not read back: the grid
-    and the output buffer are sized from a bound (the frontier's size times the
-    graph's largest degree), so a small advance is launches and no wait.
+    The frontier's arcs are counted on the device.  Where a bound on them (the
+    frontier's size times the graph's largest degree) is at most READ_ABOVE the
+    grid and the output are sized from it, so a small advance is launches and no
+    wait (the blocks past the last arc return at once); a larger advance reads
+    the count, one wait beside its work, and launches no idle blocks.
     """
     idx = graph.indices.dtype
     if frontier is None:
@@ -90,6 +87,8 @@ def _advance(name, graph, frontier, params, emits=True):
             cp.cumsum(offs, out=offs)
             count.fill(0)
         bound = min(graph.num_arcs, n_front * _per_graph(graph, "max_degree", _max_degree))
+        if bound > READ_ABOVE:
+            bound = int(offs[-1])
         front = frontier
     if bound == 0:
         return cp.empty(0, dtype=idx)
@@ -97,8 +96,7 @@ def _advance(name, graph, frontier, params, emits=True):
     has_w = graph.weights is not None
     args = (graph.indptr, graph.indices, graph.weights if has_w else _dummy(np.float64), np.int32(has_w),
             front, np.int32(frontier is not None), offs, np.int64(n_front), out, count) + params
-    grid = min(_blocks(bound, BLOCK * cupy_kernels.ITEMS)[0], _max_blocks(graph.indptr.device.id))
-    _kernel(graph, "advance_" + name)((grid,), (BLOCK,), args)
+    _kernel(graph, "advance_" + name)(_blocks(bound, BLOCK * cupy_kernels.ITEMS), (BLOCK,), args)
     if not emits:
         return None
     n = int(count[0])
