@@ -262,23 +262,34 @@ extern "C" __global__ void set_bits(const idx_t* __restrict__ vertices, i64 coun
     if (k < count) { const i64 v = vertices[k]; atomicOr(&bits[v >> 5], 1u << (v & 31)); }
 }
 
-// PageRank's SpMV, y[row] = sum of x[u] * w over the row's arcs: a warp per row, coalesced over its arcs.  A
-// row of more than `heavy` arcs (heavy > 0) is skipped here: one warp would walk an R-MAT hub's ~10^6 arcs
-// alone, long after the rest of the grid, and only on the part that owns it; pull_sum_chunks and
-// pull_sum_heavy sum those rows in fixed-size pieces instead (the same order every run).
+// A warp's lanes' values added up (lane 0 gets the sum)
+__device__ __forceinline__ double warp_sum(double s) {
+    for (int d = 16; d > 0; d >>= 1) s += __shfl_down_sync(0xffffffffu, s, d);
+    return s;
+}
+
+// The sum of x[u] * w over the arcs [begin, end), a warp's lanes striding them (coalesced); lane 0 gets it
+__device__ __forceinline__ double warp_arc_sum(const idx_t* __restrict__ indices, const double* __restrict__ weights,
+                                               int has_weights, const double* __restrict__ x, i64 begin, i64 end) {
+    double s = 0.0;
+    for (i64 e = begin + (threadIdx.x & 31); e < end; e += 32)
+        s += has_weights ? x[indices[e]] * weights[e] : x[indices[e]];
+    return warp_sum(s);
+}
+
+// PageRank's SpMV, y[row] = sum of x[u] * w over the row's arcs: a warp per row.  A row of more than `heavy`
+// arcs (heavy > 0) is skipped here: one warp would walk an R-MAT hub's ~10^6 arcs alone, long after the rest
+// of the grid, and only on the part that owns it; pull_sum_chunks and pull_sum_heavy sum those rows in
+// fixed-size pieces instead (the same order every run).
 extern "C" __global__ void pull_sum(const i64* __restrict__ indptr, const idx_t* __restrict__ indices,
                                     const double* __restrict__ weights, int has_weights,
                                     const double* __restrict__ x, double* __restrict__ y, i64 n, i64 heavy) {
     const i64 row = ((i64)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
-    const int lane = threadIdx.x & 31;
     if (row >= n) return;
     const i64 begin = indptr[row], end = indptr[row + 1];
     if (heavy > 0 && end - begin > heavy) return;
-    double s = 0.0;
-    for (i64 e = begin + lane; e < end; e += 32)
-        s += has_weights ? x[indices[e]] * weights[e] : x[indices[e]];
-    for (int d = 16; d > 0; d >>= 1) s += __shfl_down_sync(0xffffffffu, s, d);
-    if (lane == 0) y[row] = s;
+    const double s = warp_arc_sum(indices, weights, has_weights, x, begin, end);
+    if ((threadIdx.x & 31) == 0) y[row] = s;
 }
 
 // A warp per piece [begin[c], end[c]) of a heavy row's arcs: its sum in partial[c].
@@ -287,25 +298,20 @@ extern "C" __global__ void pull_sum_chunks(const idx_t* __restrict__ indices, co
                                            const i64* __restrict__ begin, const i64* __restrict__ end,
                                            double* __restrict__ partial, i64 n) {
     const i64 c = ((i64)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
-    const int lane = threadIdx.x & 31;
     if (c >= n) return;
-    double s = 0.0;
-    for (i64 e = begin[c] + lane; e < end[c]; e += 32)
-        s += has_weights ? x[indices[e]] * weights[e] : x[indices[e]];
-    for (int d = 16; d > 0; d >>= 1) s += __shfl_down_sync(0xffffffffu, s, d);
-    if (lane == 0) partial[c] = s;
+    const double s = warp_arc_sum(indices, weights, has_weights, x, begin[c], end[c]);
+    if ((threadIdx.x & 31) == 0) partial[c] = s;
 }
 
 // A warp per heavy row rows[h]: the sum of its pieces' partial[first[h] .. first[h + 1]).
 extern "C" __global__ void pull_sum_heavy(const i64* __restrict__ rows, const i64* __restrict__ first,
                                           const double* __restrict__ partial, double* __restrict__ y, i64 n) {
     const i64 h = ((i64)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
-    const int lane = threadIdx.x & 31;
     if (h >= n) return;
     double s = 0.0;
-    for (i64 c = first[h] + lane; c < first[h + 1]; c += 32) s += partial[c];
-    for (int d = 16; d > 0; d >>= 1) s += __shfl_down_sync(0xffffffffu, s, d);
-    if (lane == 0) y[rows[h]] = s;
+    for (i64 c = first[h] + (threadIdx.x & 31); c < first[h + 1]; c += 32) s += partial[c];
+    s = warp_sum(s);
+    if ((threadIdx.x & 31) == 0) y[rows[h]] = s;
 }
 
 // frontier merge: append the kept entries of src whose bit in `seen` was clear, once each, setting it.  The
