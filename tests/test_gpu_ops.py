@@ -100,7 +100,7 @@ def test_advance_visit_around_the_one_block_scan(size):
 @pytest.mark.parametrize("read_above", [0, 1 << 40])
 def test_advances_sized_from_the_count_or_from_a_bound(monkeypatch, read_above):
     """A launch sized from the frontier's arc count read back (read_above 0) or from a bound far above it, the
-    output copied out of its bound-sized buffer: the same vertices, labels and components as the NumPy twins."""
+    output copied out of its larger buffer: the same vertices, labels and components as the NumPy twins."""
     from mgraph.ops import cupy_ops
     monkeypatch.setattr(cupy_ops, "READ_ABOVE", read_above)
     monkeypatch.setattr(cupy_ops, "SLACK", 0)

@@ -18,7 +18,7 @@ UNVISITED = -1
 _CTYPES = {np.dtype(np.int32): "int", np.dtype(np.int64): "long long"}
 HEAVY_ROW = 2048  # arcs: pull_sum's warp per row skips longer rows, which are summed in pieces of this size
 READ_ABOVE = 1 << 22  # arcs: a push advance whose bound is larger reads its exact count to size the launch
-SLACK = 1 << 20  # vertex ids: an advance's output buffer sized from a bound is copied out where it wastes more
+SLACK = 1 << 20  # vertex ids: an advance's output is copied out of its buffer where that wastes more
 _PER_GRAPH = weakref.WeakKeyDictionary()  # graph -> {name: a host fact about it, built once while the graph lives}
 
 
