@@ -47,6 +47,7 @@ class SubGraph(Graph):
         self.duplication = duplication
         self.id_on = None
         self._rev = reverse
+        self._blocks = {}  # cached host reads of copies_on / copies_of
         if vertex_ids is not None:  # 1-hop: own vertices first, and only they have arcs (in and out)
             self.arc_rows = int(own.shape[0])
             if reverse is not None:
@@ -78,6 +79,22 @@ class SubGraph(Graph):
         """How many of ``ids`` are this device's own vertices."""
         below = self.own_below
         return int((ids < below).sum() if below is not None else (self.owner[ids] == self.index).sum())
+
+    def copies_on(self, k):
+        """(first id, how many) of the copies of this part's own vertices on part k (1-hop): k keeps them in one
+        block, in this part's order, so own vertex v is bit ``id_on[k][v] - first`` of a bitmap of that block."""
+        if ("on", k) not in self._blocks:
+            ids = self.id_on[k][: self.own_below]
+            held = ids[ids >= 0]
+            self._blocks["on", k] = (int(held.min()) if held.shape[0] else 0, int(held.shape[0]))
+        return self._blocks["on", k]
+
+    def copies_of(self, d):
+        """The first local id of the copies of part d's vertices here (1-hop: proxies come grouped by owner)."""
+        if ("of", d) not in self._blocks:
+            below = self.own_below
+            self._blocks["of", d] = below + int(self.xp.searchsorted(self.owner[below:], d))
+        return self._blocks["of", d]
 
     def to_global(self, ids):
         """Caller ids of local ids (-1 stays -1)."""

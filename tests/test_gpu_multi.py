@@ -211,6 +211,37 @@ def test_combine_merge_of_bits_matches_numpy_twin(n, id_dtype):
     np.testing.assert_array_equal(cp.asnumpy(cupy_ops.bitmap(cp.asarray(sent.astype(id_dtype)), n)), words)
 
 
+@pytest.mark.parametrize("n", [1, 33, 1_000_003])
+@pytest.mark.parametrize("id_dtype", [np.int32, np.int64])
+def test_bits_of_a_block_match_numpy_twin(n, id_dtype):
+    """A 1-hop broadcast's bits: set through the sender's table of ids on the receiver (-1: not there) relative to
+    the block's first id, and decoded there as that id plus the bit's index, with no table."""
+    from mgraph.ops import Bits
+
+    rng = np.random.default_rng(n)
+    base, held = 7, max(1, n // 2)
+    table = np.full(n, -1, dtype=id_dtype)
+    table[np.sort(rng.permutation(n)[:held])] = base + np.arange(held)  # the block: in the sender's order
+    vertices = rng.permutation(n)[: max(1, n // 3)].astype(id_dtype)
+    words = numpy_ops.bitmap(vertices, held, table, base)
+    np.testing.assert_array_equal(
+        cp.asnumpy(cupy_ops.bitmap(cp.asarray(vertices), held, cp.asarray(table), base)), words)
+    depth = rng.integers(-1, 9, base + held).astype(np.int32)
+
+    def run(xp):
+        d = xp.asarray(depth).copy()
+        mod = numpy_ops if xp is np else cupy_ops
+        out, own = mod.combine_merge(xp.asarray(vertices[:0]), [(Bits(xp.asarray(words), base), None,
+                                                                [(d, "min", 3)], [])], None, None, 0, own_below=base)
+        return [cp.asnumpy(x) if xp is cp else x for x in (d, out)], own
+
+    (d_ref, out_ref), own_ref = run(np)
+    (d, out), own = run(cp)
+    np.testing.assert_array_equal(d, d_ref)
+    assert own == own_ref == 0
+    np.testing.assert_array_equal(np.sort(out), np.sort(out_ref))
+
+
 FIELD_DTYPES = {"min": np.int32, "max": np.int64, "sum": np.float64, "assign": np.float32}
 
 

@@ -197,6 +197,12 @@ class _ListedBFS(BFS):
         return {}
 
 
+class _DepthOnlyBFS(BFS):
+    """BFS that carries no predecessors: its broadcast frontiers go as bits even where they hold copies."""
+
+    carry = ()
+
+
 class _WrongLevelBFS(BFS):
     """BFS that claims a level its frontier does not hold."""
 
@@ -237,12 +243,14 @@ def test_implied_values_do_not_travel(monkeypatch):
 
 @pytest.mark.parametrize("duplication", DUPLICATIONS)
 def test_dense_broadcast_frontiers_travel_as_bits(monkeypatch, duplication):
-    """A pull step's large frontier goes as one bit per vertex with its depth implied: same tree, fewer bytes."""
-    kinds = []
+    """A pull step's large frontier goes as one bit per vertex with its depth implied: same tree, fewer bytes.  With
+    1-hop proxies, the bits of the block of copies the receiver keeps of the sender's vertices, not of the graph."""
+    kinds, words = [], []
     original = LocalTransport.send
 
     def spy(self, src, packages, tag=0):
-        kinds.extend("bits" in package for _, package in packages)
+        kinds.extend("bits" in package or "block" in package for _, package in packages)
+        words.extend(len(package.get("block", package.get("bits", ()))) for _, package in packages)
         return original(self, src, packages, tag)
 
     monkeypatch.setattr(LocalTransport, "send", spy)
@@ -250,6 +258,11 @@ def test_dense_broadcast_frontiers_travel_as_bits(monkeypatch, duplication):
     opts = dict(devices=3, communication="broadcast", duplication=duplication, workers="threads")
     r = mgraph.bfs(case.graph, 0, direction="pull", **opts)
     assert any(kinds) and not all(kinds)  # the source's superstep (one vertex) still goes as a list
+    whole = -(-case.graph.num_vertices // 32)
+    if duplication == "1-hop":  # each block holds a part's copies of one peer's vertices: about a third of them
+        assert 0 < max(words) < whole / 2
+    else:
+        assert max(words) == whole
     check_bfs_tree(case, 0, r.depth, r.predecessor)
     np.testing.assert_array_equal(r.depth, mgraph.bfs(case.graph, 0).depth)
     kinds.clear()
@@ -257,6 +270,26 @@ def test_dense_broadcast_frontiers_travel_as_bits(monkeypatch, duplication):
     assert not any(kinds)
     np.testing.assert_array_equal(listed.depth, r.depth)
     assert sum(r.stats["bytes_sent"]) < sum(listed.stats["bytes_sent"]) / 2
+
+
+@pytest.mark.parametrize("direction", ["push", "pull"])
+def test_frontiers_with_copies_travel_as_bits_of_the_whole_graph(monkeypatch, direction):
+    """A 1-hop frontier that holds copies (a push step's, with nothing carried) has no block of one receiver to be
+    bits of: it goes as bits of the whole graph, mapped to local ids where it arrives; a pull step's, all own, as
+    blocks."""
+    kinds = set()
+    original = LocalTransport.send
+
+    def spy(self, src, packages, tag=0):
+        kinds.update(key for _, package in packages for key in package if key in ("bits", "block"))
+        return original(self, src, packages, tag)
+
+    monkeypatch.setattr(LocalTransport, "send", spy)
+    case = get_case("facebook")
+    r = mgraph.run(functools.partial(_DepthOnlyBFS, direction=direction), case.graph, 0, devices=3,
+                   communication="broadcast", workers="threads")
+    assert kinds == {"bits" if direction == "push" else "block"}
+    np.testing.assert_array_equal(r.depth, mgraph.bfs(case.graph, 0).depth)
 
 
 def test_merges_skip_the_dedupe_only_where_no_vertex_can_repeat(monkeypatch):
@@ -588,6 +621,12 @@ def test_combine_merge_on_numpy():
     out, _ = ops.combine_merge(np.array([2]), [(bits, np.array([0, 1, 2, 3, 4, -1, 6]), [(depth, "min", 1)], [])],
                                seen, owner, 1)
     assert depth.tolist() == [1, 2, 1, 8, 1, 3, 0] and out.tolist() == [2, 0]
+    # bits of a block of ids: bit i is id base + i; the sender sets them through its table of ids there
+    block = ops.bitmap(np.array([0, 1, 3]), 3, table=np.array([5, -1, 9, 4]), base=4)
+    assert block.tolist() == [0b11]  # vertex 0 -> id 5 -> bit 1, vertex 3 -> id 4 -> bit 0, vertex 1 not there
+    out, _ = ops.combine_merge(np.array([], dtype=np.int64), [(ops.Bits(block, 4), None, [(depth, "min", 0)], [])],
+                               seen, owner, 1)
+    assert depth.tolist() == [1, 2, 1, 8, 0, 0, 0] and out.tolist() == [4, 5]
     assert ops.translate(np.array([2, -1, 0]), np.array([10, 11, 12])).tolist() == [12, -1, 10]
 
 

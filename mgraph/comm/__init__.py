@@ -113,15 +113,7 @@ class Exchange:
         """Hop 0's packages: [(peer, package)] of the primitive's output ``frontier``; sets ``own_count`` where
         known without a read."""
         if self.communication == "broadcast":
-            if not len(frontier):
-                return []
-            ids = self.sub.to_global(frontier)
-            sent = carry if carry and self.sub.count_own(frontier) < len(frontier) else ()  # else no peer owns any
-            if not sent and self._as_bits(ids, combines, fields):
-                package = {"bits": ops.bitmap(ids, self.sub.num_global)}
-            else:
-                package = self._package(prim, frontier, ids, fields + sent)
-            return [(k, package) for k in self.peers]
+            return self._broadcast(prim, frontier, combines, fields, carry)
         if frontier is self.sub.own_vertices:  # every vertex is its own (PageRank): nothing for an owner
             self.own_count = len(frontier)
             return []
@@ -197,12 +189,35 @@ class Exchange:
         """{"ids": ids, name: the array ``name`` at ``vertices`` (vertex-valued ones in caller ids)}: one gather."""
         return _named(ids, names, ops.gather(vertices, *self._fields(prim, names)))
 
-    def _as_bits(self, ids, combines, fields):
-        """Whether a broadcast frontier (``ids``, caller ids) travels as one bit per vertex of the whole graph: no
-        value travels with it (``fields``: the primitive implies them all, none combined by a function) and the bits
-        are fewer bytes than the list."""
-        return (not fields and not any(callable(op) for op in combines.values())
-                and len(ids) * ids.dtype.itemsize > self.sub.num_global / 8)
+    def _broadcast(self, prim, frontier, combines, fields, carry):
+        """Hop 0's packages of a broadcast: the whole frontier for every peer, as a list of caller ids with the
+        values that travel, or as bits where no value travels (``fields``: the primitive implies them all, none
+        combined by a function) and the bits are fewer bytes.  A frontier of own vertices goes to each peer as bits
+        of the block of copies the peer keeps of them (1-hop), anything else as bits of the whole graph."""
+        sub = self.sub
+        if not len(frontier):
+            return []
+        implied = not fields and not any(callable(op) for op in combines.values())
+        all_own = None
+        if carry or (implied and sub.id_on is not None):
+            all_own = sub.count_own(frontier) == len(frontier)  # one host read
+        sent = carry if carry and not all_own else ()  # carried values go only where a peer may own some
+        bits = implied and not sent
+        listed = len(frontier) * (sub.caller_ids if sub.caller_ids is not None else frontier).dtype.itemsize
+        packages, shared = [], None
+        for k in self.peers:
+            if bits and all_own and sub.id_on is not None:
+                first, held = sub.copies_on(k)
+                if listed > held / 8:
+                    if held:  # else k keeps none of them
+                        packages.append((k, {"block": ops.bitmap(frontier, held, sub.id_on[k], first)}))
+                    continue
+            if shared is None:
+                ids = sub.to_global(frontier)
+                shared = ({"bits": ops.bitmap(ids, sub.num_global)} if bits and listed > sub.num_global / 8
+                          else self._package(prim, frontier, ids, fields + sent))
+            packages.append((k, shared))
+        return packages
 
     def _split(self, prim, vertices, names):
         """Package ``vertices`` for their owners (this device's own are kept): a pass to count and one to group them
@@ -236,14 +251,19 @@ class Exchange:
         return self._border
 
     # -- combine --------------------------------------------------------------------------------------
-    def _unpack(self, prim, package, hop, assign):
-        """A received package as ops.combine_merge takes it: (ids, table to local ids or None, fields, carried)."""
+    def _unpack(self, prim, src, package, hop, assign):
+        """A received package (from device ``src``) as ops.combine_merge takes it: (ids, table to local ids or None,
+        fields, carried)."""
         sub, combines, carry, implied = self.sub, hop.combines, hop.carry, hop.implied
-        if "bits" in package:  # a broadcast frontier as bits
-            package = {"ids": ops.Bits(package["bits"])}
-        ids, to_local = package["ids"], None
-        if self.communication == "broadcast" and sub.global_to_local is not None:  # 1-hop: keep what is here
-            to_local = sub.global_to_local
+        to_local = None
+        if "block" in package:  # a broadcast frontier as bits of the block of src's vertices kept here
+            package = {"ids": ops.Bits(package["block"], sub.copies_of(src))}
+        else:
+            if "bits" in package:  # a broadcast frontier as bits of the whole graph
+                package = {"ids": ops.Bits(package["bits"])}
+            if self.communication == "broadcast" and sub.global_to_local is not None:  # caller ids, 1-hop
+                to_local = sub.global_to_local  # keep what is here
+        ids = package["ids"]
         if to_local is not None and any(callable(op) for op in combines.values()):
             ids, to_local = sub.to_local(ids), None  # a function sees only values of vertices that are here
             keep = sub.xp.flatnonzero(ids >= 0)  # one compaction (one host read) for every array
@@ -279,7 +299,7 @@ class Exchange:
         sub = self.sub
         if self._seen is None and repeats:
             self._seen = ops.bitmap(frontier[:0], sub.num_vertices)
-        packages = [self._unpack(prim, package, hop, assign) for _, package in received]
+        packages = [self._unpack(prim, src, package, hop, assign) for src, package in received]
         merged, self.own_count = ops.combine_merge(frontier, packages, self._seen if repeats else None, sub.owner,
                                                    self.me, sub.own_below, marked is not None, keep and repeats)
         if keep and repeats:

@@ -88,7 +88,7 @@ def translate(ids, table):
 def combine_merge(frontier, received, seen, owner, me, own_below=None, marked=False, keep=False):
     """Combine + filter: the receive side of a hop, one pass per package.  Each received package is (ids,
     to_local, fields, carried): ``ids`` of this device's vertices, or ids to map through ``to_local`` (-1: a vertex
-    this device lacks, skipped), or :class:`Bits` of them with a scalar per field and nothing carried; ``fields``
+    this device lacks, skipped), or :class:`Bits` of them (bit i is id ``base + i``) with a scalar per field and nothing carried; ``fields``
     (array, op, values: one per id, or a scalar for every id) with op "min" or "max" (signed integer arrays order
     -1, unreached, above every value), "sum" or "assign"; ``carried`` (array, values, table or None) stored where a
     field changed, through ``table`` (vertex ids to local ones, -1 kept).  Ids are unique within a package and
@@ -130,9 +130,10 @@ def _check_tables(values, tables):
             raise ValueError(f"a vertex-valued array must hold integer vertex ids, got dtype {v.dtype}")
 
 
-def bitmap(vertices, num_vertices):
-    """A frontier as a bitmap of uint32 words."""
-    return _impl(vertices).bitmap(vertices, num_vertices)
+def bitmap(vertices, num_vertices, table=None, base=0):
+    """A frontier as a bitmap of uint32 words over ``num_vertices`` bits; with ``table``, bit ``table[v] - base``
+    for each vertex v whose ``table[v]`` is not -1 (the bits of another numbering's block of ids)."""
+    return _impl(vertices).bitmap(vertices, num_vertices, table, base)
 
 
 def bit_test(bits, ids):

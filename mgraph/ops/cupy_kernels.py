@@ -257,9 +257,18 @@ extern "C" __global__ void visit_pull(const i64* __restrict__ rindptr, const idx
     block_append(got, emit ? 1u : 0u, out, out_count);
 }
 
-extern "C" __global__ void set_bits(const idx_t* __restrict__ vertices, i64 count, unsigned* __restrict__ bits) {
+// bit v of each vertex v, or with a table bit table[v] - base where table[v] is not -1
+extern "C" __global__ void set_bits(const idx_t* __restrict__ vertices, i64 count, const idx_t* __restrict__ table,
+                                    i64 base, unsigned* __restrict__ bits) {
     const i64 k = (i64)blockIdx.x * blockDim.x + threadIdx.x;
-    if (k < count) { const i64 v = vertices[k]; atomicOr(&bits[v >> 5], 1u << (v & 31)); }
+    if (k >= count) return;
+    i64 v = vertices[k];
+    if (table != nullptr) {
+        v = table[v];
+        if (v < 0) return;
+        v -= base;
+    }
+    atomicOr(&bits[v >> 5], 1u << (v & 31));
 }
 
 // A warp's lanes' values added up (lane 0 gets the sum)
@@ -460,7 +469,7 @@ SIGNED = {1: "signed char", 2: "short", 4: "int", 8: "long long"}
 # stores suffice.  One pass where a translate, a kernel per field, a mask, a translate and a store per carried
 # array, and a merge took five to eight launches (docs/perf-notes.md).  A field may have one value for every entry
 # (a kernel argument: a value the primitive implies, not sent).  A package sent as bits has an entry per bit
-# (n = 32 x its words), those of set bits combined, and one value per field for all.
+# (n = 32 x its words), those of set bits combined (bit i: id base + i), and one value per field for all.
 RECEIVE = r"""
 template <typename T> __device__ __forceinline__ bool lower(T x, T y) {{ return x < y; }}
 // signed ids and levels: -1 (unreached) orders above every value
@@ -470,7 +479,7 @@ template <> __device__ __forceinline__ bool lower<long long>(long long x, long l
 }}
 
 extern "C" __global__ void receive(const {entries}* __restrict__ ids, const idx_t* __restrict__ to_local, i64 n,
-                                   unsigned* __restrict__ seen, const int* __restrict__ owner, int me,
+                                   i64 base, unsigned* __restrict__ seen, const int* __restrict__ owner, int me,
                                    i64 own_below, idx_t* __restrict__ out, u64* __restrict__ count{params}) {{
     idx_t got[ITEMS];
     unsigned hits = 0, own = 0;

@@ -172,11 +172,12 @@ def compress(parent):
     fn(_blocks(n), (BLOCK,), (parent, np.int64(n)))
 
 
-def bitmap(vertices, num_vertices):
+def bitmap(vertices, num_vertices, table=None, base=0):
     bits = cp.zeros(-(-num_vertices // 32), dtype=np.uint32)
     if len(vertices):
         fn = _function(vertices.dtype, vertices.device.id, "set_bits")
-        fn(_blocks(len(vertices)), (BLOCK,), (vertices, np.int64(len(vertices)), bits))
+        table = np.intp(0) if table is None else table.astype(vertices.dtype, copy=False)
+        fn(_blocks(len(vertices)), (BLOCK,), (vertices, np.int64(len(vertices)), table, np.int64(base), bits))
     return bits
 
 
@@ -230,6 +231,7 @@ def combine_merge(frontier, received, seen, owner, me, own_below=None, marked=Fa
                                                  np.int32(0)) + tail[1:])
     for ids, to_local, fields, carried in received:
         bits = isinstance(ids, numpy_ops.Bits)
+        base = np.int64(ids.base if bits else 0)
         ids = ids.words if bits else cp.ascontiguousarray(ids.astype(idx, copy=False))
         n = int(ids.shape[0]) * (32 if bits else 1)
         if not n:
@@ -245,7 +247,7 @@ def combine_merge(frontier, received, seen, owner, me, own_below=None, marked=Fa
                   tuple(_ctype(a.dtype) for a, _, _ in carried))
         fn = _receive_kernel(idx, *layout, bits, device)
         fn(_blocks(n, BLOCK * cupy_kernels.ITEMS), (BLOCK,),
-           (ids, np.intp(0) if to_local is None else to_local.astype(idx, copy=False), np.int64(n)) + tail + args)
+           (ids, np.intp(0) if to_local is None else to_local.astype(idx, copy=False), np.int64(n), base) + tail + args)
     n_out, own = (int(c) for c in count.get())
     if seen is not None and not keep:
         unmark(out[:n_out], seen)

@@ -14,17 +14,23 @@ import numpy as np
 UNVISITED = -1
 
 
-def bitmap(vertices, num_vertices):
-    """A frontier as bits (uint32 words, vertex i is bit i % 32 of word i // 32): |V|/8 bytes."""
+def bitmap(vertices, num_vertices, table=None, base=0):
+    """A frontier as bits (uint32 words, vertex i is bit i % 32 of word i // 32): |V|/8 bytes.  With ``table``, bit
+    ``table[v] - base`` for each vertex v whose ``table[v]`` is not -1."""
     mask = np.zeros(-(-num_vertices // 32) * 32, dtype=bool)
+    if table is not None:
+        vertices = table[vertices]
+        vertices = vertices[vertices >= 0] - base
     mask[vertices] = True
     return np.packbits(mask, bitorder="little").view("<u4")
 
 
 class Bits(NamedTuple):
-    """A package's vertex ids given as a bitmap (:func:`bitmap`'s uint32 words): a broadcast frontier sent as bits."""
+    """A package's vertex ids given as a bitmap (:func:`bitmap`'s uint32 words): a broadcast frontier sent as bits.
+    Bit i stands for id ``base + i`` (a receiver's block of copies of one peer's vertices starts at ``base``)."""
 
     words: object
+    base: int = 0
 
 
 def bit_test(bits, ids):
@@ -168,7 +174,8 @@ def combine_merge(frontier, received, seen, owner, me, own_below=None, marked=Fa
     parts, keeps = [frontier], [None]
     for ids, to_local, fields, carried in received:
         if isinstance(ids, Bits):  # the set bits
-            ids = np.flatnonzero(np.unpackbits(ids.words.view(np.uint8), bitorder="little")).astype(frontier.dtype)
+            bits = np.unpackbits(ids.words.view(np.uint8), bitorder="little")
+            ids = (np.flatnonzero(bits) + ids.base).astype(frontier.dtype)
         fields = [(array, op, np.full(ids.shape[0], values, dtype=array.dtype) if np.ndim(values) == 0 else values)
                   for array, op, values in fields]  # one value for every id
         if to_local is not None:
