@@ -510,7 +510,7 @@ RECEIVE_BITS = {  # entry i is bit i % 32 of word i / 32, so a warp's lanes take
     "entries": "unsigned",
     "entry": "        const i64 i = ((i64)blockIdx.x * ITEMS + item) * blockDim.x + threadIdx.x;\n"
              "        if (i >= n || !((ids[i >> 5] >> (i & 31)) & 1u)) continue;\n"
-             "        idx_t v = (idx_t)i;\n",
+             "        idx_t v = (idx_t)(base + i);\n",
 }
 RECEIVE_FIELD = ", {t}* __restrict__ a{j}, {x}"
 RECEIVE_VALUES = "const {t}* __restrict__ x{j}"
