@@ -79,7 +79,7 @@ class Primitive:
     def frontier_values(self) -> dict:
         """Values that every vertex of the frontier just returned (by reset, iterate or next_phase) holds in
         ``combine`` arrays, the same on every device: BFS's {"depth": level}.  Optional; with it a large
-        broadcast frontier travels as one bit per vertex and these values are restored where it arrives, and
+        broadcast frontier travels as bits and these values are restored where it arrives, and
         where every combine is a min or max and named here the merges skip their dedupe (what arrives cannot
         change a frontier vertex, nor any vertex twice), so a wrong value here is a wrong frontier."""
         return {}

@@ -11,7 +11,8 @@ One :class:`Exchange` per device.  Per superstep, :meth:`Exchange.run`:
    are gathered from the owners), so a copy never needs them.  Values the
    primitive implies for every frontier vertex (``frontier_values``, BFS's
    level) do not travel; a large broadcast frontier with no other values goes
-   as one bit per vertex of the whole graph;
+   as bits: of the block of copies a receiver keeps of the sender's vertices
+   (1-hop, a frontier of own vertices), else of the whole graph;
 3. *push* through the transport, which returns what arrived once every
    device has sent; *combine* it (in sender order, so results do not depend
    on thread timing);
