@@ -47,6 +47,8 @@ class PageRank(Primitive):
         self.dangling = own[dangling[own]]  # indices, so the mass is a gather + sum
         self.inv_out = xp.where(dangling, 0.0, 1.0 / xp.where(dangling, 1.0, out))
         self.own = own
+        below = graph.own_below  # own vertices first (one device, 1-hop parts): a view, not a gather, of theirs
+        self.mine = own if below is None else slice(0, below)
         self.n = graph.num_global_vertices
 
     def reset(self, source=None):
@@ -57,13 +59,13 @@ class PageRank(Primitive):
 
     def _publish(self):
         self.share = self.rank * self.inv_out
-        self.dangling_mass = float(self.rank[self.dangling].sum())
+        self.dangling_mass = self.rank[self.dangling].sum()  # stays on the device; the enactor reads shares
 
     def iterate(self, frontier):
-        a, n, own = self.alpha, self.n, self.own
+        a, n, mine = self.alpha, self.n, self.mine
         x = self.rank
         new = a * (ops.pull_sum(self.rgraph, self.share) + self.dangling_mass / n) + (1.0 - a) / n
-        self.error = float(self.xp.abs(new[own] - x[own]).sum())
+        self.error = float(self.xp.abs(new[mine] - x[mine]).sum())
         self.rank = new
         self._publish()
         return self.own

@@ -359,3 +359,24 @@ def test_sssp_rejects_drift_within_per_edge_tolerance():
     for k in range(1, n):
         dist[k] = (dist[k - 1] + 1) * (1 + 0.9e-9)
     reject_sssp(g, 0, dist, np.maximum(np.arange(n) - 1, 0), "reference")
+
+
+def test_sssp_with_integer_weights_is_certified_without_dijkstra(monkeypatch):
+    """Whole-number weights make Graph500's rules exact, so no reference run is needed and a wrong distance
+    still fails a rule; fractional weights still go to Dijkstra."""
+    import mgraph.validate as validate
+
+    calls = []
+    monkeypatch.setattr(validate, "reference_sssp", lambda g, s: calls.append(s) or sssp_answer(G, s)[0])
+    g, G, dist, pred = weighted_answer("grid")
+    validate_sssp(g, 0, dist, pred)
+    assert calls == []
+    v = int(np.flatnonzero(np.isfinite(dist) & (dist >= 1))[0])
+    dist[v] -= 1.0
+    reject_sssp(g, 0, dist, pred)
+    assert calls == []
+    g, G = make([(0, 1), (1, 2), (0, 2)], 3, weights=[0.5, 0.25, 1.0])
+    dist, pred = sssp_answer(G, 0)
+    np.testing.assert_array_equal(dist, [0, 0.5, 0.75])
+    validate_sssp(g, 0, dist, pred)
+    assert calls == [0]
