@@ -77,8 +77,7 @@ class SubGraph(Graph):
 
     def count_own(self, ids) -> int:
         """How many of ``ids`` are this device's own vertices."""
-        below = self.own_below
-        return int((ids < below).sum() if below is not None else (self.owner[ids] == self.index).sum())
+        return ops.count_own(ids, self.owner, self.index, self.own_below)
 
     def copies_on(self, k):
         """(first id, how many) of the copies of this part's own vertices on part k (1-hop): k keeps them in one

@@ -148,6 +148,20 @@ def _entries(a):
     return a.view(np.float64).reshape(-1, 2).tolist() if a.dtype.kind == "c" else a.tolist()
 
 
+@pytest.mark.parametrize("own_below", [None, 0, 4321, 10_000])
+@pytest.mark.parametrize("id_dtype", [np.int32, np.int64])
+@pytest.mark.parametrize("n", [0, 1, 2049, 1_000_003])
+def test_count_own_matches_numpy_twin(n, id_dtype, own_below):
+    rng = np.random.default_rng(n + (own_below or 0))
+    owner = rng.integers(0, 3, 10_000).astype(np.int32)
+    ids = rng.integers(0, 10_000, n).astype(id_dtype)
+    want = numpy_ops.count_own(ids, owner, 1, own_below)
+    assert want == (int((ids < own_below).sum()) if own_below is not None else int((owner[ids] == 1).sum()))
+    assert cupy_ops.count_own(cp.asarray(ids), cp.asarray(owner), 1, own_below) == want
+    assert cupy_ops.count_own(cp.asarray(ids)[::2], cp.asarray(owner), 1, own_below) == \
+        numpy_ops.count_own(ids[::2], owner, 1, own_below)  # a strided view is made contiguous
+
+
 @pytest.mark.parametrize("n,parts,me", [(0, 3, 0), (1, 2, 1), (100000, 2, 0), (77777, 5, 3)])
 @pytest.mark.parametrize("id_dtype", [np.int32, np.int64])
 def test_split_and_gather_match_numpy_twins_up_to_order_within_packages(n, parts, me, id_dtype):

@@ -16,7 +16,7 @@ UNVISITED = numpy_ops.UNVISITED
 Bits = numpy_ops.Bits
 __all__ = ["UNVISITED", "advance_visit", "advance_visit_pull", "advance_relax", "advance_count_paths",
            "advance_dependency", "pull_sum", "hook_components", "compress", "bitmap", "Bits", "bit_test",
-           "filter", "segment_min", "split", "gather", "translate", "combine_merge", "unmark"]
+           "filter", "segment_min", "count_own", "split", "gather", "translate", "combine_merge", "unmark"]
 
 
 def _impl(a):
@@ -106,6 +106,12 @@ def combine_merge(frontier, received, seen, owner, me, own_below=None, marked=Fa
 def unmark(vertices, seen):
     """Zero ``seen`` (a bitmap whose set bits are all among ``vertices``, as a merge with ``keep`` left it)."""
     return _impl(vertices).unmark(vertices, seen)
+
+
+def count_own(ids, owner, me, own_below=None):
+    """Filter count: how many of ``ids`` device ``me`` owns (ids below ``own_below`` where own vertices come first
+    in the numbering, else by ``owner``), in one pass and one host read."""
+    return _impl(ids).count_own(ids, owner, me, own_below)
 
 
 def split(vertices, owner, me, num_parts, values, tables, id_on=None):

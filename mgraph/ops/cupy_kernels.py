@@ -357,6 +357,22 @@ extern "C" __global__ void append_unique(const idx_t* __restrict__ src, const bo
     block_append(got, hits, out, count);
 }
 
+// how many of ids[0, n) device `me` owns: ids below own_below where own vertices are a prefix of the numbering
+// (own_below >= 0), else by owner[]; ITEMS entries per thread, blockDim apart, one atomic per block
+extern "C" __global__ void count_own(const idx_t* __restrict__ ids, i64 n, const int* __restrict__ owner, int me,
+                                     i64 own_below, u64* __restrict__ count) {
+    unsigned own = 0;
+#pragma unroll
+    for (int item = 0; item < ITEMS; ++item) {
+        const i64 i = ((i64)blockIdx.x * ITEMS + item) * blockDim.x + threadIdx.x;
+        if (i < n) {
+            const idx_t v = ids[i];
+            own += own_below >= 0 ? v < own_below : owner[v] == me;
+        }
+    }
+    block_add(own, count);
+}
+
 // after a merge: clear the words of `seen` holding its output's bits (every set bit is one of them)
 extern "C" __global__ void clear_bits(const idx_t* __restrict__ vertices, i64 n, unsigned* __restrict__ seen) {
     const i64 k = (i64)blockIdx.x * blockDim.x + threadIdx.x;

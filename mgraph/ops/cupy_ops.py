@@ -292,6 +292,19 @@ def _pointers(ptrs, device_id):
         return cp.asarray(np.array(ptrs, dtype=np.uint64))
 
 
+def count_own(ids, owner, me, own_below=None):
+    n = int(ids.shape[0])
+    if n == 0:
+        return 0
+    ids = cp.ascontiguousarray(ids)
+    count = cp.zeros(1, dtype=np.uint64)
+    _function(np.dtype(ids.dtype), ids.device.id, "count_own")(
+        _blocks(n, BLOCK * cupy_kernels.ITEMS), (BLOCK,),
+        (ids, np.int64(n), _dummy(np.int32) if owner is None else owner, np.int32(me),
+         np.int64(-1 if own_below is None else own_below), count))
+    return int(count[0])
+
+
 def split(vertices, owner, me, num_parts, values, tables, id_on=None):
     n = int(vertices.shape[0])
     if n == 0:

@@ -227,6 +227,11 @@ def bucket(dest, num_buckets):
     return order, np.bincount(dest, minlength=num_buckets).tolist()
 
 
+def count_own(ids, owner, me, own_below=None):
+    """How many of ``ids`` device ``me`` owns: ids below ``own_below`` when given, else by ``owner``."""
+    return int((ids < own_below).sum() if own_below is not None else (owner[ids] == me).sum())
+
+
 def split(vertices, owner, me, num_parts, values, tables, id_on=None):
     """The frontier split and package: of ``vertices``, those a device k other than ``me`` owns go to k with their
     ids there (``id_on[k]``, or the vertices themselves where None) and their :func:`gather` of ``values``.
