@@ -162,6 +162,23 @@ def test_count_own_matches_numpy_twin(n, id_dtype, own_below):
         numpy_ops.count_own(ids[::2], owner, 1, own_below)  # a strided view is made contiguous
 
 
+@pytest.mark.parametrize("below", [None, 700_000])
+@pytest.mark.parametrize("id_dtype", [np.int32, np.int64])
+@pytest.mark.parametrize("n", [0, 1, 2049, 1_000_003])
+def test_select_mapped_matches_numpy_twin_up_to_order(n, id_dtype, below):
+    rng = np.random.default_rng(n)
+    table = np.where(rng.random(2_000_000) < 0.4, rng.integers(0, 2_000_000, 2_000_000), -1).astype(id_dtype)
+    vertices = rng.permutation(2_000_000)[:n].astype(id_dtype)
+    want_v, want_ids = numpy_ops.select_mapped(vertices, table, below)
+    chosen = vertices[(table[vertices] >= 0) & ((vertices < below) if below is not None else True)]
+    assert (want_ids >= 0).all() and (np.sort(want_v) == np.sort(chosen)).all()
+    got_v, got_ids = cupy_ops.select_mapped(cp.asarray(vertices), cp.asarray(table), below)
+    got_v, got_ids = cp.asnumpy(got_v), cp.asnumpy(got_ids)
+    order = np.argsort(got_v)
+    np.testing.assert_array_equal(got_v[order], np.sort(want_v))
+    np.testing.assert_array_equal(got_ids[order], want_ids[np.argsort(want_v)])
+
+
 @pytest.mark.parametrize("n,parts,me", [(0, 3, 0), (1, 2, 1), (100000, 2, 0), (77777, 5, 3)])
 @pytest.mark.parametrize("id_dtype", [np.int32, np.int64])
 def test_split_and_gather_match_numpy_twins_up_to_order_within_packages(n, parts, me, id_dtype):

@@ -127,7 +127,11 @@ class Exchange:
         copies."""
         if frontier is self.sub.own_vertices:  # every own vertex changed (PageRank): the fixed border lists
             return [(k, self._package(prim, vertices, ids, fields)) for k, vertices, ids in self._borders()]
-        mine = frontier[self.sub.owner[frontier] == self.me] if self.p > 1 else frontier
+        sub = self.sub
+        if sub.id_on is not None:  # 1-hop: own vertices come first, picked in the holders' selection
+            return [(k, self._package(prim, vertices, ids, fields))
+                    for k, vertices, ids in self._holders(frontier, sub.own_below)]
+        mine = frontier[sub.owner[frontier] == self.me] if self.p > 1 else frontier
         return [(k, self._package(prim, vertices, ids, fields)) for k, vertices, ids in self._holders(mine)]
 
     def _note_stale(self, frontier, combines):
@@ -230,17 +234,16 @@ class Exchange:
         self.own_count = counts[self.me]
         return [(k, _named(ids, names, values)) for k, (ids, values) in packed.items()]
 
-    def _holders(self, mine):
-        """Per peer holding copies of some of ``mine`` (own vertices): (peer, those vertices, their ids there)."""
+    def _holders(self, mine, below=None):
+        """Per peer holding copies of some of ``mine`` (own vertices; with ``below``, those of ``mine`` below it):
+        (peer, those vertices, their ids there)."""
         sub, out = self.sub, []
         if not len(mine):
             return out
         if sub.id_on is None:  # duplicate-all: every peer holds every vertex under the same id
             return [(k, mine, mine) for k in self.peers]
         for k in self.peers:
-            ids = sub.id_on[k][mine]
-            held = sub.xp.flatnonzero(ids >= 0)  # one compaction (one host read) for both arrays
-            vertices, ids = mine[held], ids[held]
+            vertices, ids = ops.select_mapped(mine, sub.id_on[k], below)  # one compaction, one host read
             if len(vertices):
                 out.append((k, vertices, ids))
         return out

@@ -16,7 +16,7 @@ UNVISITED = numpy_ops.UNVISITED
 Bits = numpy_ops.Bits
 __all__ = ["UNVISITED", "advance_visit", "advance_visit_pull", "advance_relax", "advance_count_paths",
            "advance_dependency", "pull_sum", "hook_components", "compress", "bitmap", "Bits", "bit_test",
-           "filter", "segment_min", "count_own", "split", "gather", "translate", "combine_merge", "unmark"]
+           "filter", "segment_min", "count_own", "select_mapped", "split", "gather", "translate", "combine_merge", "unmark"]
 
 
 def _impl(a):
@@ -112,6 +112,13 @@ def count_own(ids, owner, me, own_below=None):
     """Filter count: how many of ``ids`` device ``me`` owns (ids below ``own_below`` where own vertices come first
     in the numbering, else by ``owner``), in one pass and one host read."""
     return _impl(ids).count_own(ids, owner, me, own_below)
+
+
+def select_mapped(vertices, table, below=None):
+    """Filter: the ``vertices`` (those below ``below`` where given) whose ``table`` entry is not -1, and those
+    entries (a device's own vertices that a peer keeps copies of, with the copies' ids there), in one pass and one
+    host read; the GPU's order is any."""
+    return _impl(vertices).select_mapped(vertices, table, below)
 
 
 def split(vertices, owner, me, num_parts, values, tables, id_on=None):

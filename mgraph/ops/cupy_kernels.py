@@ -373,6 +373,26 @@ extern "C" __global__ void count_own(const idx_t* __restrict__ ids, i64 n, const
     block_add(own, count);
 }
 
+// the entries of vertices[0, n) (those below `below` where it is >= 0) whose table entry is not -1 (own vertices
+// a peer keeps copies of), appended to out[] in any order; ITEMS entries per thread, blockDim apart, one atomic
+// per block
+extern "C" __global__ void select_mapped(const idx_t* __restrict__ vertices, i64 n, i64 below,
+                                         const idx_t* __restrict__ table, idx_t* __restrict__ out,
+                                         u64* __restrict__ count) {
+    idx_t got[ITEMS];
+    unsigned hits = 0;
+#pragma unroll
+    for (int item = 0; item < ITEMS; ++item) {
+        const i64 i = ((i64)blockIdx.x * ITEMS + item) * blockDim.x + threadIdx.x;
+        got[item] = 0;
+        if (i < n) {
+            got[item] = vertices[i];
+            if ((below < 0 || got[item] < below) && table[got[item]] >= 0) hits |= 1u << item;
+        }
+    }
+    block_append(got, hits, out, count);
+}
+
 // after a merge: clear the words of `seen` holding its output's bits (every set bit is one of them)
 extern "C" __global__ void clear_bits(const idx_t* __restrict__ vertices, i64 n, unsigned* __restrict__ seen) {
     const i64 k = (i64)blockIdx.x * blockDim.x + threadIdx.x;

@@ -305,6 +305,21 @@ def count_own(ids, owner, me, own_below=None):
     return int(count[0])
 
 
+def select_mapped(vertices, table, below=None):
+    n = int(vertices.shape[0])
+    if n == 0:
+        return vertices[:0], table[:0]
+    vertices = cp.ascontiguousarray(vertices)
+    out = cp.empty(n, dtype=vertices.dtype)
+    count = cp.zeros(1, dtype=np.uint64)
+    _function(np.dtype(vertices.dtype), vertices.device.id, "select_mapped")(
+        _blocks(n, BLOCK * cupy_kernels.ITEMS), (BLOCK,),
+        (vertices, np.int64(n), np.int64(-1 if below is None else below), table.astype(vertices.dtype, copy=False),
+         out, count))
+    kept = out[: int(count[0])]
+    return kept, translate(kept, table)
+
+
 def split(vertices, owner, me, num_parts, values, tables, id_on=None):
     n = int(vertices.shape[0])
     if n == 0:

@@ -232,6 +232,15 @@ def count_own(ids, owner, me, own_below=None):
     return int((ids < own_below).sum() if own_below is not None else (owner[ids] == me).sum())
 
 
+def select_mapped(vertices, table, below=None):
+    """The ``vertices`` (below ``below`` where given) whose ``table`` entry is not -1, in order, and those entries."""
+    if below is not None:
+        vertices = vertices[vertices < below]
+    ids = table[vertices]
+    keep = ids >= 0
+    return vertices[keep], ids[keep]
+
+
 def split(vertices, owner, me, num_parts, values, tables, id_on=None):
     """The frontier split and package: of ``vertices``, those a device k other than ``me`` owns go to k with their
     ids there (``id_on[k]``, or the vertices themselves where None) and their :func:`gather` of ``values``.
