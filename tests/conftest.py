@@ -237,7 +237,7 @@ def disconnected_directed_graph():
 
 
 def _read_chesapeake():
-    m = scipy.io.mmread(os.path.join(DATA, "chesapeake.mtx")).tocoo()
+    m = scipy.io.mmread(os.path.join(DATA, "chesapeake.mtx"), spmatrix=False).tocoo()
     # 1-based vertices 1..39 in the file; mmread makes them 0-based
     return m.row.astype(np.int64), m.col.astype(np.int64), m.shape[0]
 
