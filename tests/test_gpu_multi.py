@@ -156,7 +156,6 @@ def test_count_own_matches_numpy_twin(n, id_dtype, own_below):
     owner = rng.integers(0, 3, 10_000).astype(np.int32)
     ids = rng.integers(0, 10_000, n).astype(id_dtype)
     want = numpy_ops.count_own(ids, owner, 1, own_below)
-    assert want == (int((ids < own_below).sum()) if own_below is not None else int((owner[ids] == 1).sum()))
     assert cupy_ops.count_own(cp.asarray(ids), cp.asarray(owner), 1, own_below) == want
     assert cupy_ops.count_own(cp.asarray(ids)[::2], cp.asarray(owner), 1, own_below) == \
         numpy_ops.count_own(ids[::2], owner, 1, own_below)  # a strided view is made contiguous
