@@ -5,11 +5,22 @@ from .graph import Graph
 __version__ = "0.1.0"
 
 
-def load(path_or_spec, *, directed=None, backend="auto"):
-    """A Graph from a file (.mtx, .txt/.el edge list, .csv, .npz; gzip-aware) or a generator spec (rmat:S[:EF], grid:WxH, er:N:M)."""
+def load(path_or_spec, *, directed=None, backend="auto", seed=0, weights=None):
+    """A Graph from a file (.mtx, .txt/.el edge list, .csv, .npz; gzip-aware) or a generator spec (rmat:S[:EF], grid:WxH, er:N:M).
+
+    Under MPI (``mpiexec -n P``, P > 1) a :class:`~mgraph.partitioned.PartitionedGraph`: each rank reads only its
+    share, and builds its part on its device when a run first needs it (collective: every rank calls it).
+    """
+    from .group import world
+
+    w = world()
+    if w is not None:
+        from .partitioned import PartitionedGraph
+
+        return PartitionedGraph(path_or_spec, w, directed=directed, seed=seed, weights=weights)
     from .io import load as _load
 
-    return _load(path_or_spec, directed=directed, backend=backend)
+    return _load(path_or_spec, directed=directed, backend=backend, seed=seed, weights=weights)
 
 
 __all__ = ["Graph", "load", "bfs", "sssp", "connected_components", "pagerank", "betweenness_centrality", "run"]

@@ -29,19 +29,35 @@ def _check_vertex(graph, v, what="source"):
     return int(v)
 
 
-def _traversal_stats(graph, reached, stats):
+def _reached_arcs(key, reached):
+    """A ``count`` for mgraph.launch.run: the arcs out of a worker's own vertices that ``reached`` accepts
+    (summed over the workers: the arcs of the traversed component), computed where the values live."""
+    def count(part, own):
+        deg = part.out_degree()[part.own_vertices]
+        return {"arcs_traversed": int(deg[reached(own[key])].sum())}
+    return count
+
+
+def _traversal_stats(graph, stats):
     """Graph500 TEPS (undirected input edges within the traversed component / time) and Gunrock's directed-edge TEPS."""
-    deg = to_numpy(graph.out_degree())
-    arcs = int(deg[reached].sum())
+    arcs = stats["arcs_traversed"]
     edges = arcs if graph.directed else arcs // 2
     t = stats["elapsed_s"]
     stats.update(
         edges_in_component=edges,
-        arcs_traversed=arcs,
         graph500_teps=edges / t if t > 0 else float("inf"),
         directed_edge_teps=arcs / t if t > 0 else float("inf"),
     )
     return stats
+
+
+def _typed(arrays, dtypes):
+    """The result arrays in the API's dtypes (None off rank 0 under MPI); ``vertices`` kept where a rank keeps
+    only its own (gather=False)."""
+    out = {name: None if arrays[name] is None else arrays[name].astype(dtype) for name, dtype in dtypes.items()}
+    if "vertices" in arrays:
+        out["vertices"] = arrays["vertices"].astype(np.int64)
+    return out
 
 
 def run(primitive, graph, source=None, *, sources=None, **run) -> Result:
@@ -74,33 +90,45 @@ def bfs(graph, source, *, direction="push", do_a=1e-5, do_b=0.1, **run) -> Resul
     """
     place = Placement(graph, run, SELECTIVE if direction == "push" else BROADCAST)
     source = _check_vertex(graph, source)
-    arrays, stats, prim = run_on(place, functools.partial(BFS, direction=direction, do_a=do_a, do_b=do_b), [source])
+    arrays, stats, prim = run_on(place, functools.partial(BFS, direction=direction, do_a=do_a, do_b=do_b), [source],
+                                 count=_reached_arcs("depth", lambda depth: depth >= 0))
     stats["directions"] = prim.directions
-    depth = arrays["depth"].astype(np.int64)
-    _traversal_stats(place.graph, depth >= 0, stats)
-    return Result({"depth": depth, "predecessor": arrays["predecessor"].astype(np.int64)}, stats)
+    _traversal_stats(place.graph, stats)
+    return Result(_typed(arrays, {"depth": np.int64, "predecessor": np.int64}), stats)
 
 
 def sssp(graph, source, **run) -> Result:
     """Single-source shortest paths: ``.distance`` (inf unreached) and a shortest-path-tree ``.predecessor``."""
     place = Placement(graph, run, SELECTIVE)
     source = _check_vertex(graph, source)
-    g = place.graph
-    if g.weights is not None and bool((g.weights < 0).any()):
-        raise ValueError("sssp needs non-negative edge weights; this graph has negative weights")
-    arrays, stats, _ = run_on(place, SSSP, [source])
-    dist = arrays["distance"].astype(np.float64)
-    _traversal_stats(g, np.isfinite(dist), stats)
-    return Result({"distance": dist, "predecessor": arrays["predecessor"].astype(np.int64)}, stats)
+
+    def negative(part):
+        if part.weights is not None and part.num_arcs and bool((part.weights < 0).any()):
+            return "sssp needs non-negative edge weights; this graph has negative weights"
+
+    arrays, stats, _ = run_on(place, SSSP, [source], check=negative,
+                              count=_reached_arcs("distance", _finite))
+    _traversal_stats(place.graph, stats)
+    return Result(_typed(arrays, {"distance": np.float64, "predecessor": np.int64}), stats)
+
+
+def _finite(values):
+    """Reached vertices of an SSSP (finite distance), on the values' own array module."""
+    from .backend import array_module
+
+    return array_module(values).isfinite(values)
 
 
 def connected_components(graph, **run) -> Result:
     """Weakly connected components: ``.labels`` is the smallest vertex id of each vertex's component."""
     place = Placement(graph, run, BROADCAST)
-    arrays, stats, _ = run_on(place, CC)
-    labels = arrays["labels"].astype(np.int64)
-    stats["num_components"] = int(np.count_nonzero(labels == np.arange(labels.size)))
-    return Result({"labels": labels}, stats)
+
+    def roots(part, own):  # a component's label is its smallest vertex: count the vertices that are their label
+        ids = part.vertex_ids[part.own_vertices]
+        return {"num_components": int((own["labels"] == ids).sum())}
+
+    arrays, stats, _ = run_on(place, CC, count=roots)
+    return Result(_typed(arrays, {"labels": np.int64}), stats)
 
 
 def pagerank(graph, *, alpha=0.85, tol=1e-6, max_iter=100, **run) -> Result:
@@ -114,7 +142,7 @@ def pagerank(graph, *, alpha=0.85, tol=1e-6, max_iter=100, **run) -> Result:
         warnings.warn(f"pagerank did not converge in {max_iter} iterations (L1 change {prim.error:.3g})", RuntimeWarning)
     stats.update(converged=converged, error=prim.error,
                  ms_per_iteration=1e3 * stats["elapsed_s"] / max(stats["iterations"], 1))
-    return Result({"rank": arrays["rank"].astype(np.float64)}, stats)
+    return Result(_typed(arrays, {"rank": np.float64}), stats)
 
 
 def betweenness_centrality(graph, *, sources=None, **run) -> Result:
@@ -125,9 +153,11 @@ def betweenness_centrality(graph, *, sources=None, **run) -> Result:
     elif isinstance(sources, numbers.Integral):
         sources = [sources]
     sources = [_check_vertex(graph, s, "source") for s in list(sources)]
+    if not sources:
+        raise ValueError("betweenness_centrality needs at least one source (sources=None means all vertices)")
     arrays, stats, _ = run_on(place, BC, sources)
     stats["sources"] = len(sources)
     if len(sources) == 1:
         stats["last_source_frontier_sizes"] = stats["frontier_sizes"]
     stats.pop("frontier_sizes", None)
-    return Result({"centrality": arrays["centrality"].astype(np.float64)}, stats)
+    return Result(_typed(arrays, {"centrality": np.float64}), stats)

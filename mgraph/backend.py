@@ -201,3 +201,37 @@ def resolve(backend: str | Backend | None = "auto", device: int = 0) -> Backend:
     if backend == "cupy" and not gpu_available():
         raise ValueError("backend 'cupy' needs CuPy and a CUDA GPU, and none was found (install mgraph[gpu] on a GPU machine)")
     return Backend(backend, device)
+
+
+def reset_peak(backend: Backend) -> None:
+    """Start a new peak-memory reading (:func:`peak_bytes`): the GPU pool's cached blocks go back to the driver,
+    the process's resident high-water mark is reset (Linux)."""
+    if backend.is_gpu:
+        with backend.xp.cuda.Device(backend.device):
+            backend.synchronize()
+            backend.xp.get_default_memory_pool().free_all_blocks()
+        return
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+    except OSError:  # not Linux, or not allowed: the reading is then the peak since the process started
+        pass
+
+
+def peak_bytes(backend: Backend) -> int:
+    """The most memory this device has held since :func:`reset_peak`: CuPy's pool (which keeps what it once
+    needed, so its size is the peak of what was in use, fragmentation included) on a GPU, the process's resident
+    high-water mark on the CPU (the whole process: threads sharing it count together)."""
+    if backend.is_gpu:
+        with backend.xp.cuda.Device(backend.device):
+            return int(backend.xp.get_default_memory_pool().total_bytes())
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    import resource
+
+    return int(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss) * 1024

@@ -2,7 +2,8 @@
 
     mgraph bfs|dobfs|sssp|cc|pr|bc GRAPH [--source S] [--runs N] [--validate] [--json FILE]
                                          [--devices N | --gpus 0,1,..] [--partitioner P]
-                                         [--workers auto|threads|processes] ...
+                                         [--workers auto|threads] ...
+    mpiexec -n P mgraph bfs ...                 (one rank per device; docs/distributed.md)
     mgraph partition GRAPH --parts N [--partitioner P] [--seed S] [--json FILE]
     mgraph info GRAPH
     mgraph convert IN OUT.npz
@@ -39,7 +40,9 @@ from . import __version__, api
 from .backend import BACKENDS, resolve, to_numpy
 from .comm import COMMUNICATIONS
 from .generators import with_random_weights
-from .launch import WORKERS
+from .group import fail_job, is_root, world
+from .launch import WORKERS, prepare
+from .partitioned import PartitionedGraph
 from .subgraph import DUPLICATIONS
 from .validate import (ValidationError, pagerank_step, reference_betweenness, reference_components, validate_bfs,
                        validate_sssp)
@@ -141,6 +144,44 @@ class Validator:
         if not step <= allowed:
             raise ValidationError(f"PageRank: one more power-iteration step moves the ranks by {step:.3g} (L1), "
                                   f"more than alpha x the reported last change allows ({allowed:.3g})")
+
+
+class PartsValidator:
+    """Checks results under MPI, where no rank holds the graph: rank 0 broadcasts the gathered result and every
+    rank checks its own part's arcs (mgraph.validate_parts: Graph500's rules, a distributed PageRank step).
+    Collective; every rank returns the same verdict."""
+
+    def __init__(self, name: str, graph, *, alpha=0.85):
+        if name == "bc":
+            raise ValueError("--validate for bc needs a reference over the whole graph, which no rank holds under "
+                             "MPI: validate bc on one process")
+        self.name, self.graph, self.alpha, self.group = name, graph, alpha, graph.group
+
+    def __call__(self, result, source=None):
+        from . import validate_parts as vp
+        from .backend import to_numpy
+
+        part = next(iter(self.graph._parts.values()))
+        group = self.group
+        names = {"bfs": ("depth", "predecessor"), "dobfs": ("depth", "predecessor"),
+                 "sssp": ("distance", "predecessor"), "cc": ("labels",), "pr": ("rank",)}[self.name]
+        arrays = [group.bcast_array(None if group.rank else to_numpy(getattr(result, k))) for k in names]
+        try:
+            if self.name in ("bfs", "dobfs"):
+                vp.validate_bfs_parts(group, part, source, *arrays)
+            elif self.name == "sssp":
+                vp.validate_sssp_parts(group, part, source, *arrays)
+            elif self.name == "cc":
+                vp.validate_components_parts(group, part, *arrays)
+            else:
+                step = vp.pagerank_residual_parts(group, part, arrays[0], self.alpha)
+                allowed = self.alpha * float(result.stats["error"]) * (1 + 1e-6) + 1e-10
+                if not step <= allowed:
+                    raise ValidationError(f"PageRank: one more power-iteration step moves the ranks by {step:.3g} "
+                                          f"(L1), more than alpha x the reported last change allows ({allowed:.3g})")
+        except ValidationError as e:
+            return str(e)
+        return None
 
 
 def _same(what, got, want, *, rtol=0.0, atol=0.0):
@@ -298,8 +339,8 @@ def _parser() -> argparse.ArgumentParser:
         q.add_argument("--communication", choices=COMMUNICATIONS,
                        help="send remote frontier vertices to their owner (selective) or to every device (broadcast)")
         q.add_argument("--workers", choices=WORKERS,
-                       help="one thread or one process per device (default auto: processes on distinct GPUs, "
-                            "else threads)")
+                       help="devices of one process run in threads (for one process per device start MPI ranks: "
+                            "mpiexec -n P mgraph ...)")
         q.add_argument("--seed", type=int, default=0, help="seed for random sources, weights and partitioning")
         q.add_argument("--validate", action="store_true", help="check every run against a CPU reference")
         q.add_argument("--json", metavar="FILE", help="write one JSON record of this invocation")
@@ -339,33 +380,44 @@ def _parser() -> argparse.ArgumentParser:
 
 
 # -- commands ----------------------------------------------------------------------
-def _load(args):
-    """The graph and the seconds its loading or generation took."""
+def _load(args, weights=None):
+    """The graph and the seconds its loading or generation took.  Under MPI a PartitionedGraph: each rank reads
+    only its share of the source, and builds its part when a run first needs it."""
     from . import io
 
+    w = world()
     with _status(f"loading {args.graph}"):
         t0 = time.perf_counter()
-        graph = io.load(args.graph, directed=args.directed, backend=args.backend)
-        resolve(args.backend).synchronize()
+        if w is not None:
+            graph = PartitionedGraph(args.graph, w, directed=args.directed, seed=args.seed, weights=weights)
+        else:
+            graph = io.load(args.graph, directed=args.directed, backend=args.backend, weights=weights)
+            resolve(args.backend).synchronize()
         return graph, time.perf_counter() - t0
 
 
 def _describe(graph) -> str:
     kind = "directed" if graph.directed else "undirected"
-    return f"{_n(graph.num_vertices)} vertices, {_n(graph.num_edges)} edges, {kind}{', weighted' if graph.is_weighted else ''}"
+    edges = "?" if graph.num_edges is None else _n(graph.num_edges)
+    return f"{_n(graph.num_vertices)} vertices, {edges} edges, {kind}{', weighted' if graph.is_weighted else ''}"
 
 
-def _sources(args, graph):
+def _sources(args, graph, run):
     """What each timed run starts from: a vertex, for bc a list of vertices (None: all)."""
+    def pick(k):
+        if isinstance(graph, PartitionedGraph):  # each rank vouches for the candidates it owns
+            return graph.random_sources(k, args.seed, prepare(graph, run))
+        return random_sources(graph, k, args.seed)
+
     if args.command in TRAVERSALS:
         if args.source is not None:
             return [args.source] * args.runs
-        return random_sources(graph, args.runs, args.seed)
+        return pick(args.runs)
     if args.command == "bc":
         if args.source is not None:
             chosen = [args.source]
         elif args.sources is not None:
-            chosen = random_sources(graph, args.sources, args.seed)
+            chosen = pick(args.sources)
         elif graph.num_vertices <= BC_ALL_SOURCES_MAX:
             chosen = None
         else:
@@ -388,10 +440,15 @@ def _run(args) -> int:
     if args.gpus is not None:
         args.devices = args.gpus
     backend = resolve(args.backend)
-    graph, load_s = _load(args)
-    if name == "sssp" and args.weights:
+    from .generators import is_spec
+
+    spec_weights = name == "sssp" and args.weights and is_spec(args.graph) and not os.path.exists(args.graph)
+    graph, load_s = _load(args, weights=args.weights if spec_weights else None)
+    if name == "sssp" and args.weights and not spec_weights:
         if graph.is_weighted:
             raise ValueError(f"--weights: {args.graph} already has edge weights")
+        if isinstance(graph, PartitionedGraph):
+            raise ValueError("--weights draws weights for a generated graph under MPI; a file's graph needs its own")
         graph = with_random_weights(graph, *args.weights, seed=args.seed)
     params = {"direction": getattr(args, "direction", "push"), "alpha": getattr(args, "alpha", 0.85),
               "tol": getattr(args, "tol", 1e-6), "max_iter": getattr(args, "max_iter", 100),
@@ -400,7 +457,7 @@ def _run(args) -> int:
     # only when given, so that the API's per-primitive defaults apply
     run.update({k: getattr(args, k) for k in ("partitioner", "duplication", "communication", "workers")
                 if getattr(args, k)})
-    sources = _sources(args, graph)
+    sources = _sources(args, graph, dict(run, communication=run.get("communication", "selective")))
     if backend.is_gpu:
         with _status("warm-up run"):
             run_primitive(name, graph, sources[0], run=run, **params)
@@ -410,7 +467,7 @@ def _run(args) -> int:
             results.append(run_primitive(name, graph, s, run=run, **params))
     failures = []
     if args.validate:
-        check = Validator(name, graph, alpha=params["alpha"])
+        check = (PartsValidator if isinstance(graph, PartitionedGraph) else Validator)(name, graph, alpha=params["alpha"])
         for i, (s, r) in enumerate(zip(sources, results)):
             with _status(f"validating run {i + 1}/{len(results)}"):
                 message = check(r, s)
@@ -418,7 +475,7 @@ def _run(args) -> int:
                 failures.append({"run": i, "source": s, "message": message})
     summary = _summary(name, results)
     _print_summary(args, graph, load_s, sources, results, summary, failures)
-    if args.json:
+    if args.json and is_root():
         write_json(args.json, {
             "command": name, "argv": ["mgraph", *args.argv],
             "graph": {"input": args.graph, "vertices": graph.num_vertices, "edges": graph.num_edges,
@@ -591,6 +648,10 @@ def _convert(args) -> int:
 
 def main(argv=None) -> int:
     """Run the command line ``argv`` (default sys.argv[1:]); the exit status: 0 ok, 1 validation failed, 2 user error."""
+    w = world()
+    quiet = w is not None and w.rank != 0
+    if quiet:  # the job prints once, from rank 0
+        sys.stdout = open(os.devnull, "w")
     try:
         argv = sys.argv[1:] if argv is None else list(argv)
         args = _parser().parse_args(argv)
@@ -608,8 +669,16 @@ def main(argv=None) -> int:
         message = str(e) or type(e).__name__
         if isinstance(e, OSError) and e.filename is not None and e.strerror:
             message = f"{e.filename}: {e.strerror}"
-        print(f"mgraph: error: {' '.join(message.split())}", file=sys.stderr)
+        if w is not None and not w.all_failing():  # only this rank: the others wait in a collective
+            fail_job(w, ValueError(" ".join(message.split())))
+        if not quiet:
+            print(f"mgraph: error: {' '.join(message.split())}", file=sys.stderr)
         return 2
+    except Exception as e:  # noqa: BLE001 - under MPI a rank's failure must end every rank
+        if w is None:
+            raise
+        fail_job(w, e)
+        return 1
     except KeyboardInterrupt:
         print("mgraph: interrupted", file=sys.stderr)
         return 130

@@ -42,34 +42,12 @@ def enact(primitive, backend: Backend, source=None):
 STAT_KEYS = ("compute_s", "package_s", "push_s", "wait_s", "combine_s", "bytes", "frontier")
 
 
-class _Board:
-    """What each device publishes after a superstep, read by all after a barrier: the host's one small read.
+def drive(d, prim, ex, backend, group, sources, progress=None):
+    """Device ``d``'s whole part of a run, in lockstep with the others through ``group`` (mgraph.group).
 
-    Two buffers used alternately: a device writes round k+1 into the buffer
-    that round k did not use, and round k+2 cannot start before everyone has
-    passed round k+1's barrier, so nobody overwrites a value still unread.
-    """
-
-    def __init__(self, p, barrier):
-        self.slots = [[None] * p, [None] * p]
-        self.rounds = [0] * p
-        self.barrier = barrier
-
-    def share(self, d, values):
-        """Publish the numbers ``values`` for device ``d``; every device's, once all have published."""
-        slots = self.slots[self.rounds[d] & 1]
-        self.rounds[d] += 1
-        slots[d] = tuple(values)
-        self.barrier.wait()
-        return list(slots)
-
-
-def drive(d, prim, ex, backend, board, barrier, sources, progress=None):
-    """Device ``d``'s whole part of a run, in lockstep with the others through ``board`` and ``barrier``.
-
-    The same body runs in a worker thread (:func:`enact_devices`) or in a
-    worker process (mgraph.spawn).  Supersteps end with the exchange and one
-    ``board.share`` at which every device publishes whether it has converged
+    The same body runs in a worker thread (:func:`enact_devices`) or in an
+    MPI rank (mgraph.launch).  Supersteps end with the exchange and one
+    ``group.share`` at which every device publishes whether it has converged
     and its share of the primitive's ``global_sums``.  Returns (per-superstep
     records, clock): the clock's ``start`` is read just after a barrier,
     ``loop_end`` after the last superstep, ``stop`` once every device's
@@ -81,11 +59,11 @@ def drive(d, prim, ex, backend, board, barrier, sources, progress=None):
     def agree(frontier, finished=False):
         t = time.perf_counter()
         if prim.global_sums and not finished:  # a finishing step computes nothing new to add up
-            shares = board.share(d, [float(getattr(prim, name)) for name in prim.global_sums])
+            shares = group.share([float(getattr(prim, name)) for name in prim.global_sums])
             for k, name in enumerate(prim.global_sums):
                 setattr(prim, name, sum(s[k] for s in shares))
         own = 0 if finished else ex.own_count if ex.own_count is not None else ex.sub.count_own(frontier)
-        flags = board.share(d, (bool(finished or prim.converged(frontier)), bool(finished), int(own)))
+        flags = group.share((bool(finished or prim.converged(frontier)), bool(finished), int(own)))
         if len({bool(f[1]) for f in flags}) != 1:
             raise RuntimeError(f"{prim.name}: devices disagree on whether the run has finished")
         prim.frontier_total = int(sum(f[2] for f in flags))
@@ -111,7 +89,7 @@ def drive(d, prim, ex, backend, board, barrier, sources, progress=None):
     prim.step = 0
     sources = [ex.sub.local_id(s) for s in sources]  # caller ids -> this part's (None: not here)
     backend.synchronize()
-    barrier.wait()
+    group.barrier()
     clock["start"] = time.perf_counter()
     for run in sources:
         prim.step = 0
@@ -134,7 +112,7 @@ def drive(d, prim, ex, backend, board, barrier, sources, progress=None):
             progress()
     clock["loop_end"] = time.perf_counter()
     backend.synchronize_stream()  # the run's work is on this stream (and what it waited for)
-    board.share(d, ())  # the last device done ends the run; the board's handshake is the cheap one
+    group.share(())  # the last device done ends the run
     clock["stop"] = time.perf_counter()
     clock["frontier_sizes"] = sizes
     return records, clock
@@ -147,17 +125,17 @@ def run_stats(records, clock):
             "iterations": clock["iterations"], "frontier_sizes": clock["frontier_sizes"], "per_device": records}
 
 
-def enact_devices(primitives, exchanges, backends, barrier, sources, progress=None):
+def enact_devices(primitives, exchanges, backends, groups, sources, progress=None):
     """Run one primitive per device in lockstep, one worker thread each; per-device results and stats.
 
     ``primitives[d]`` runs on device d's subgraph; ``sources`` lists the
-    runs' sources in caller ids (or None).  An exception in any
+    runs' sources in caller ids (or None); ``groups[d]`` is device d's
+    ThreadGroup.  An exception in any
     worker breaks the barrier, so every other worker stops at its next wait,
     and the first error is raised here.  ``progress``, if given, is called
     after each source.
     """
     p = len(primitives)
-    board = _Board(p, barrier)
     out = [None] * p
     errors = [None] * p
 
@@ -165,13 +143,13 @@ def enact_devices(primitives, exchanges, backends, barrier, sources, progress=No
         prim, backend = primitives[d], backends[d]
         try:
             with backend.context():
-                out[d] = drive(d, prim, exchanges[d], backend, board, barrier, sources,
+                out[d] = drive(d, prim, exchanges[d], backend, groups[d], sources,
                                progress if d == 0 else None)
         except threading.BrokenBarrierError as e:
             errors[d] = e
         except BaseException as e:  # noqa: BLE001 - re-raised in the caller
             errors[d] = worker_error(d, backend, prim, e)
-            barrier.abort()
+            groups[d].abort()
 
     threads = [threading.Thread(target=worker, args=(d,), name=f"mgraph-device-{d}", daemon=True) for d in range(p)]
     for t in threads:

@@ -9,6 +9,10 @@ when a chunk fails to parse does a Python loop walk that chunk's lines to name
 the bad one, so a malformed file costs time only on the error path.  Every
 format error is a :class:`GraphFormatError` with a one-line message
 ``FILE, line N: problem``.
+
+:class:`FileEdges` reads a share of a file instead, so that P readers (MPI
+ranks) together read it once and none holds the whole graph: a byte range of
+a plain text file cut at line ends, or a row range of an .npz cache.
 """
 from __future__ import annotations
 
@@ -16,7 +20,9 @@ import contextlib
 import gzip
 import io
 import os
+import operator
 import re
+import struct
 import sys
 import warnings
 import zipfile
@@ -39,33 +45,47 @@ _PROGRESS_MIN_BYTES = 32 << 20  # smaller files load too fast for a bar to help
 
 
 class GraphFormatError(ValueError):
-    """A malformed graph file; the message names the file and, where known, the 1-based line."""
+    """A malformed graph file; the message names the file and, where known, the 1-based line.
 
-    def __init__(self, path, line: int | None, problem: str):
-        self.path, self.line, self.problem = str(path), line, problem
-        where = f"{self.path}, line {line}" if line else self.path
+    Where the line is not known but the byte offset of the bad line's start is
+    (a :meth:`FileEdges.part` far into a big file), the message reads
+    ``FILE, byte offset B: problem`` and ``offset`` holds B.
+    """
+
+    def __init__(self, path, line: int | None, problem: str, *, offset: int | None = None):
+        self.path, self.line, self.problem, self.offset = str(path), line, problem, offset
+        where = (f"{self.path}, line {line}" if line else
+                 f"{self.path}, byte offset {offset}" if offset is not None else self.path)
         super().__init__(f"{where}: {problem}")
 
 
 # -- public API -----------------------------------------------------------------
 
 
-def load(path_or_spec, *, directed: bool | None = None, backend: str | Backend = "auto", seed: int = 0) -> Graph:
+def load(path_or_spec, *, directed: bool | None = None, backend: str | Backend = "auto", seed: int = 0,
+         weights: tuple[int, int] | None = None) -> Graph:
     """A graph from a file (format from its extension) or a generator spec such as ``rmat:20``.
 
     ``directed=None`` keeps what the file says (see :func:`read_edges`);
     ``True`` on an undirected source gives both arcs of every edge, ``False``
     on a directed one symmetrizes it.  Files are parsed on the CPU and the
     graph is built on ``backend``'s device; generated graphs (``seed`` picks
-    one) are drawn there too.
+    one, ``weights=(lo, hi)`` draws integer weights) are drawn there too, a
+    chunk of edges at a time, so the peak stays near the finished CSR.
     """
     b = resolve(backend)
     name = os.fspath(path_or_spec)
     if generators.is_spec(name) and not os.path.exists(name):
         if directed:
             raise ValueError(f"generated graphs are undirected; directed=True is not available for {name!r}")
+        from .partbuild import build_graph
+        from .sources import SpecSource
+
+        source = SpecSource(name, seed=seed, weights=weights)
         with _on_device(b):
-            return generators.from_spec(name, xp=b.xp, seed=seed)
+            return build_graph(source, b)
+    if weights is not None:
+        raise ValueError(f"weights=(lo, hi) draws weights for a generated graph; {name} is a file")
     fmt = format_of(name)
     if fmt == "npz":
         graph = _load_npz(name)
@@ -101,7 +121,8 @@ def save_npz(graph: Graph, path) -> None:
     """Write ``graph``'s CSR to ``path`` (.npz) so :func:`load` restores it exactly, without rebuilding.
 
     Written to a temporary file and renamed, so a crash never leaves a
-    half-written cache behind.
+    half-written cache behind.  ``np.savez`` stores the arrays uncompressed
+    (ZIP_STORED), so :meth:`FileEdges.part` reads a slice of them in place.
     """
     name = os.fspath(path)
     if not name.lower().endswith(".npz"):
@@ -240,6 +261,15 @@ def _parse_edge_list(path, data: bytes, *, delimiter, comments):
     first = next(((no, line, end) for no, line, end in _lines(data, 0, 1) if _strip_comment(line, comments)), None)
     if first is None:
         return np.empty(0, np.int64), np.empty(0, np.int64), None
+    ncols, start, first_line = _edge_list_layout(path, first, delimiter, comments)
+    table = _Table(path, data, start, first_line, ncols, delimiter, comments, weight_kind="f8")
+    src, dst, w = table.columns()
+    _check_edge_list_ids(path, table, src, dst)
+    return src, dst, w
+
+
+def _edge_list_layout(path, first, delimiter, comments):
+    """(columns, offset where the data starts, its line) from the first non-comment line (line, text, end)."""
     line_no, line, end = first
     fields = _strip_comment(line, comments).split(delimiter.encode() if delimiter else None)
     header = delimiter is not None and not all(_is_number(f) for f in fields)
@@ -247,13 +277,14 @@ def _parse_edge_list(path, data: bytes, *, delimiter, comments):
         raise GraphFormatError(path, line_no, f"{'header' if header else 'line'} has {len(fields)} columns;"
                                " expected 2 (src, dst) or 3 (src, dst, weight)")
     start, first_line = (end, line_no + 1) if header else (end - len(line), line_no)
-    table = _Table(path, data, start, first_line, len(fields), delimiter, comments, weight_kind="f8")
-    src, dst, w = table.columns()
+    return len(fields), start, first_line
+
+
+def _check_edge_list_ids(path, table, src, dst):
     for ids, what in ((src, "source"), (dst, "target")):
         if ids.size and ids.min() < 0:
             row = int(np.argmax(ids < 0))
             raise GraphFormatError(path, table.line_of_row(row), f"negative {what} vertex id {int(ids[row])}")
-    return src, dst, w
 
 
 def _is_number(token: bytes) -> bool:
@@ -271,7 +302,15 @@ _MTX_BANNER = "%%MatrixMarket matrix coordinate <field> <symmetry>"
 
 def _parse_mtx(path, data: bytes):
     """Matrix Market coordinate files: pattern/integer/real, general/symmetric, 1-based ids."""
-    lines = _lines(data, 0, 1)
+    rows, nnz, weight_kind, symmetric, line_no, end = _mtx_header(path, _lines(data, 0, 1))
+    table = _Table(path, data, end, line_no + 1, 2 if weight_kind is None else 3, None, "%", weight_kind)
+    src, dst, w = table.columns()
+    _check_mtx_entries(path, table, src, dst, rows, nnz)
+    return src, dst, w, rows, not symmetric, symmetric
+
+
+def _mtx_header(path, lines):
+    """(rows, entries, weight kind, symmetric, size line number, offset after it) from (line, text, end) lines."""
     first = next(lines, None)
     banner = first[1].split() if first else []
     if not banner or banner[0].lower() != b"%%matrixmarket":
@@ -298,13 +337,15 @@ def _parse_mtx(path, data: bytes):
         raise GraphFormatError(path, None, "no size line 'rows cols entries' after the header")
     if rows != cols:
         raise GraphFormatError(path, line_no, f"matrix is {rows} x {cols}; a graph's adjacency matrix must be square")
-    weight_kind = _MTX_FIELDS[field]
-    table = _Table(path, data, end, line_no + 1, 2 if weight_kind is None else 3, None, "%", weight_kind)
-    src, dst, w = table.columns()
-    if src.size < nnz:
+    return rows, nnz, _MTX_FIELDS[field], symmetry == "symmetric", line_no, end
+
+
+def _check_mtx_entries(path, table, src, dst, rows: int, nnz: int | None):
+    """Entry count (unless ``nnz`` is None: a share of the file) and index range; then ids to 0-based, in place."""
+    if nnz is not None and src.size < nnz:
         raise GraphFormatError(path, table.last_line + 1,
                                f"file ends after {src.size} of the {nnz} entries the size line declares")
-    if src.size > nnz:
+    if nnz is not None and src.size > nnz:
         raise GraphFormatError(path, table.line_of_row(nnz), f"more entries than the {nnz} the size line declares")
     for ids, what in ((src, "row"), (dst, "column")):
         bad = (ids < 1) | (ids > rows)
@@ -313,8 +354,6 @@ def _parse_mtx(path, data: bytes):
             raise GraphFormatError(path, table.line_of_row(row), f"{what} index {int(ids[row])} is outside 1..{rows}")
     src -= 1
     dst -= 1
-    symmetric = symmetry == "symmetric"
-    return src, dst, w, rows, not symmetric, symmetric
 
 
 class _Table:
@@ -443,3 +482,405 @@ def _load_npz(path: str) -> Graph:
     num_input = int(arrays["num_input_edges"])
     return Graph(indptr, indices, weights, directed=bool(arrays["directed"]),
                  num_input_edges=None if num_input < 0 else num_input)
+
+
+# -- reading a share of a file ------------------------------------------------------
+
+_LINE_COUNT_MAX_BYTES = 1 << 30  # a part's error counts the newlines before it up to here, else gives the byte offset
+_SCAN_BYTES = 16 << 20           # block size of the streaming scans (header, '%' lines, newline count)
+_TAIL_BYTES = 4096               # block size for reading on past a part's range to the end of its last line
+_NPZ_ARRAYS = ("indptr", "indices", "weights")
+
+
+class FileEdges:
+    """A graph file that P readers (MPI ranks) each read a share of, so that none holds the whole graph.
+
+    ``FileEdges(path)`` checks that the file exists and its format, and reads
+    only the header (the Matrix Market banner and size line, or the first
+    non-comment line of a SNAP or CSV edge list; the small members of an .npz)
+    to describe the file.  Header errors are raised here, with their exact line.
+
+    Attributes:
+
+    - ``path`` (str), ``format`` ('mtx', 'snap', 'csv' or 'npz');
+    - ``gzipped``: the file starts with the gzip magic bytes (whatever its
+      suffix, as :func:`read_edges` decides); ``splittable``: not gzip, so
+      :meth:`part` reads only its share of the file;
+    - ``directed``: the file's default, as :func:`read_edges` returns it
+      (Matrix Market general True, symmetric False; SNAP True; CSV False;
+      .npz as saved);
+    - ``one_triangle``: the parts hold each undirected edge once (a
+      symmetric Matrix Market file, an undirected .npz), so a directed view
+      needs both arcs of each (as :func:`load` does);
+    - ``num_vertices``: what the file declares (Matrix Market size line,
+      .npz), else None: the caller takes max id + 1 over all readers;
+    - ``weighted``: parts return weights.  Known for every format without
+      parsing the data: the field type of a Matrix Market file, the column
+      count of the first data line (or CSV header) of an edge list (an edge
+      list without data lines is unweighted), the members of an .npz;
+    - ``num_entries``: the entries a Matrix Market size line declares, else
+      None (see :meth:`check_count`).
+
+    Instances hold no open file and pickle, so one rank may describe the file
+    and send the description to the others.
+    """
+
+    def __init__(self, path):
+        self.path = os.fspath(path)
+        self.format = format_of(self.path)
+        if not os.path.isfile(self.path):
+            raise ValueError(f"{self.path}: no such file")
+        self.size = os.path.getsize(self.path)
+        self.num_vertices = self.num_entries = None
+        self.one_triangle = False
+        if self.format == "npz":
+            self.gzipped = False
+            self._describe_npz()
+        else:
+            with open(self.path, "rb") as f:
+                self.gzipped = f.read(2) == GZIP_MAGIC
+            self._describe_text()
+        self.splittable = not self.gzipped
+
+    def __repr__(self) -> str:
+        kind = "directed" if self.directed else "undirected"
+        return (f"FileEdges({self.path!r}, {self.format}{', gzip' if self.gzipped else ''}, {kind},"
+                f" weighted={self.weighted}, num_vertices={self.num_vertices})")
+
+    # -- the share --------------------------------------------------------------
+
+    def part(self, index: int, count: int):
+        """Reader ``index``'s share of ``count`` readers: ``(src, dst, weights or None)`` NumPy arrays.
+
+        Ids are 0-based int64, weights float64 (an empty float64 array where
+        a weighted file's share is empty).  Concatenated in index order, the
+        parts of any ``count >= 1`` are exactly ``read_edges(path)``'s edge
+        list, in its order; a part may be empty.
+
+        - Plain text (.mtx, SNAP, .csv): the bytes ``[size*index/count,
+          size*(index+1)/count)`` of the data after the header (``size``: the
+          data's bytes), cut at line ends: the reader owns every line that
+          starts in its range, and reads its range (with one byte before it)
+          and the rest of its last line, nothing else.  Parsed and checked as
+          :func:`read_edges` does, with the same messages; ids are checked per
+          part, and the Matrix Market entry count only with ``count == 1``
+          (else see :meth:`check_count`).  Line numbers: exact for a part that
+          starts where the data starts (reader 0); for the others, counted on
+          the error path by reading the file up to the bad line when that is
+          at most 1 GiB in, else the message names the bad line's byte offset
+          instead (``FILE, byte offset B: problem``).
+        - gzip: cannot be cut by bytes, so every call decompresses and parses
+          the whole file and returns rows ``[m*index/count, m*(index+1)/count)``
+          of its ``m`` edges: let one reader per gzip file read it and scatter.
+        - .npz (:func:`save_npz`): CSR rows ``[n*index/count, n*(index+1)/count)``,
+          read as slices of the stored arrays at their offsets in the archive
+          (an uncompressed member is read in place; a compressed one is
+          decompressed up to the slice, streaming); an undirected cache gives
+          each edge once (the arc with src < dst), as ``Graph.edges()`` does.
+        """
+        index, count = operator.index(index), operator.index(count)
+        if count < 1 or not 0 <= index < count:
+            raise ValueError(f"part({index}, {count}): need count >= 1 and 0 <= index < count")
+        if self.format == "npz":
+            return self._npz_part(index, count)
+        if self.gzipped:
+            return self._gzip_part(index, count)
+        return self._text_part(index, count)
+
+    def check_count(self, total: int) -> None:
+        """The Matrix Market entry count check for a file read in several parts.
+
+        ``total`` is the rows of all parts together; GraphFormatError (without
+        a line) unless it is the size line's count.  A no-op for other formats.
+        """
+        nnz = self.num_entries
+        if nnz is None or total == nnz:
+            return
+        if total < nnz:
+            raise GraphFormatError(self.path, None, f"file ends after {total} of the {nnz} entries the size line declares")
+        raise GraphFormatError(self.path, None, f"more entries than the {nnz} the size line declares")
+
+    def _empty(self):
+        return np.empty(0, np.int64), np.empty(0, np.int64), np.empty(0, np.float64) if self.weighted else None
+
+    # -- text -------------------------------------------------------------------
+
+    def _describe_text(self):
+        try:
+            with self._open() as f:
+                lines = _stream_lines(f)
+                if self.format == "mtx":
+                    rows, nnz, kind, symmetric, line_no, end = _mtx_header(self.path, lines)
+                    self.num_vertices, self.num_entries = rows, nnz
+                    self.directed, self.one_triangle = not symmetric, symmetric
+                    self._ncols, self._kind, self._delimiter = 2 if kind is None else 3, kind, None
+                    self._data_start, self._first_line = end, line_no + 1
+                else:
+                    self.directed = self.format == "snap"
+                    self._kind, self._delimiter = "f8", None if self.format == "snap" else ","
+                    self._percent = None  # SNAP: whether the file has '%' comment lines (None: not known yet)
+                    first = self._first_data_line(lines)
+                    if first is None:
+                        self._ncols, self._data_start, self._first_line = None, self.size, None
+                    else:
+                        comments = self._comments(b"")
+                        self._ncols, self._data_start, self._first_line = _edge_list_layout(
+                            self.path, first, self._delimiter, comments)
+        except (OSError, EOFError, zlib.error) as e:
+            if not self.gzipped:
+                raise
+            raise GraphFormatError(self.path, None, f"corrupt or truncated gzip data ({e})") from None
+        self.weighted = self._ncols == 3
+
+    def _open(self):
+        return gzip.GzipFile(self.path, "rb") if self.gzipped else open(self.path, "rb")
+
+    def _first_data_line(self, lines):
+        """The first line that is not blank or a comment, as read_edges decides it; None if there is none."""
+        for no, line, end in lines:
+            if self.format == "snap" and line.startswith(b"%"):
+                self._percent = True
+            text = _strip_comment(line, "#")
+            if not text:
+                continue
+            if self.format == "snap" and b"%" in text and self._percent is None:
+                self._percent = self._has_percent_lines()
+            if _strip_comment(line, self._comments(b"")):
+                return no, line, end
+        return None
+
+    def _comments(self, data):
+        """The comment markers read_edges uses for the whole file, as far as ``data`` and the header tell.
+
+        SNAP files take '%' comments too when any line starts with '%'; a part
+        that has none and no '%' at all parses the same either way, and one
+        with a '%' elsewhere that fails with '#' alone asks the whole file.
+        """
+        if self.format == "mtx":
+            return "%"
+        if self.format == "csv" or self._percent is False:
+            return "#"
+        return ("#", "%") if self._percent or b"\n%" in data else "#"
+
+    def _has_percent_lines(self) -> bool:
+        """Whether some line of the file starts with '%': a streaming scan, cached (rarely needed)."""
+        if self._percent is None:
+            found, last = False, b"\n"
+            with self._open() as f:
+                for block in iter(lambda: f.read(_SCAN_BYTES), b""):
+                    if (last == b"\n" and block.startswith(b"%")) or b"\n%" in block:
+                        found = True
+                        break
+                    last = block[-1:]
+            self._percent = found
+        return self._percent
+
+    def _text_part(self, index: int, count: int):
+        begin, size = self._data_start, self.size - self._data_start
+        a, b = begin + size * index // count, begin + size * (index + 1) // count
+        if a >= b:
+            return self._empty()
+        lead = 0 if a == begin else 1  # the byte before the range tells whether a line starts at a
+        with open(self.path, "rb") as f:
+            f.seek(a - lead)
+            buf = bytearray(b - a + lead)
+            if f.readinto(buf) != len(buf):
+                raise GraphFormatError(self.path, None, f"file shrank while being read (expected {self.size} bytes)")
+            start = lead
+            if lead and buf[0] != 0x0A:
+                start = buf.find(b"\n", 1) + 1
+                if start == 0 or start == len(buf):  # no line starts in the range
+                    return self._empty()
+            if buf[-1] != 0x0A:  # read on to the end of the last line
+                for block in iter(lambda: f.read(_TAIL_BYTES), b""):
+                    nl = block.find(b"\n")
+                    buf += block if nl < 0 else block[:nl + 1]
+                    if nl >= 0:
+                        break
+        exact = a == begin
+        try:
+            return self._parse(buf, start, self._first_line if exact else 1, count == 1)
+        except GraphFormatError as e:
+            if exact or e.line is None:
+                raise
+            raise self._locate(e, buf, start, a - lead) from None
+
+    def _parse(self, data, start: int, first_line: int, whole: bool):
+        comments = self._comments(data)
+        try:
+            table = _Table(self.path, data, start, first_line, self._ncols, self._delimiter, comments, self._kind)
+            src, dst, w = table.columns()
+        except GraphFormatError:
+            if comments != "#" or self.format != "snap" or b"%" not in data or not self._has_percent_lines():
+                raise
+            comments = ("#", "%")
+            table = _Table(self.path, data, start, first_line, self._ncols, self._delimiter, comments, self._kind)
+            src, dst, w = table.columns()
+        if self.format == "mtx":
+            _check_mtx_entries(self.path, table, src, dst, self.num_vertices, self.num_entries if whole else None)
+        else:
+            _check_edge_list_ids(self.path, table, src, dst)
+        return src, dst, w
+
+    def _locate(self, err: GraphFormatError, data, start: int, data_offset: int) -> GraphFormatError:
+        """``err`` (line numbered from ``data[start]``) with the file's line, or the line's byte offset."""
+        pos = start
+        for _ in range(err.line - 1):
+            pos = data.find(b"\n", pos) + 1
+        offset = data_offset + pos
+        if offset > _LINE_COUNT_MAX_BYTES:
+            return GraphFormatError(self.path, None, err.problem, offset=offset)
+        newlines = 0
+        with open(self.path, "rb") as f:
+            while offset - f.tell() > 0:
+                block = f.read(min(_SCAN_BYTES, offset - f.tell()))
+                if not block:
+                    break
+                newlines += block.count(b"\n")
+        return GraphFormatError(self.path, newlines + 1, err.problem)
+
+    # -- gzip -------------------------------------------------------------------
+
+    def _gzip_part(self, index: int, count: int):
+        src, dst, w = _read(self.path, self.format)[:3]
+        if count == 1:
+            return src, dst, w
+        lo, hi = src.size * index // count, src.size * (index + 1) // count
+        return src[lo:hi].copy(), dst[lo:hi].copy(), None if w is None else w[lo:hi].copy()
+
+    # -- .npz -------------------------------------------------------------------
+
+    def _describe_npz(self):
+        try:
+            with zipfile.ZipFile(self.path) as zf, open(self.path, "rb") as raw:
+                infos = {i.filename[:-4]: i for i in zf.infolist() if i.filename.endswith(".npy")}
+                missing = {"format", "indptr", "indices", "directed", "num_input_edges"} - set(infos)
+                if missing or str(self._small(zf, infos["format"])) != NPZ_FORMAT:
+                    raise GraphFormatError(self.path, None, f"not an mgraph graph cache (expected format {NPZ_FORMAT!r}"
+                                           + (f", missing {', '.join(sorted(missing))})" if missing else ")"))
+                self.directed = bool(self._small(zf, infos["directed"]))
+                self._arrays = {name: _npy_member(zf, raw, infos[name]) for name in _NPZ_ARRAYS if name in infos}
+                indptr, indices = self._arrays["indptr"], self._arrays["indices"]
+                weights = self._arrays.get("weights")
+                n = indptr.shape[0] - 1 if len(indptr.shape) == 1 else -1
+                ok = (n >= 0 and indptr.dtype == np.int64 and len(indices.shape) == 1 and indices.dtype.kind == "i"
+                      and (weights is None or (weights.shape == indices.shape and weights.dtype.kind in "fiu")))
+                if ok:
+                    ends = self._slice(raw, "indptr", 0, 1), self._slice(raw, "indptr", n, n + 1)
+                    ok = ends[0][0] == 0 and ends[1][0] == indices.shape[0]
+        except GraphFormatError:
+            raise
+        except (OSError, ValueError, zipfile.BadZipFile, EOFError) as e:
+            raise GraphFormatError(self.path, None, f"not a readable .npz archive ({e})") from None
+        if not ok:
+            raise GraphFormatError(self.path, None, "inconsistent CSR arrays (indptr, indices, weights)")
+        self.num_vertices, self.weighted = n, weights is not None
+        self.one_triangle = not self.directed
+
+    @staticmethod
+    def _small(zf, info):
+        with zf.open(info) as fp:
+            return np.lib.format.read_array(fp, allow_pickle=False)
+
+    def _slice(self, raw, name: str, lo: int, hi: int):
+        """Elements [lo, hi) of stored array ``name``, read from the archive in place."""
+        member = self._arrays[name]
+        out = np.empty(hi - lo, member.dtype)
+        if out.size == 0:
+            return out
+        view = memoryview(out.view(np.uint8))
+        if member.offset is not None:
+            raw.seek(member.offset + lo * member.dtype.itemsize)
+            _readinto_exact(raw, view)
+        else:  # a compressed member (not written by save_npz): decompressed up to the slice, streaming
+            with zipfile.ZipFile(self.path) as zf, zf.open(member.name) as fp:
+                fp.seek(member.data_start + lo * member.dtype.itemsize)
+                _readinto_exact(fp, view)
+        return out
+
+    def _npz_part(self, index: int, count: int):
+        n = self.num_vertices
+        lo, hi = n * index // count, n * (index + 1) // count
+        if lo == hi:
+            return self._empty()
+        try:
+            with open(self.path, "rb") as raw:
+                indptr = self._slice(raw, "indptr", lo, hi + 1).astype(np.int64, copy=False)
+                degrees = np.diff(indptr)
+                m = self._arrays["indices"].shape[0]
+                if (degrees < 0).any() or indptr[0] < 0 or indptr[-1] > m:
+                    raise GraphFormatError(self.path, None, "inconsistent CSR arrays (indptr, indices, weights)")
+                dst = self._slice(raw, "indices", indptr[0], indptr[-1]).astype(np.int64)
+                if dst.size and (dst.min() < 0 or dst.max() >= n):
+                    raise GraphFormatError(self.path, None, "inconsistent CSR arrays (indptr, indices, weights)")
+                w = None
+                if self.weighted:
+                    w = self._slice(raw, "weights", indptr[0], indptr[-1]).astype(np.float64, copy=False)
+        except GraphFormatError:
+            raise
+        except (OSError, ValueError, zipfile.BadZipFile, EOFError) as e:
+            raise GraphFormatError(self.path, None, f"not a readable .npz archive ({e})") from None
+        src = np.repeat(np.arange(lo, hi, dtype=np.int64), degrees)
+        if not self.directed:
+            keep = src < dst
+            src, dst = src[keep], dst[keep]
+            w = None if w is None else w[keep]
+        return src, dst, w
+
+
+class _NpyMember:
+    """Where a .npy member's data lies: ``offset`` in the archive file (None when compressed), ``data_start`` in the member."""
+
+    def __init__(self, name, offset, data_start, dtype, shape):
+        self.name, self.offset, self.data_start, self.dtype, self.shape = name, offset, data_start, dtype, shape
+
+
+def _npy_member(zf: zipfile.ZipFile, raw, info: zipfile.ZipInfo) -> _NpyMember:
+    with zf.open(info) as fp:
+        version = np.lib.format.read_magic(fp)
+        if version == (1, 0):
+            shape, fortran, dtype = np.lib.format.read_array_header_1_0(fp)
+        elif version == (2, 0):
+            shape, fortran, dtype = np.lib.format.read_array_header_2_0(fp)
+        else:
+            raise ValueError(f"{info.filename}: unsupported .npy format version {version}")
+        data_start = fp.tell()
+    if dtype.hasobject or (fortran and len(shape) > 1):
+        raise ValueError(f"{info.filename}: not a plain array")
+    offset = None
+    if info.compress_type == zipfile.ZIP_STORED:
+        # A stored member's data follows its local header: 30 bytes, the name and an extra field
+        # whose lengths may differ from the central directory's.
+        raw.seek(info.header_offset)
+        head = raw.read(30)
+        if len(head) != 30 or head[:4] != b"PK\x03\x04":
+            raise zipfile.BadZipFile(f"{info.filename}: bad local file header")
+        name_len, extra_len = struct.unpack("<HH", head[26:30])
+        offset = info.header_offset + 30 + name_len + extra_len + data_start
+    return _NpyMember(info.filename, offset, data_start, dtype, shape)
+
+
+def _readinto_exact(f, view: memoryview) -> None:
+    got = 0
+    while got < len(view):
+        k = f.readinto(view[got:])
+        if not k:
+            raise EOFError(f"data ends {len(view) - got} bytes early")
+        got += k
+
+
+def _stream_lines(f, block: int = 1 << 16):
+    """(line number, line, offset after it) of a binary stream from its start, as ``_lines`` gives them for its bytes."""
+    buf, pos, base, line_no = b"", 0, 0, 1  # base: stream offset of buf[0]
+    while True:
+        nl = buf.find(b"\n", pos)
+        if nl < 0:
+            more = f.read(block)
+            if more:
+                buf, base, pos = buf[pos:] + more, base + pos, 0
+                continue
+            if pos < len(buf):
+                yield line_no, buf[pos:], base + len(buf)
+            return
+        yield line_no, buf[pos:nl + 1], base + nl + 1
+        pos, line_no = nl + 1, line_no + 1

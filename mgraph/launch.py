@@ -1,30 +1,44 @@
 """Place a graph on its devices and run a primitive there.
 
-One device: the primitive runs on the whole graph.  Several: partition ->
-subgraphs -> one worker thread per device with its own exchange, and the
-per-device results gathered back into the caller's numbering.  Either way the
-caller gets NumPy arrays and stats.
+Three places, one worker body (mgraph.enactor.drive) for the multi-device ones:
+
+* one device in this process: the primitive runs on the whole graph;
+* several devices in this process (``devices=P`` from a notebook): one
+  worker thread per device, each building its own part from slices of the
+  graph (mgraph.partbuild), exchanging through memory or peer copies;
+* MPI ranks (``mpiexec -n P``): one device per rank, each building only its
+  own part from the graph's source, exchanging through MPI (NumPy) or NCCL
+  (GPUs).
+
+The caller gets NumPy arrays in its own numbering and stats; under MPI the
+arrays land on rank 0 (None elsewhere), or with ``gather=False`` each rank
+keeps its own vertices'.
 """
 from __future__ import annotations
 
 import contextlib
 import numbers
-import platform
+import socket
 import sys
 import threading
 import time
 
+import numpy as np
+
 import partitioners
 
-from . import spawn, subgraph
-from .backend import Backend, resolve, to_numpy
+from . import subgraph
+from .backend import Backend, peak_bytes, reset_peak, resolve, to_numpy
 from .comm import COMMUNICATIONS, Exchange, LocalTransport
-from .comm.processes import ORDERED_STORES
-from .enactor import enact, enact_devices
+from .enactor import drive, enact, enact_devices, run_stats
 from .graph import Graph
+from .group import ThreadGroup, fail_job, world
+from .partbuild import Owners, build_part
+from .partitioned import PartitionedGraph
+from .sources import GraphSource
 
-RUN_OPTIONS = ("backend", "devices", "partitioner", "duplication", "communication", "seed", "workers")
-WORKERS = ("auto", "threads", "processes")
+RUN_OPTIONS = ("backend", "devices", "partitioner", "duplication", "communication", "seed", "workers", "gather")
+WORKERS = ("auto", "threads")
 
 
 class Placement:
@@ -34,12 +48,15 @@ class Placement:
         unknown = sorted(set(run) - set(RUN_OPTIONS))
         if unknown:
             raise ValueError(f"unknown option {unknown[0]!r}: run options are {', '.join(RUN_OPTIONS)}")
-        if not isinstance(graph, Graph):
+        if not isinstance(graph, (Graph, PartitionedGraph)):
             raise ValueError(f"expected an mgraph.Graph, got {type(graph).__name__}")
         seed = run.get("seed", 0)
         if isinstance(seed, bool) or not isinstance(seed, numbers.Integral):
             raise ValueError(f"seed must be an integer, got {seed!r}")
         self.seed = int(seed)
+        self.world = world()
+        if isinstance(graph, PartitionedGraph) and (self.world is None or graph.group is not self.world):
+            raise ValueError("a PartitionedGraph runs only in the MPI job that loaded it")
         devices = run.get("devices", 1)
         if isinstance(devices, (list, tuple)):
             ids = list(devices)
@@ -54,6 +71,8 @@ class Placement:
         for d in ids:
             if isinstance(d, bool) or not isinstance(d, numbers.Integral) or d < 0:
                 raise ValueError(f"device ids must be non-negative integers, got {d!r}")
+        if self.world is not None:
+            ids = self._rank_device(devices, ids, run.get("backend", "auto"))
         base = resolve(run.get("backend", "auto"), int(ids[0]))
         if base.is_gpu:
             count = base.xp.cuda.runtime.getDeviceCount()
@@ -77,23 +96,37 @@ class Placement:
             raise ValueError(f"unknown communication {self.communication!r}: expected one of "
                              f"{', '.join(COMMUNICATIONS)}")
         workers = run.get("workers", "auto")
+        if workers == "processes":
+            raise ValueError("workers='processes' is gone: for one process per device start MPI ranks "
+                             "(mpiexec -n P python script.py, or mpiexec -n P mgraph ...); see docs/distributed.md")
         if workers not in WORKERS:
             raise ValueError(f"unknown workers {workers!r}: expected one of {', '.join(WORKERS)}")
-        distinct = len(set(ids)) == len(ids)
-        if workers == "processes" and base.is_gpu and not distinct:
-            raise ValueError("workers='processes' needs a different GPU for every device (NCCL allows one rank per "
-                             "GPU); use workers='threads' to share a GPU between partitions")
-        if workers == "processes" and not ORDERED_STORES:
-            raise ValueError(f"workers='processes' needs an x86-64 host (its handshakes rely on x86's store order); "
-                             f"this one is {platform.machine()}: use workers='threads'")
-        self.workers = workers
-        # "auto" runs worker processes when the primitive pickles
-        self.may_spawn = base.is_gpu and distinct and ORDERED_STORES
-        self.graph = graph.to(self.backends[0])
+        self.workers = "mpi" if self.world is not None else "threads"
+        self.gather = run.get("gather", True)
+        if not isinstance(self.gather, bool):
+            raise ValueError(f"gather must be True or False, got {self.gather!r}")
+        self.graph = graph if self.world is not None or self.num_devices > 1 else graph.to(self.backends[0])
+
+    def _rank_device(self, devices, ids, backend):
+        """Under MPI this rank's device: ``devices`` (a list of GPU ids) indexed by the local rank, else the local
+        rank modulo the node's GPUs; an int must be 1 or the job's size (the ranks are the devices)."""
+        w = self.world
+        if not isinstance(devices, (list, tuple)):
+            if devices not in (1, w.size):
+                raise ValueError(f"devices={devices} in an MPI job of {w.size} ranks: each rank is one device, so "
+                                 f"start as many ranks as devices (mpiexec -n {devices} ...)")
+            b = resolve(backend)
+            count = b.xp.cuda.runtime.getDeviceCount() if b.is_gpu else 1
+            return [w.local_rank % count]
+        return [ids[w.local_rank % len(ids)]]
 
     @property
     def num_devices(self) -> int:
-        return len(self.backends)
+        return self.world.size if self.world is not None else len(self.backends)
+
+    @property
+    def group_rank(self) -> int:
+        return 0 if self.world is None else self.world.rank
 
     def stats(self) -> dict:
         b = self.backends[0]
@@ -104,18 +137,31 @@ class Placement:
                        duplication=self.duplication, communication=self.communication, workers=self.workers)
         return out
 
+    def part_key(self):
+        part = self.partitioner if isinstance(self.partitioner, str) else id(self.partitioner)
+        return (self.num_devices, part, self.seed, self.duplication, tuple(self.backends))
 
-def run(placement: Placement, make, sources=(None,)):
+
+def run(placement: Placement, make, sources=(None,), *, count=None, check=None):
     """Run ``make(graph)``'s primitive from each of ``sources`` in turn (caller ids; None: no source).
 
-    Returns (NumPy result arrays in caller numbering, stats, the primitive of device 0).
+    ``check(part)`` may return a message that the run refuses (a ValueError
+    on every worker); ``count(part, own_arrays)`` gives numbers summed over
+    the workers' own vertices into the stats (TEPS counts, component counts).
+    Returns (NumPy result arrays in caller numbering, or None off rank 0
+    under MPI; stats; the primitive of device 0 or a summary of its plain
+    attributes).  With ``gather=False`` the arrays are this worker's own
+    vertices' (``vertices`` holds their caller ids).
     """
     stats = placement.stats()
     with _source_bar(len(sources)) as bar:
         tick = None if bar is None else bar.update
+        if placement.world is not None:
+            return _run_rank(placement, make, sources, stats, count, check, tick)
         if placement.num_devices > 1:
-            return _run_devices(placement, make, sources, stats, tick)
+            return _run_threads(placement, make, sources, stats, count, check, tick)
         backend, g = placement.backends[0], placement.graph
+        _refuse([check(g)] if check else [])
         prim = make(g)
         totals = {"iterations": 0, "elapsed_s": 0.0, "host_elapsed_s": 0.0}
         for s in sources:
@@ -125,86 +171,260 @@ def run(placement: Placement, make, sources=(None,)):
             if tick is not None:
                 tick()
     stats.update(totals, frontier_sizes=one["frontier_sizes"], superstep_s=one["superstep_s"])
+    if count is not None:
+        stats.update(count(g, arrays))
     return {k: to_numpy(v) for k, v in arrays.items()}, stats, prim
 
 
+def _refuse(messages):
+    first = next((m for m in messages if m), None)
+    if first:
+        raise ValueError(first)
+
+
 def _source_bar(count):
-    """A tqdm bar over the sources of a long run (all-sources BC) on an interactive stderr."""
-    if count < 2 or not sys.stderr.isatty():
+    """A tqdm bar over the sources of a long run (all-sources BC) on an interactive stderr, on one process."""
+    from .group import is_root
+
+    if count < 2 or not sys.stderr.isatty() or not is_root():
         return contextlib.nullcontext(None)
     from tqdm import tqdm
 
     return tqdm(total=count, desc="sources", unit="source", leave=False)
 
 
-def _workers(placement, make):
-    """The run's workers; "auto" is one process per device where that measured faster (GPUs of their own,
-    docs/multi-gpu.md) and the primitive can be handed to a process, else one thread per device."""
-    if placement.workers != "auto":
-        return placement.workers
-    return "processes" if placement.may_spawn and spawn.picklable(make) else "threads"
-
-
-def _run_devices(placement, make, sources, stats, tick=None):
-    stats["workers"] = _workers(placement, make)
-    if stats["workers"] == "processes":
-        key = None
-        if isinstance(placement.partitioner, str):  # a function may partition differently each call
-            key = (placement.graph.token, placement.partitioner, placement.seed, placement.duplication)
-        arrays, run_stats, prim, info = spawn.run_processes(key, lambda: _build(placement), placement.backends,
-                                                            make, placement.communication, sources, tick)
+def _owners(placement, group, backend):
+    """Who owns each vertex: the "random" hash, or an owner table from the other partitioners (computed once,
+    where the whole graph is: this process's Graph, or rank 0's host, gathered there when it fits)."""
+    p = placement.num_devices
+    if placement.partitioner == "random":
+        return Owners(p, placement.seed)
+    graph = placement.graph
+    if isinstance(graph, Graph):
+        table = to_numpy(partitioners.assign(graph, p, placement.partitioner, placement.seed)) \
+            if group.rank == 0 or placement.world is None else None
     else:
-        parts, info = _build(placement, on_devices=True)
-        arrays, run_stats, prim = _run_threads(placement, make, parts, sources, tick)
-    per_device = run_stats.pop("per_device")
-    stats.update(run_stats, **info, host_elapsed_s=run_stats["elapsed_s"],
-                 bytes_sent=[int(sum(r["bytes"])) for r in per_device], per_device=per_device)
+        table = _owners_on_root(placement, group)
+    if placement.world is not None:
+        table = group.bcast(table, root=0)
+    return Owners(p, placement.seed, backend.asarray(table))
+
+
+def _owners_on_root(placement, group):
+    """The owner table of a PartitionedGraph: rank 0 gathers the whole graph on its host (if it fits there) and
+    partitions it; a callable is instead asked, on every rank, for the owners of its range of vertex ids."""
+    graph = placement.graph
+    n, p = graph.num_vertices, placement.num_devices
+    if callable(placement.partitioner):
+        lo, hi = n * group.rank // p, n * (group.rank + 1) // p
+        mine = placement.partitioner(np.arange(lo, hi, dtype=np.int64), p, placement.seed)
+        mine = np.asarray(mine)
+        if mine.shape != (hi - lo,) or mine.dtype.kind not in "iu" or (mine.size and (mine.min() < 0 or mine.max() >= p)):
+            raise ValueError(f"partitioner {getattr(placement.partitioner, '__name__', 'callable')!r}: under MPI it is "
+                             f"called with this rank's vertex ids ({hi - lo}) and must return an int owner in "
+                             f"[0, {p}) for each")
+        pieces = group.gatherv(mine.astype(np.int32))
+        return None if pieces is None else np.concatenate(pieces)
+    whole = build_part(group, graph.source, Backend("numpy"), _AllToRoot(p), "all")
+    if group.rank != 0:
+        return None
+    g = Graph(whole.indptr, whole.indices, whole.weights, directed=whole.directed)
+    return to_numpy(partitioners.assign(g, p, placement.partitioner, placement.seed))
+
+
+class _AllToRoot(Owners):
+    """Every vertex to rank 0: how rank 0 collects a whole graph to partition it on its host."""
+
+    def __init__(self, p):
+        super().__init__(p)
+
+    def __call__(self, ids, xp):
+        return xp.zeros(ids.shape[0], dtype=np.int32)
+
+
+def _run_rank(placement, make, sources, stats, count, check, tick):
+    """This MPI rank's device: build (or reuse) its part, run in lockstep with the other ranks, gather."""
+    from .comm.mpi import MpiTransport, NcclTransport
+
+    group, backend = placement.world, placement.backends[0]
+    graph = placement.graph
+    info = {}
+    try:
+        with backend.context():
+            part = _rank_part(placement)
+            _refuse(group.allgather(check(part) if check else None))
+            transport = _transport(group, backend, MpiTransport, NcclTransport)
+            prim = make(part)
+            ex = Exchange(part, placement.num_devices, transport, placement.communication)
+            reset_peak(backend)
+            records, clock = drive(group.rank, prim, ex, backend, group, sources, tick if group.rank == 0 else None)
+            own = part.own_values(prim.result(), prim.vertex_valued)
+            counted = count(part, _own_local(part, prim.result())) if count is not None else {}
+            info = dict(part.build_info, run_peak_bytes=peak_bytes(backend), memory_bytes=part.nbytes,
+                        owned_vertices=int(part.own_vertices.shape[0]), host=socket.gethostname(),
+                        device_id=backend.device)
+    except ValueError:
+        raise  # the same on every rank: a user's mistake, found by every rank alike
+    except BaseException as e:  # noqa: BLE001 - ends the job: the other ranks wait in a collective
+        fail_job(group, e)
+        raise
+    everyone = group.allgather((records, info))
+    clock = group.bcast(clock, root=0)
+    out = run_stats([r for r, _ in everyone], clock)
+    per_device = out.pop("per_device")
+    for key in ("partition_s", "subgraph_s", "build_peak_bytes", "run_peak_bytes", "memory_bytes",
+                "owned_vertices", "host", "device_id"):
+        out[key if key not in ("host", "device_id") else key + "s"] = [i[key] for _, i in everyone]
+    out["partition_s"], out["subgraph_s"] = max(out["partition_s"]), max(out["subgraph_s"])
+    stats.update(out, host_elapsed_s=out["elapsed_s"], bytes_sent=[int(sum(r["bytes"])) for r in per_device],
+                 per_device=per_device)
+    for key, value in counted.items():
+        stats[key] = group.allreduce(value, "sum")
+    if not placement.gather:
+        ids, arrays = own
+        return dict(arrays, vertices=ids), stats, prim
+    arrays = _gather_root(group, own, graph.num_vertices)
     return arrays, stats, prim
 
 
-def _build(placement, on_devices=False):
-    """Partition and build the subgraphs (on the graph's device; ``on_devices``: then move each to its own).
-
-    Returns (parts, {partition_s, subgraph_s, memory_bytes, owned_vertices}).
-    """
-    g, p = placement.graph, placement.num_devices
-    t = time.perf_counter()
-    owner = partitioners.assign(g, p, placement.partitioner, placement.seed)
-    _sync(placement)
-    t_part = time.perf_counter()
-    parts = subgraph.build(g, owner, p, placement.duplication)
-    if on_devices:
-        parts = [part.to(b) for part, b in zip(parts, placement.backends)]
-    _sync(placement)
-    return parts, {"partition_s": t_part - t, "subgraph_s": time.perf_counter() - t_part,
-                   "memory_bytes": [part.nbytes for part in parts],
-                   "owned_vertices": [int(part.own_vertices.shape[0]) for part in parts]}
+def prepare(graph, run: dict, communication="selective"):
+    """This rank's part of ``graph`` for the run options ``run`` (built now, or the one kept from an earlier run):
+    what a caller needs before a run, such as the degrees of its own vertices to pick sources."""
+    placement = Placement(graph, run, communication)
+    if placement.world is None:
+        raise ValueError("prepare() is for MPI ranks: without MPI the graph is whole in this process")
+    with placement.backends[0].context():
+        return _rank_part(placement)
 
 
-def _run_threads(placement, make, parts, sources, tick):
-    """One worker thread per device, each part already on its device; (arrays, stats, device 0's primitive)."""
-    p = placement.num_devices
+def _rank_part(placement):
+    """This MPI rank's part, built from the graph's source (and kept on the graph for later runs)."""
+    group, backend, graph = placement.world, placement.backends[0], placement.graph
+
+    def build():
+        t0 = time.perf_counter()
+        reset_peak(backend)
+        owners = _owners(placement, group, backend)
+        t1 = time.perf_counter()
+        source = graph.source if isinstance(graph, PartitionedGraph) else GraphSource(graph)
+        part = build_part(group, source, backend, owners, placement.duplication, progress=True)
+        backend.synchronize()
+        part.build_info = {"partition_s": t1 - t0, "subgraph_s": time.perf_counter() - t1,
+                           "build_peak_bytes": peak_bytes(backend)}
+        return part
+
+    if isinstance(graph, PartitionedGraph):
+        return graph.part(placement.part_key(), build)
+    return _cached_parts(graph, placement.part_key(), lambda: [build()])[0]
+
+
+def _own_local(part, arrays):
+    own = part.own_vertices
+    return {k: v[own] for k, v in arrays.items()}
+
+
+def _gather_root(group, own, n):
+    """Whole-graph NumPy arrays on rank 0 (None for each elsewhere) from every rank's own vertices' values."""
+    ids, arrays = own
+    all_ids = group.gatherv(ids.astype(np.int64))
+    pieces = {name: group.gatherv(values) for name, values in sorted(arrays.items())}
+    if all_ids is None:
+        return dict.fromkeys(arrays)  # the names, so that every rank's Result has the same fields
+    return subgraph.assemble([(all_ids[k], {name: pieces[name][k] for name in pieces})
+                              for k in range(group.size)], n)
+
+
+_TRANSPORTS = {}
+
+
+def _transport(group, backend, numpy_kind, gpu_kind):
+    """One transport per job and device, kept: an NCCL communicator takes long to set up."""
+    key = (id(group), backend)
+    if key not in _TRANSPORTS:
+        _TRANSPORTS[key] = gpu_kind(group) if backend.is_gpu else numpy_kind(group)
+    return _TRANSPORTS[key]
+
+
+def _cached_parts(graph, key, build):
+    """Parts built from ``graph`` for ``key``, kept on the graph for the next run (one set at a time)."""
+    cache = graph.__dict__.setdefault("_parts_cache", {})
+    if key not in cache:
+        cache.clear()
+        cache[key] = build()
+    return cache[key]
+
+
+def _run_threads(placement, make, sources, stats, count, check, tick):
+    """One worker thread per device: each builds its own part from slices of the graph, then runs."""
+    p, backends, graph = placement.num_devices, placement.backends, placement.graph
+    key = placement.part_key()
+    if callable(placement.partitioner):
+        key = None  # a function may partition differently each call
+    cache = graph.__dict__.get("_parts_cache", {})
+    parts = cache.get(key) if key is not None else None
+    t0 = time.perf_counter()
+    if parts is None:
+        host = Owners(p, placement.seed) if placement.partitioner == "random" else None
+        if host is None:
+            table = partitioners.assign(graph, p, placement.partitioner, placement.seed)
+        t1 = time.perf_counter()
+        shared = ThreadGroup.shared_state(p)
+        parts, errors = [None] * p, [None] * p
+
+        def worker(d):
+            b = backends[d]
+            try:
+                with b.context():
+                    owners = host or Owners(p, placement.seed, b.asarray(table))
+                    parts[d] = build_part(ThreadGroup(shared, d), GraphSource(graph), b, owners,
+                                          placement.duplication)
+                    b.synchronize()
+            except threading.BrokenBarrierError as e:
+                errors[d] = e
+            except BaseException as e:  # noqa: BLE001 - re-raised in the caller
+                errors[d] = e
+                shared["barrier"].abort()
+
+        threads = [threading.Thread(target=worker, args=(d,), name=f"mgraph-build-{d}", daemon=True)
+                   for d in range(p)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        from .enactor import raise_first
+
+        raise_first(errors)
+        info = {"partition_s": t1 - t0, "subgraph_s": time.perf_counter() - t1}
+        if key is not None:
+            graph.__dict__["_parts_cache"] = {key: parts}
+            graph.__dict__["_parts_info"] = info
+    else:
+        info = dict(graph.__dict__.get("_parts_info", {}), parts_reused=True)
+    _refuse([check(part) for part in parts] if check else [])
     prims = []
-    for part, b in zip(parts, placement.backends):
+    for part, b in zip(parts, backends):
         with b.context():
             prims.append(make(part))
-    barrier = threading.Barrier(p)
-    transport = LocalTransport(placement.backends, barrier)
+    shared = ThreadGroup.shared_state(p)
+    groups = [ThreadGroup(shared, d) for d in range(p)]
+    transport = LocalTransport(backends, shared["barrier"])
     exchanges = [Exchange(part, p, transport, placement.communication) for part in parts]
-    results, run_stats = enact_devices(prims, exchanges, placement.backends, barrier, sources, tick)
-    arrays = _gather(results, parts, placement.backends, prims[0].vertex_valued, placement.graph.num_vertices)
-    return arrays, run_stats, prims[0]
-
-
-def _sync(placement):
-    for b in placement.backends:
-        b.synchronize()
-
-
-def _gather(results, parts, backends, vertex_valued, n):
-    """Each device's values of its own vertices, in caller ids, into whole-graph NumPy arrays."""
+    results, run_out = enact_devices(prims, exchanges, backends, groups, sources, tick)
     pieces = []
-    for part, backend, arrays in zip(parts, backends, results):
-        with backend.context():
-            pieces.append(part.own_values(arrays, vertex_valued))
-    return subgraph.assemble(pieces, n)
+    for part, b, arrays in zip(parts, backends, results):
+        with b.context():
+            pieces.append(part.own_values(arrays, prims[0].vertex_valued))
+    arrays = subgraph.assemble(pieces, graph.num_vertices)
+    per_device = run_out.pop("per_device")
+    stats.update(run_out, **info, host_elapsed_s=run_out["elapsed_s"],
+                 memory_bytes=[part.nbytes for part in parts],
+                 owned_vertices=[int(part.own_vertices.shape[0]) for part in parts],
+                 bytes_sent=[int(sum(r["bytes"])) for r in per_device], per_device=per_device)
+    if count is not None:
+        totals = {}
+        for part, b, arr in zip(parts, backends, results):
+            with b.context():
+                for k, v in count(part, _own_local(part, arr)).items():
+                    totals[k] = totals.get(k, 0) + v
+        stats.update(totals)
+    return arrays, stats, prims[0]

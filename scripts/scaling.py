@@ -189,7 +189,7 @@ def _arguments(argv):
     p.add_argument("--duplication", choices=DUPLICATIONS, help="1-hop or all (default: each primitive's)")
     p.add_argument("--communication", choices=COMMUNICATIONS,
                    help="selective or broadcast (default: each primitive's own)")
-    p.add_argument("--workers", choices=WORKERS, help="one thread or one process per device (default auto: processes on distinct GPUs)")
+    p.add_argument("--workers", choices=WORKERS, help="devices of this process run in threads (one process per device: start the script with mpiexec)")
     p.add_argument("--seed", type=int, default=0, help="seed for graphs, sources, weights and partitioning")
     p.add_argument("--backend", choices=BACKENDS, default="auto")
     p.add_argument("--validate", action=argparse.BooleanOptionalAction, default=True,

@@ -370,3 +370,35 @@ def check_sssp_tree(case: Case, source: int, dist, pred, rtol=1e-12, atol=1e-12)
         assert state[x] == 2, f"predecessor cycle through vertex {x} (walk from {v})"
         for y in walk:
             state[y] = 2
+
+
+# -- MPI jobs ------------------------------------------------------------------------
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def mpiexec_path():
+    """The ``mpiexec`` beside this Python (the test extra installs MPICH's into the virtual environment), else
+    the one on PATH; None when there is none."""
+    import shutil
+    import sys
+
+    here = os.path.join(os.path.dirname(sys.executable), "mpiexec")
+    return here if os.path.exists(here) else shutil.which("mpiexec")
+
+
+def run_mpi(ranks: int, args, *, cwd=None, timeout=240, env=None):
+    """``mpiexec -n ranks args`` with this Python and the source tree on PYTHONPATH; the CompletedProcess.
+
+    The job runs on the CPU (MGRAPH_BACKEND=numpy): each rank one virtual device.
+    """
+    import subprocess
+    import sys
+
+    exe = mpiexec_path()
+    if exe is None:
+        pytest.fail("mpiexec not found: install the test extra (pip install -e '.[test]' brings mpich and mpi4py)")
+    full_env = dict(os.environ, PYTHONPATH=os.pathsep.join([ROOT, os.environ.get("PYTHONPATH", "")]),
+                    MGRAPH_BACKEND="numpy", OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    full_env.update(env or {})
+    cmd = [exe, "-n", str(ranks)] + [sys.executable if a == "python" else str(a) for a in args]
+    return subprocess.run(cmd, cwd=cwd or ROOT, env=full_env, capture_output=True, text=True, timeout=timeout)

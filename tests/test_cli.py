@@ -307,10 +307,6 @@ def test_multi_device_runs_validate_and_report_devices(capsys, tmp_path, command
     assert len(per_device) == 3 and len(per_device[0]["compute_s"]) == record["runs"][0]["supersteps"]
 
 
-def test_one_process_per_device_from_the_command_line(capsys):
-    code, out, _ = run(capsys, "sssp", CHESAPEAKE, "--devices", 2, "--workers", "processes", "--validate")
-    assert code == 0, out
-    assert field(out, "validation").startswith("PASS")
-    assert "communication, processes" in field(out, "devices")
+def test_unknown_workers_from_the_command_line(capsys):
     code, _, err = run(capsys, "bfs", CHESAPEAKE, "--devices", 2, "--workers", "fibers")
     assert code == 2 and "fibers" in err

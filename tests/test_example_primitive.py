@@ -1,5 +1,6 @@
 """The guide's example primitive (docs/examples/khop.py), loaded from its own file as a user would,
 runs unchanged on one device and on several, and agrees with scipy's hop distances cut at k."""
+import functools
 import importlib.util
 import os
 
@@ -44,26 +45,26 @@ def test_khop_rejects_negative_k():
         mgraph.run(lambda g: KHop(g, k=-1), get_case("chesapeake").graph, source=0)
 
 
-def test_khop_in_a_users_script_with_one_process_per_device(tmp_path):
-    """As the guide shows it: the user's own file and script, devices in worker processes of their own."""
+def test_khop_in_a_users_script_on_mpi_ranks(tmp_path):
+    """As the guide shows it: the user's own file and script, one MPI rank per device."""
     import shutil
-    import subprocess
-    import sys
+
+    from conftest import run_mpi
 
     shutil.copy(os.path.join(HERE, "..", "docs", "examples", "khop.py"), tmp_path / "khop.py")
     (tmp_path / "script.py").write_text(
         "import functools, sys\n"
         "import mgraph\n"
         "from khop import KHop\n"
-        "if __name__ == '__main__':\n"
-        "    g = mgraph.load(sys.argv[1], backend='numpy')\n"
-        "    two = functools.partial(KHop, k=2)\n"
-        "    r = mgraph.run(two, g, source=0, devices=3, workers='processes')\n"
-        "    one = mgraph.run(two, g, source=0)\n"
-        "    print(r.stats['workers'], int((r.hops == one.hops).all()), int((r.hops >= 0).sum()))\n")
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([os.path.join(HERE, ".."), os.environ.get("PYTHONPATH", "")]))
-    out = subprocess.run([sys.executable, "script.py", "grid:20x15"], cwd=tmp_path, env=env, capture_output=True,
-                         text=True, timeout=120)
+        "g = mgraph.load(sys.argv[1])\n"
+        "r = mgraph.run(functools.partial(KHop, k=2), g, source=0)\n"
+        "if r.hops is not None:\n"
+        "    print(r.stats['workers'], r.stats['devices'], ' '.join(map(str, r.hops.tolist())))\n")
+    out = run_mpi(3, ["python", "script.py", "grid:20x15"], cwd=tmp_path,
+                  env={"PYTHONPATH": os.pathsep.join([str(tmp_path), os.path.join(HERE, "..")])})
     assert out.returncode == 0, out.stderr
-    workers, same, reached = out.stdout.split()
-    assert workers == "processes" and same == "1" and int(reached) > 1
+    workers, devices, *hops = out.stdout.split()
+    KHop = load_user_file()
+    one = mgraph.run(functools.partial(KHop, k=2), mgraph.load("grid:20x15"), source=0)
+    assert (workers, devices) == ("mpi", "3")
+    assert [int(h) for h in hops] == one.hops.tolist() and int((one.hops >= 0).sum()) > 1

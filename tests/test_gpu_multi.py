@@ -26,13 +26,14 @@ from mgraph.ops import cupy_ops  # noqa: E402 - needs CuPy
 
 
 def device_lists():
-    """(GPU ids, workers) to run on: partitions sharing GPU 0, and with several GPUs one per GPU both ways; with
-    fewer than 4, also four partitions over two GPUs (every exchange of four parts, peers on both GPUs)."""
+    """(GPU ids, workers) to run on: partitions sharing GPU 0, and with several GPUs one per GPU; with fewer than
+    4, also four partitions over two GPUs (every exchange of four parts, peers on both GPUs).  One process per GPU
+    (MPI ranks) is tests/test_mpi.py's."""
     count = cp.cuda.runtime.getDeviceCount()
     out = [([0, 0, 0], "threads")]
     if count >= 2:
         ids = list(range(min(count, 4)))
-        out += [(ids, "threads"), (ids, "processes")]
+        out += [(ids, "threads")]
     if 2 <= count < 4:
         out.append(([0, 1, 0, 1], "threads"))
     return out
@@ -89,40 +90,6 @@ def test_every_primitive_on_gpus_matches_one_cpu_device(graphs, gname, devices, 
             r = mgraph.betweenness_centrality(g, sources=[source, source + 1], **opts)
             np.testing.assert_allclose(r.centrality, ref.centrality, rtol=1e-9, atol=1e-9)
         assert r.stats["devices"] == len(devices) and r.stats["workers"] == workers
-
-
-def test_auto_workers_are_processes_on_gpus_of_their_own():
-    g = mgraph.load("rmat:10", backend="numpy")
-    assert mgraph.bfs(g, 0, backend="cupy", devices=[0, 0]).stats["workers"] == "threads"
-    if cp.cuda.runtime.getDeviceCount() >= 2:
-        r = mgraph.bfs(g, 0, backend="cupy", devices=2)
-        assert r.stats["workers"] == "processes"
-        np.testing.assert_array_equal(r.depth, mgraph.bfs(g, 0, backend="numpy").depth)
-
-
-class FailingOnGPU1(BFS):
-    """BFS that fails on device 1 in its third superstep, while device 0 may be inside an NCCL hop."""
-
-    def iterate(self, frontier):
-        if self.step == 2 and getattr(self.graph, "index", 0) == 1:
-            raise ZeroDivisionError("boom on device 1")
-        return super().iterate(frontier)
-
-
-@pytest.mark.skipif(cp.cuda.runtime.getDeviceCount() < 2, reason="needs two GPUs")
-def test_a_failing_gpu_worker_process_stops_all_and_the_next_run_works(graphs):
-    import multiprocessing
-
-    from mgraph import spawn
-
-    g = graphs["rmat13"]
-    source = int(np.flatnonzero(np.diff(g.indptr) > 0)[0])
-    spawn.shutdown()
-    with pytest.raises(ZeroDivisionError, match="boom on device 1"):
-        mgraph.run(FailingOnGPU1, g, source, backend="cupy", devices=2, workers="processes")
-    assert multiprocessing.active_children() == []
-    r = mgraph.bfs(g, source, backend="cupy", devices=2, workers="processes")
-    np.testing.assert_array_equal(r.depth, reference(g, "bfs", source).depth)
 
 
 @pytest.mark.parametrize("partitioner", ["random", "biased-random"])

@@ -120,7 +120,7 @@ def test_defaults_follow_the_seed():
     assert mgraph.sssp(g, 0, devices=2).stats["communication"] == "selective"
     r = mgraph.pagerank(g, devices=2)
     assert (r.stats["communication"], r.stats["partitioner"], r.stats["duplication"]) == ("selective", "random", "1-hop")
-    assert r.stats["workers"] == "threads"  # auto: processes only for GPUs of their own (tests/test_gpu_multi.py)
+    assert r.stats["workers"] == "threads"  # one process: worker threads (one process per device: MPI ranks)
 
 
 def test_stats_break_each_superstep_down_per_device():
@@ -136,8 +136,10 @@ def test_stats_break_each_superstep_down_per_device():
     assert sum(r.stats["owned_vertices"]) == g.num_vertices
     assert all(m > 0 for m in r.stats["memory_bytes"])
     assert r.stats["partition_s"] >= 0 and r.stats["subgraph_s"] >= 0
-    # BFS reaches the same vertices level by level as on one device
-    assert r.stats["frontier_sizes"] == mgraph.bfs(g, 0).stats["frontier_sizes"]
+    # BFS reaches the same vertices level by level as on one device (a last superstep may find nothing new: a
+    # device's frontier can hold copies that their owners had reached already)
+    levels = [k for k in r.stats["frontier_sizes"] if k]
+    assert levels == [k for k in mgraph.bfs(g, 0).stats["frontier_sizes"] if k]
 
 
 def test_broadcast_sends_more_than_selective():
@@ -147,23 +149,14 @@ def test_broadcast_sends_more_than_selective():
     assert sum(bro.stats["bytes_sent"]) > sum(sel.stats["bytes_sent"])
 
 
-def test_each_package_layout_is_announced_once_per_peer_and_hop():
-    """NCCL receivers size their buffers from a package's layout (names, dtypes), sent through a queue: a layout
-    goes once per (hop, peer), so phases that drop and bring back carried arrays cost no further messages."""
-    import queue
+def test_a_package_header_names_its_fields_dtypes_and_length():
+    """MPI receivers size their buffers from each package's header (names, dtypes, length), sent as bytes."""
+    from mgraph.comm.mpi import _header, _layout
 
-    from mgraph.comm.processes import NcclTransport
-
-    t = NcclTransport.__new__(NcclTransport)  # the layout bookkeeping only: no communicator
-    t.me, t.sent, t.queues = 0, {}, [None, queue.Queue(), queue.Queue()]
-    with_pred = {"ids": np.zeros(3, np.int32), "depth": np.zeros(3, np.int32), "predecessor": np.zeros(3, np.int32)}
-    without = {"ids": np.zeros(5, np.int32), "depth": np.zeros(5, np.int32)}
-    version = t._version(0)
-    assert [version(1, p) for p in (with_pred, with_pred, without, with_pred, without)] == [1, 1, 2, 1, 2]
-    announced = [t.queues[1].get_nowait() for _ in range(t.queues[1].qsize())]
-    assert [(tag, src, number) for tag, src, (number, _) in announced] == [(0, 0, 1), (0, 0, 2)]
-    assert announced[1][2][1] == (("ids", "<i4"), ("depth", "<i4"))
-    assert t._version(1)(1, without) == 1 and t._version(0)(2, without) == 1  # per hop and per peer
+    package = {"ids": np.zeros(3, np.int32), "depth": np.arange(3, dtype=np.int64), "bits": np.zeros(0, np.uint8)}
+    fields, size = _layout(memoryview(_header(package)))
+    assert fields == [("ids", np.dtype(np.int32), 3), ("depth", np.dtype(np.int64), 3), ("bits", np.dtype(np.uint8), 0)]
+    assert size == len(_header(package))
 
 
 @pytest.mark.parametrize("duplication", DUPLICATIONS)
@@ -407,19 +400,11 @@ def test_callable_partitioner_and_repeated_ids():
     lambda g, p, s: np.full(g.num_vertices, -1, dtype=np.int32),
 ], ids=["short", "too-large", "negative"])
 def test_bad_owner_array_is_a_value_error_before_workers_start(bad):
-    import multiprocessing
-
-    from mgraph import spawn
-
     g = get_case("chesapeake").graph
-    spawn.shutdown()  # no pool of another test's, nor its queues' threads, left
     before = threading.active_count()
     with pytest.raises(ValueError, match="owner"):
         mgraph.bfs(g, 0, devices=2, partitioner=bad)
-    assert threading.active_count() == before
-    with pytest.raises(ValueError, match="owner"):
-        mgraph.bfs(g, 0, devices=2, partitioner=bad, workers="processes")
-    assert multiprocessing.active_children() == [] and threading.active_count() == before  # none was started
+    assert threading.active_count() == before  # none was started
 
 
 class Hungry(BFS):
@@ -449,85 +434,27 @@ def test_an_error_in_one_worker_stops_all_and_reaches_the_caller(communication):
     assert threading.active_count() == before  # every worker has stopped
 
 
-@pytest.mark.parametrize("communication", COMMUNICATIONS)
-@pytest.mark.parametrize("duplication", DUPLICATIONS)
-@pytest.mark.parametrize("primitive", ["bfs", "dobfs", "sssp", "cc", "pr", "bc"])
-def test_one_process_per_device_matches_references(primitive, duplication, communication):
-    """The same checks with each virtual device in a worker process of its own (workers="processes")."""
-    opts = dict(devices=3, duplication=duplication, communication=communication, workers="processes")
-    for name in GRAPHS:
-        r = check(primitive, name, opts)
-        assert r.stats["workers"] == "processes" and len(r.stats["per_device"]) == 3
-        assert sum(r.stats["bytes_sent"]) > 0
-
-
-def test_processes_and_threads_report_the_same_supersteps():
-    g = get_case("chesapeake").graph
-    threads = mgraph.pagerank(g, devices=2)
-    processes = mgraph.pagerank(g, devices=2, workers="processes")
-    assert processes.stats["supersteps"] == threads.stats["supersteps"]
-    assert processes.stats["frontier_sizes"] == threads.stats["frontier_sizes"]
-    assert processes.stats["bytes_sent"] == threads.stats["bytes_sent"]
-    np.testing.assert_allclose(processes.rank, threads.rank, rtol=0, atol=1e-15)
-
-
-def test_worker_processes_keep_their_parts_for_the_same_graph_and_options():
+def test_worker_threads_keep_their_parts_for_the_same_graph_and_options():
     case = get_case("chesapeake")
-    g, opts = case.graph, dict(devices=2, workers="processes")
-    first = mgraph.bfs(g, 0, seed=11, **opts)  # a seed no other test uses: these parts are built now
-    again = mgraph.bfs(g, 5, seed=11, **opts)
-    other = mgraph.bfs(g, 5, seed=11, duplication="all", **opts)
+    g = case.graph
+    first = mgraph.bfs(g, 0, seed=11, devices=2)  # a seed no other test uses: these parts are built now
+    again = mgraph.bfs(g, 5, seed=11, devices=2)
+    other = mgraph.bfs(g, 5, seed=11, devices=2, duplication="all")
     assert "parts_reused" not in first.stats and first.stats["subgraph_s"] > 0
     assert again.stats["parts_reused"] and again.stats["memory_bytes"] == first.stats["memory_bytes"]
     assert again.stats["subgraph_s"] == first.stats["subgraph_s"]  # the build's time, not redone
-    assert "parts_reused" not in other.stats  # other options: built and handed over again
+    assert "parts_reused" not in other.stats  # other options: built again
     np.testing.assert_array_equal(again.depth, mgraph.bfs(g, 5).depth)
     np.testing.assert_array_equal(other.depth, again.depth)
     check_bfs_tree(case, 5, again.depth, again.predecessor)
 
 
-class Vanishing(BFS):
-    """BFS whose device 1 process dies without a word (as a crash or a kill would end it)."""
-
-    def iterate(self, frontier):
-        if self.step == 1 and getattr(self.graph, "index", 0) == 1:
-            import os
-            os._exit(3)
-        return super().iterate(frontier)
-
-
-@pytest.mark.parametrize("primitive, error, match", [
-    (Exploding, ZeroDivisionError, "boom on device 1"),
-    (Hungry, MemoryError, r"device 1 .*bfs.*8,589,934,592 bytes"),
-    (Vanishing, RuntimeError, "device worker 1 exited with code 3"),
-])
-def test_a_failing_worker_process_stops_all_and_reaches_the_caller(primitive, error, match):
-    import multiprocessing
-
-    from mgraph import spawn
-
-    spawn.shutdown()
-    with pytest.raises(error, match=match):
-        mgraph.run(primitive, get_case("facebook").graph, 0, devices=3, workers="processes")
-    assert multiprocessing.active_children() == []  # every worker has ended
-    np.testing.assert_array_equal(mgraph.bfs(get_case("facebook").graph, 0, devices=3, workers="processes").depth,
-                                  mgraph.bfs(get_case("facebook").graph, 0).depth)  # and a new pool serves the next run
-
-
-def test_processes_need_a_primitive_that_pickles_and_known_workers():
+def test_processes_are_mpi_ranks_now_and_workers_are_checked():
     g = get_case("chesapeake").graph
-    with pytest.raises(ValueError, match="pickled"):
-        mgraph.run(lambda graph: BFS(graph), g, 0, devices=2, workers="processes")
+    with pytest.raises(ValueError, match="mpiexec"):
+        mgraph.bfs(g, 0, devices=2, workers="processes")
     with pytest.raises(ValueError, match="workers"):
         mgraph.bfs(g, 0, devices=2, workers="fibers")
-
-
-def test_processes_only_where_the_shared_memory_handshakes_are_safe(monkeypatch):
-    from mgraph import launch
-
-    monkeypatch.setattr(launch, "ORDERED_STORES", False)  # as on a machine without x86's store order
-    with pytest.raises(ValueError, match="x86-64"):
-        mgraph.bfs(get_case("chesapeake").graph, 0, devices=2, workers="processes")
 
 
 def test_run_a_primitive_class_on_one_and_many_devices():
@@ -724,7 +651,7 @@ class _Terminal(io.StringIO):
         return True
 
 
-@pytest.mark.parametrize("devices, workers", [(1, "threads"), (2, "threads"), (2, "processes")])
+@pytest.mark.parametrize("devices, workers", [(1, "threads"), (2, "threads")])
 def test_many_sources_show_progress_on_a_terminal(monkeypatch, devices, workers):
     terminal = _Terminal()
     monkeypatch.setattr(sys, "stderr", terminal)

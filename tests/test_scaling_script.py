@@ -138,18 +138,3 @@ def test_a_bad_option_is_one_line_and_exit_2(argv, capsys):
     assert captured.err.startswith("scaling.py: error: ")
 
 
-def test_worker_processes_from_the_command_line(tmp_path):
-    """Run as a script (its own primitive pickled from __main__), with one process per virtual device."""
-    import subprocess
-    import sys
-
-    out = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "scaling.py"), "--backend", "numpy",
-                          "--experiments", "strong,overhead", "--primitives", "bfs,pr", "--scale", "8", "--runs", "1",
-                          "--sources", "1", "--gpus-list", "1,2", "--path-length", "20", "--workers", "processes",
-                          "--out", str(tmp_path)], capture_output=True, text=True, timeout=300,
-                         env=dict(os.environ, PYTHONPATH=ROOT))
-    assert out.returncode == 0, out.stderr
-    record = json.loads((tmp_path / "scaling.json").read_text())
-    assert record["options"]["workers"] == "processes"
-    two = [r for r in record["strong"]["records"] + record["overhead"]["records"] if r.get("gpus", r.get("devices")) == 2]
-    assert len(two) == 3 and all(r["validation"] == "PASS" for r in two)

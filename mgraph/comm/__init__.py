@@ -77,6 +77,9 @@ class Exchange:
     # -- one superstep --------------------------------------------------------------------------------
     def run(self, prim, frontier, stats: dict):
         """Exchange ``frontier`` (the primitive's output); the next frontier.  Adds timings and bytes to ``stats``."""
+        if self.p == 1:  # one device: nothing to send, every vertex its own
+            self.own_count = len(frontier)
+            return frontier
         combines = dict(prim.combine)
         for name, op in combines.items():
             if not (callable(op) or op in COMBINES):

@@ -2,7 +2,7 @@
 
 The exchange calls only :meth:`Transport.send` (sender side, once per hop)
 and :meth:`Transport.receive` (receiver side), so a transport between
-processes (mgraph.comm.processes) plugs in here without touching the
+MPI ranks (mgraph.comm.mpi) plugs in here without touching the
 exchange or any primitive.
 """
 from __future__ import annotations

@@ -1,0 +1,150 @@
+"""Transports between MPI ranks, one rank per device.
+
+A hop is two collectives on the host: an ``Alltoall`` of header sizes and an
+``Alltoallv`` of the headers (each package's field names, dtypes and
+length, packed as bytes, never pickled), so every rank knows what it will
+receive; then the arrays themselves:
+
+* :class:`MpiTransport` (NumPy): the packages' bytes follow in the same
+  ``Alltoallv`` as their headers: one buffer per peer, one collective.
+* :class:`NcclTransport` (CuPy): the arrays go GPU to GPU through NCCL
+  send/recv, grouped per hop and queued on the compute stream, so the host
+  never waits for a copy.  The communicator's unique id is broadcast over
+  MPI; NCCL allows one rank per GPU.
+"""
+from __future__ import annotations
+
+import struct
+
+import numpy as np
+
+from .transport import Transport, bytes_of
+
+_FIELD = struct.Struct("<H8sq")  # name length, dtype string (padded), element count
+
+
+def _header(package) -> bytes:
+    """A package's layout as bytes: field count, then per field its name, dtype and length."""
+    out = [struct.pack("<H", len(package))]
+    for name, a in package.items():
+        raw = name.encode()
+        out.append(_FIELD.pack(len(raw), a.dtype.str.encode(), int(a.shape[0])))
+        out.append(raw)
+    return b"".join(out)
+
+
+def _layout(buf: memoryview):
+    """(name, dtype, length) of each field of a header, and the header's size in bytes."""
+    (count,), at = struct.unpack_from("<H", buf, 0), 2
+    fields = []
+    for _ in range(count):
+        size, dtype, length = _FIELD.unpack_from(buf, at)
+        at += _FIELD.size
+        name = bytes(buf[at:at + size]).decode()
+        at += size
+        fields.append((name, np.dtype(dtype.rstrip(b"\0").decode()), length))
+    return fields, at
+
+
+class _MpiBase(Transport):
+    def __init__(self, group):
+        self.group, self.comm, self.MPI = group, group.comm, group.MPI
+        self.p, self.me = group.size, group.rank
+
+    def _alltoallv(self, per_dest: list) -> list:
+        """Bytes to each rank (b"" for none); the bytes each rank sent here, in rank order."""
+        counts = np.array([len(b) for b in per_dest], dtype=np.int64)
+        recv_counts = np.empty(self.p, dtype=np.int64)
+        self.comm.Alltoall(counts, recv_counts)
+        send = np.frombuffer(b"".join(per_dest), dtype=np.uint8)
+        recv = np.empty(int(recv_counts.sum()), dtype=np.uint8)
+        sd, rd = np.zeros(self.p, np.int64), np.zeros(self.p, np.int64)
+        np.cumsum(counts[:-1], out=sd[1:])
+        np.cumsum(recv_counts[:-1], out=rd[1:])
+        self.comm.Alltoallv([send, (counts, sd), self.MPI.BYTE], [recv, (recv_counts, rd), self.MPI.BYTE])
+        return [memoryview(recv)[rd[k]: rd[k] + recv_counts[k]] for k in range(self.p)]
+
+    def abort(self):
+        """Nothing to release: a failing rank ends the job (mgraph.group.fail_job)."""
+
+
+class MpiTransport(_MpiBase):
+    """NumPy devices in separate ranks: each package goes as its header followed by its arrays' bytes."""
+
+    def __init__(self, group):
+        super().__init__(group)
+        self.outgoing = {}
+
+    def send(self, src, packages, tag=0):
+        self.outgoing[tag] = packages
+        return bytes_of(packages)
+
+    def receive(self, dst, tag=0):
+        per_dest = [b""] * self.p
+        for k, package in self.outgoing.pop(tag, []):
+            arrays = [np.ascontiguousarray(a) for a in package.values()]
+            per_dest[k] = _header(package) + b"".join(a.tobytes() for a in arrays)
+        out = []
+        for src, buf in enumerate(self._alltoallv(per_dest)):
+            if not len(buf):
+                continue
+            fields, at = _layout(buf)
+            package = {}
+            for name, dtype, length in fields:
+                nbytes = dtype.itemsize * length
+                package[name] = np.frombuffer(buf[at:at + nbytes], dtype=dtype).copy()
+                at += nbytes
+            out.append((src, package))
+        return out
+
+
+class NcclTransport(_MpiBase):
+    """GPUs, one rank each: headers over MPI, the arrays' bytes through NCCL point-to-point in one group per hop."""
+
+    def __init__(self, group):
+        super().__init__(group)
+        from cupy.cuda import nccl
+
+        self.nccl = nccl
+        unique_id = nccl.get_unique_id() if self.me == 0 else None
+        unique_id = self.comm.bcast(unique_id, root=0)
+        self.nccl_comm = nccl.NcclCommunicator(self.p, unique_id, self.me)
+        self.outgoing = {}
+
+    def abort(self):
+        self.nccl_comm.abort()
+
+    def send(self, src, packages, tag=0):
+        self.outgoing[tag] = packages
+        return bytes_of(packages)
+
+    def receive(self, dst, tag=0):
+        import cupy
+
+        packages = self.outgoing.pop(tag, [])
+        per_dest = [b""] * self.p
+        for k, package in packages:
+            per_dest[k] = _header(package)
+        incoming = []
+        for src, buf in enumerate(self._alltoallv(per_dest)):
+            if len(buf):
+                incoming.append((src, _layout(buf)[0]))
+        stream = cupy.cuda.get_current_stream().ptr
+        nccl, comm = self.nccl, self.nccl_comm
+        out = []
+        nccl.groupStart()
+        try:
+            for k, package in packages:
+                for a in package.values():
+                    if a.nbytes:
+                        a = cupy.ascontiguousarray(a)
+                        comm.send(a.data.ptr, a.nbytes, nccl.NCCL_UINT8, k, stream)
+            for src, fields in incoming:
+                package = {name: cupy.empty(length, dtype=dtype) for name, dtype, length in fields}
+                for a in package.values():
+                    if a.nbytes:
+                        comm.recv(a.data.ptr, a.nbytes, nccl.NCCL_UINT8, src, stream)
+                out.append((src, package))
+        finally:
+            nccl.groupEnd()
+        return out

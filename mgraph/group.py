@@ -1,0 +1,289 @@
+"""The workers of one run as a group: their rank, their count, and the few collectives the framework needs.
+
+Two kinds, one interface, so that building parts, the BSP loop and the
+results are written once:
+
+* :class:`MpiGroup`: the ranks of an MPI job (``mpiexec -n P ...``), one per
+  device.  mpi4py carries control (sizes, flags, global sums, results);
+  arrays travel as MPI buffers, never as pickled objects.
+* :class:`ThreadGroup`: P worker threads of one process (``devices=P`` from a
+  notebook), whose collectives are a slot per thread and a barrier.
+
+:func:`world` says whether this process is one rank of several: only then is
+mpi4py imported (importing it initialises MPI), so a plain ``python`` run
+never touches MPI.  In a job of one rank everything runs as without MPI.
+"""
+from __future__ import annotations
+
+import os
+import sys
+import threading
+
+import numpy as np
+
+# Environment variables that MPI launchers set in every rank (Open MPI, MPICH/Hydra, PMIx, Slurm's PMI).
+_SIZE_VARIABLES = ("OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE", "MPI_LOCALNRANKS")
+_RANK_VARIABLES = ("OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK")
+
+_WORLD = None
+
+
+def launched_size() -> int:
+    """The number of ranks the MPI launcher started (1 when not under one), read from the environment."""
+    for name in _SIZE_VARIABLES:
+        value = os.environ.get(name)
+        if value and value.isdigit():
+            return int(value)
+    return 1
+
+
+def world():
+    """The :class:`MpiGroup` of this job when it has several ranks, else None (no MPI is initialised)."""
+    global _WORLD
+    if _WORLD is None:
+        if launched_size() <= 1:
+            return None
+        try:
+            from mpi4py import MPI
+        except ImportError:
+            raise RuntimeError("this process was started by an MPI launcher with several ranks, but mpi4py is not "
+                               "installed: pip install mpi4py (and an MPI, e.g. pip install mpich)") from None
+        if MPI.COMM_WORLD.Get_size() <= 1:
+            return None
+        _WORLD = MpiGroup(MPI.COMM_WORLD)
+        _install_abort_hook(_WORLD)
+    return _WORLD
+
+
+def is_root() -> bool:
+    """Whether this process prints and writes for the job: rank 0, or any process outside MPI."""
+    w = world()
+    return w is None or w.rank == 0
+
+
+class Group:
+    """``rank`` and ``size`` of the workers of one run and their collectives; every worker calls each in the same
+    order.  Arrays are NumPy arrays (a worker on a GPU stages through the host where it uses these)."""
+
+    rank: int
+    size: int
+
+    def barrier(self) -> None:
+        raise NotImplementedError
+
+    def allgather(self, obj) -> list:
+        """Every worker's small picklable ``obj``, in rank order (control only: sizes, flags, names)."""
+        raise NotImplementedError
+
+    def allreduce(self, value, op: str = "sum"):
+        """``sum``, ``max`` or ``min`` of a number over the workers."""
+        values = self.allgather(value)
+        return {"sum": sum, "max": max, "min": min}[op](values)
+
+    def bcast(self, obj, root: int = 0):
+        return self.allgather(obj if self.rank == root else None)[root]
+
+    def share(self, values) -> list:
+        """The superstep's agreement: every worker's tuple of floats (same length everywhere), in rank order."""
+        return [tuple(v) for v in self.allgather(tuple(float(x) for x in values))]
+
+    def alltoallv(self, arrays: list) -> list:
+        """Send ``arrays[k]`` (1-D, one dtype for all) to worker k; what each worker sent here, in rank order."""
+        raise NotImplementedError
+
+    def gatherv(self, array, root: int = 0):
+        """Every worker's 1-D ``array`` (one dtype), in rank order, on ``root``; None elsewhere."""
+        raise NotImplementedError
+
+    def abort(self) -> None:
+        """Stop the other workers after a failure here (they raise or end at their next collective)."""
+
+    def bcast_array(self, array, root: int = 0):
+        """``root``'s NumPy array on every worker."""
+        return np.asarray(self.bcast(array, root))
+
+
+class ThreadGroup(Group):
+    """Worker ``rank`` of ``size`` threads of one process: a slot per thread, read by all after a barrier.
+
+    ``shared`` (from :meth:`shared_state`) is one per run.  Each collective
+    writes this thread's slot, waits for all, reads, and waits again, so no
+    thread overwrites a slot another has not read.  A failing thread aborts
+    the barrier: every other thread raises BrokenBarrierError at its next
+    collective.
+    """
+
+    def __init__(self, shared, rank: int):
+        self._shared, self.rank, self.size = shared, rank, shared["size"]
+
+    @staticmethod
+    def shared_state(size: int) -> dict:
+        return {"size": size, "barrier": threading.Barrier(size), "slots": [None] * size,
+                "boards": ([None] * size, [None] * size)}
+
+    _round = 0
+
+    def share(self, values):
+        """One barrier per superstep: two boards used alternately, so a thread writes round k+1 on the board
+        round k did not use, and round k+2 cannot start before everyone has passed round k+1's barrier."""
+        board = self._shared["boards"][self._round & 1]
+        self._round += 1
+        board[self.rank] = tuple(float(v) for v in values)
+        self.barrier()
+        return list(board)
+
+    @property
+    def threading_barrier(self):
+        return self._shared["barrier"]
+
+    def barrier(self):
+        self._shared["barrier"].wait()
+
+    def _exchange(self, obj):
+        slots = self._shared["slots"]
+        slots[self.rank] = obj
+        self.barrier()
+        out = list(slots)
+        self.barrier()
+        return out
+
+    def allgather(self, obj):
+        return self._exchange(obj)
+
+    def alltoallv(self, arrays):
+        rows = self._exchange(list(arrays))
+        return [np.array(rows[src][self.rank], copy=True) for src in range(self.size)]
+
+    def gatherv(self, array, root=0):
+        rows = self._exchange(array)
+        return [np.asarray(a) for a in rows] if self.rank == root else None
+
+    def abort(self):
+        self._shared["barrier"].abort()
+
+
+class MpiGroup(Group):
+    """The ranks of an MPI communicator.  Arrays go as typed buffers (``Alltoallv``, ``Gatherv``); small control
+    objects through mpi4py's pickled collectives."""
+
+    def __init__(self, comm):
+        from mpi4py import MPI
+
+        self.MPI, self.comm = MPI, comm
+        self.rank, self.size = comm.Get_rank(), comm.Get_size()
+        local = comm.Split_type(MPI.COMM_TYPE_SHARED, key=self.rank)
+        self.local_rank, self.local_size = local.Get_rank(), local.Get_size()
+        local.Free()
+        self.host = MPI.Get_processor_name()
+
+    def barrier(self):
+        self.comm.Barrier()
+
+    def allgather(self, obj):
+        return self.comm.allgather(obj)
+
+    def allreduce(self, value, op="sum"):
+        ops = {"sum": self.MPI.SUM, "max": self.MPI.MAX, "min": self.MPI.MIN}
+        return self.comm.allreduce(value, op=ops[op])
+
+    def bcast(self, obj, root=0):
+        return self.comm.bcast(obj, root=root)
+
+    def share(self, values):
+        values = np.asarray([float(x) for x in values], dtype=np.float64)
+        out = np.empty((self.size, values.shape[0]), dtype=np.float64)
+        self.comm.Allgather(values, out)
+        return [tuple(row) for row in out.tolist()]
+
+    def alltoallv(self, arrays):
+        arrays = [np.ascontiguousarray(a) for a in arrays]
+        dtype = _common_dtype(arrays)
+        send_counts = np.array([a.shape[0] for a in arrays], dtype=np.int64)
+        recv_counts = np.empty(self.size, dtype=np.int64)
+        self.comm.Alltoall(send_counts, recv_counts)
+        send = np.concatenate([a.astype(dtype, copy=False) for a in arrays]) if arrays else np.empty(0, dtype)
+        recv = np.empty(int(recv_counts.sum()), dtype=dtype)
+        item = dtype.itemsize  # bytes, so that any dtype travels as MPI.BYTE
+        sdispl, rdispl = _displacements(send_counts), _displacements(recv_counts)
+        self.comm.Alltoallv([send.view(np.uint8), (send_counts * item, sdispl * item), self.MPI.BYTE],
+                            [recv.view(np.uint8), (recv_counts * item, rdispl * item), self.MPI.BYTE])
+        return [recv[rdispl[k]: rdispl[k] + recv_counts[k]] for k in range(self.size)]
+
+    def gatherv(self, array, root=0):
+        array = np.ascontiguousarray(array)
+        counts = np.array(self.comm.allgather(int(array.shape[0])), dtype=np.int64)
+        dtype = np.dtype(self.comm.bcast(array.dtype.str if self.rank == root else None, root=root))
+        array = array.astype(dtype, copy=False)
+        item = dtype.itemsize
+        if self.rank == root:
+            out = np.empty(int(counts.sum()), dtype=dtype)
+            displ = _displacements(counts)
+            self.comm.Gatherv(array.view(np.uint8), [out.view(np.uint8), (counts * item, displ * item),
+                                                     self.MPI.BYTE], root=root)
+            return [out[displ[k]: displ[k] + counts[k]] for k in range(self.size)]
+        self.comm.Gatherv(array.view(np.uint8), None, root=root)
+        return None
+
+    def bcast_array(self, array, root=0):
+        """``root``'s array on every rank: its dtype and length as a small object, the data as one buffer."""
+        shape = self.comm.bcast(None if self.rank != root else (array.dtype.str, array.shape), root=root)
+        if self.rank != root:
+            array = np.empty(shape[1], dtype=np.dtype(shape[0]))
+        array = np.ascontiguousarray(array)
+        self.comm.Bcast(array.reshape(-1).view(np.uint8), root=root)
+        return array
+
+    def all_failing(self, wait_s: float = 3.0) -> bool:
+        """Whether every rank is failing too (a user error every rank found alike), judged by a barrier that
+        completes within ``wait_s``; if it does not, the others are elsewhere and only ending the job frees them."""
+        import time
+
+        request = self.comm.Ibarrier()
+        deadline = time.monotonic() + wait_s
+        while time.monotonic() < deadline:
+            if request.Test():
+                return True
+            time.sleep(1e-3)
+        return False
+
+    def abort(self):
+        """An MPI job cannot leave a rank waiting in a collective: end them all (mpiexec reports it)."""
+        sys.stderr.flush()
+        self.comm.Abort(1)
+
+
+def _common_dtype(arrays):
+    kinds = {a.dtype for a in arrays if a.shape[0]}
+    if len(kinds) > 1:
+        raise ValueError(f"alltoallv needs one dtype, got {sorted(str(k) for k in kinds)}")
+    return kinds.pop() if kinds else (arrays[0].dtype if arrays else np.dtype(np.uint8))
+
+
+def _displacements(counts):
+    out = np.zeros(len(counts), dtype=np.int64)
+    np.cumsum(counts[:-1], out=out[1:])
+    return out
+
+
+def fail_job(group, error) -> None:
+    """This rank failed: print the error once (from this rank) and end every rank of the job.
+
+    Ranks still in a collective cannot be told otherwise; mpiexec ends the
+    job when one rank calls MPI_Abort.  The message is one line, as the CLI's
+    user errors are.
+    """
+    sys.stdout.flush()
+    print(f"mgraph: rank {group.rank} of {group.size}: {type(error).__name__}: {error}", file=sys.stderr, flush=True)
+    group.abort()
+
+
+def _install_abort_hook(group) -> None:
+    """An exception that leaves a script on one rank ends the whole job instead of leaving the others waiting."""
+    previous = sys.excepthook
+
+    def hook(kind, value, tb):
+        previous(kind, value, tb)
+        sys.stderr.flush()
+        group.abort()
+
+    sys.excepthook = hook

@@ -1,0 +1,84 @@
+"""A graph that no process holds whole: its source, and this rank's part once a run has built it.
+
+Under MPI (``mpiexec -n P``), :func:`mgraph.load` returns a
+:class:`PartitionedGraph` instead of a :class:`~mgraph.graph.Graph`: it
+knows where the edges come from (a generator spec or a file) and what the
+whole graph is (vertices, arcs, directed), and each rank builds only its own
+part, on its own device, the first time a run needs it (mgraph.launch).  The
+part is kept for the next run with the same partitioning.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .sources import source_of
+
+
+class PartitionedGraph:
+    """The graph of ``source`` split over the ranks of ``group``; collective: every rank makes one."""
+
+    def __init__(self, source, group, *, directed=None, seed=0, weights=None):
+        self.group = group
+        self.source = source_of(source, directed=directed, seed=seed, weights=weights)
+        self.source.open(group)
+        self.num_vertices = int(self.source.num_vertices)
+        self.directed = bool(self.source.directed)
+        self.is_weighted = bool(self.source.weighted)
+        self.weights = True if self.is_weighted else None  # what run functions test ("is it weighted")
+        self._parts = {}  # (partitioner, seed, duplication, device) -> this rank's part
+        self.num_arcs = None  # known once a part has been built (duplicates and self-loops dropped then)
+
+    @property
+    def num_edges(self):
+        if self.num_arcs is None:
+            return None
+        return self.num_arcs if self.directed else self.num_arcs // 2
+
+    def part(self, key, build):
+        """This rank's part for ``key``, built by ``build()`` the first time (one kept at a time: parts are big)."""
+        if key not in self._parts:
+            self._parts.clear()
+            part = build()
+            self._parts[key] = part
+            self.num_arcs = int(part.num_global_arcs)
+        return self._parts[key]
+
+    def random_sources(self, k: int, seed: int, part) -> list[int]:
+        """``k`` random vertices of out-degree >= 1 (distinct while there are enough), the same on every rank: each
+        rank vouches for the candidates it owns."""
+        rng = np.random.default_rng(seed)
+        n = self.num_vertices
+        own_ids = part.vertex_ids[part.own_vertices]
+        from .backend import to_numpy
+
+        own_ids = to_numpy(own_ids).astype(np.int64)
+        deg = to_numpy(part.out_degree())[to_numpy(part.own_vertices)]
+        order = np.argsort(own_ids)
+        own_sorted, deg_sorted = own_ids[order], deg[order]
+        chosen = []
+        for _ in range(64):
+            if len(chosen) >= k or n == 0:
+                break
+            cand = rng.integers(0, n, size=max(4 * k, 64))
+            at = np.searchsorted(own_sorted, cand)
+            good = np.zeros(cand.shape[0], dtype=np.int64)
+            if own_sorted.shape[0]:
+                at = np.minimum(at, own_sorted.shape[0] - 1)
+                mine = own_sorted[at] == cand
+                good[mine] = deg_sorted[at[mine]] > 0
+            flags = np.sum(self.group.allgather(good), axis=0)
+            for v in cand[flags > 0]:
+                if int(v) not in chosen:
+                    chosen.append(int(v))
+                if len(chosen) >= k:
+                    break
+        if not chosen:
+            raise ValueError("the graph has no vertex with out-degree >= 1 to start from")
+        while len(chosen) < k:
+            chosen.append(chosen[len(chosen) % max(len(chosen), 1)])
+        return chosen[:k]
+
+    def __repr__(self) -> str:
+        kind = "directed" if self.directed else "undirected"
+        return (f"PartitionedGraph({self.source.name}: {self.num_vertices} vertices, {kind}, "
+                f"{self.group.size} ranks)")
