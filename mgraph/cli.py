@@ -37,7 +37,7 @@ import numpy as np
 import partitioners
 
 from . import __version__, api
-from .backend import BACKENDS, resolve, to_numpy
+from .backend import BACKENDS, peak_bytes, reset_peak, resolve, to_numpy
 from .comm import COMMUNICATIONS
 from .generators import with_random_weights
 from .group import fail_job, is_root, world
@@ -391,8 +391,11 @@ def _load(args, weights=None):
         if w is not None:
             graph = PartitionedGraph(args.graph, w, directed=args.directed, seed=args.seed, weights=weights)
         else:
-            graph = io.load(args.graph, directed=args.directed, backend=args.backend, weights=weights)
-            resolve(args.backend).synchronize()
+            backend = resolve(args.backend)
+            reset_peak(backend)
+            graph = io.load(args.graph, directed=args.directed, backend=backend, weights=weights)
+            backend.synchronize()
+            graph.load_peak_bytes = peak_bytes(backend)
         return graph, time.perf_counter() - t0
 
 
@@ -529,6 +532,11 @@ def _print_summary(args, graph, load_s, sources, results, summary, failures):
         print(f"superstep   {_n(stats['supersteps'])} in all; mean per device: compute {mean('compute_s'):.4g} us, "
               f"split+package {mean('package_s'):.4g} us, push {mean('push_s'):.4g} us, combine {mean('combine_s'):.4g} us, "
               f"waiting for the others {mean('wait_s'):.4g} us")
+    build = stats.get("build_peak_bytes") or ([graph.load_peak_bytes] if hasattr(graph, "load_peak_bytes") else None)
+    if build:
+        print(f"peak memory {', '.join(_bytes(b) for b in build)} building, "
+              f"{', '.join(_bytes(b) for b in stats['run_peak_bytes'])} running (per device; "
+              f"{'GPU memory pool' if stats['backend'] == 'cupy' else 'process resident set'})")
     if name in TRAVERSALS:
         shown = list(dict.fromkeys(sources))
         print(f"source{'s' if len(shown) > 1 else ' '}     {', '.join(map(str, shown[:8]))}{' ...' if len(shown) > 8 else ''}")

@@ -253,10 +253,14 @@ class MpiGroup(Group):
 
 
 def _common_dtype(arrays):
-    kinds = {a.dtype for a in arrays if a.shape[0]}
+    """The dtype of what one alltoallv sends: the receivers read the bytes with theirs, so every rank must send
+    one dtype (empty arrays included: a rank sending only empty arrays still names the dtype)."""
+    if not arrays:
+        return np.dtype(np.uint8)
+    kinds = {a.dtype for a in arrays}
     if len(kinds) > 1:
         raise ValueError(f"alltoallv needs one dtype, got {sorted(str(k) for k in kinds)}")
-    return kinds.pop() if kinds else (arrays[0].dtype if arrays else np.dtype(np.uint8))
+    return arrays[0].dtype
 
 
 def _displacements(counts):

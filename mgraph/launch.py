@@ -162,6 +162,7 @@ def run(placement: Placement, make, sources=(None,), *, count=None, check=None):
             return _run_threads(placement, make, sources, stats, count, check, tick)
         backend, g = placement.backends[0], placement.graph
         _refuse([check(g)] if check else [])
+        reset_peak(backend)
         prim = make(g)
         totals = {"iterations": 0, "elapsed_s": 0.0, "host_elapsed_s": 0.0}
         for s in sources:
@@ -170,7 +171,8 @@ def run(placement: Placement, make, sources=(None,), *, count=None, check=None):
                 totals[key] += one[key]
             if tick is not None:
                 tick()
-    stats.update(totals, frontier_sizes=one["frontier_sizes"], superstep_s=one["superstep_s"])
+    stats.update(totals, frontier_sizes=one["frontier_sizes"], superstep_s=one["superstep_s"],
+                 run_peak_bytes=[peak_bytes(backend)])
     if count is not None:
         stats.update(count(g, arrays))
     return {k: to_numpy(v) for k, v in arrays.items()}, stats, prim
@@ -225,11 +227,42 @@ def _owners_on_root(placement, group):
                              f"[0, {p}) for each")
         pieces = group.gatherv(mine.astype(np.int32))
         return None if pieces is None else np.concatenate(pieces)
+    if placement.partitioner == "biased-random":  # distributed: each rank scores its own vertices' neighbours
+        from partitioners.biased_parts import biased_random_parts
+
+        backend = placement.backends[0]
+        hashed = build_part(group, graph.source, backend, Owners(p, placement.seed), "all")
+        table = to_numpy(biased_random_parts(group, hashed, p, placement.seed))
+        del hashed
+        return table if group.rank == 0 else None
+    _fits_on_root(group, graph)
     whole = build_part(group, graph.source, Backend("numpy"), _AllToRoot(p), "all")
     if group.rank != 0:
         return None
     g = Graph(whole.indptr, whole.indices, whole.weights, directed=whole.directed)
     return to_numpy(partitioners.assign(g, p, placement.partitioner, placement.seed))
+
+
+METIS_BYTES_PER_ARC = 40  # rank 0's CSR (ids, the build's keys) and pymetis's own adjacency copy, per arc
+
+
+def _fits_on_root(group, graph):
+    """METIS is serial: the whole graph goes to rank 0's host.  A one-line error when it would not fit there."""
+    import os
+
+    edges = group.allreduce(sum(b - a for a, b in graph.source.ranges(group.rank, group.size)), "sum")
+    need = 2 * edges * METIS_BYTES_PER_ARC + 16 * graph.num_vertices
+    free = None
+    if group.rank == 0:
+        try:
+            free = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+        except (ValueError, OSError):
+            free = None
+    free = group.bcast(free, root=0)
+    if free is not None and need > free:
+        raise ValueError(f"partitioner 'metis' runs on rank 0's host, which would need about {need / 2**30:.1f} GiB "
+                         f"for this graph and has {free / 2**30:.1f} GiB free; use 'random' or 'biased-random', "
+                         "which run distributed")
 
 
 class _AllToRoot(Owners):
@@ -244,7 +277,7 @@ class _AllToRoot(Owners):
 
 def _run_rank(placement, make, sources, stats, count, check, tick):
     """This MPI rank's device: build (or reuse) its part, run in lockstep with the other ranks, gather."""
-    from .comm.mpi import MpiTransport, NcclTransport
+    from .comm.mpi import MpiTransport, NcclTransport, StagedTransport
 
     group, backend = placement.world, placement.backends[0]
     graph = placement.graph
@@ -253,7 +286,7 @@ def _run_rank(placement, make, sources, stats, count, check, tick):
         with backend.context():
             part = _rank_part(placement)
             _refuse(group.allgather(check(part) if check else None))
-            transport = _transport(group, backend, MpiTransport, NcclTransport)
+            transport = _transport(group, backend, MpiTransport, NcclTransport, StagedTransport)
             prim = make(part)
             ex = Exchange(part, placement.num_devices, transport, placement.communication)
             reset_peak(backend)
@@ -337,11 +370,17 @@ def _gather_root(group, own, n):
 _TRANSPORTS = {}
 
 
-def _transport(group, backend, numpy_kind, gpu_kind):
-    """One transport per job and device, kept: an NCCL communicator takes long to set up."""
+def _transport(group, backend, numpy_kind, gpu_kind, staged_kind):
+    """One transport per job and device, kept: an NCCL communicator takes long to set up.  NCCL allows one rank
+    per GPU; where ranks share one (several ranks on a one-GPU machine) the packages go through the host."""
     key = (id(group), backend)
     if key not in _TRANSPORTS:
-        _TRANSPORTS[key] = gpu_kind(group) if backend.is_gpu else numpy_kind(group)
+        if not backend.is_gpu:
+            _TRANSPORTS[key] = numpy_kind(group)
+        else:
+            gpus = group.allgather((socket.gethostname(), backend.device))
+            shared = len(set(gpus)) < len(gpus)
+            _TRANSPORTS[key] = staged_kind(group) if shared else gpu_kind(group)
     return _TRANSPORTS[key]
 
 
@@ -368,6 +407,8 @@ def _run_threads(placement, make, sources, stats, count, check, tick):
         if host is None:
             table = partitioners.assign(graph, p, placement.partitioner, placement.seed)
         t1 = time.perf_counter()
+        for b in backends:
+            reset_peak(b)
         shared = ThreadGroup.shared_state(p)
         parts, errors = [None] * p, [None] * p
 
@@ -394,7 +435,8 @@ def _run_threads(placement, make, sources, stats, count, check, tick):
         from .enactor import raise_first
 
         raise_first(errors)
-        info = {"partition_s": t1 - t0, "subgraph_s": time.perf_counter() - t1}
+        info = {"partition_s": t1 - t0, "subgraph_s": time.perf_counter() - t1,
+                "build_peak_bytes": [peak_bytes(b) for b in backends]}
         if key is not None:
             graph.__dict__["_parts_cache"] = {key: parts}
             graph.__dict__["_parts_info"] = info
@@ -405,6 +447,8 @@ def _run_threads(placement, make, sources, stats, count, check, tick):
     for part, b in zip(parts, backends):
         with b.context():
             prims.append(make(part))
+    for b in backends:
+        reset_peak(b)
     shared = ThreadGroup.shared_state(p)
     groups = [ThreadGroup(shared, d) for d in range(p)]
     transport = LocalTransport(backends, shared["barrier"])
@@ -419,7 +463,8 @@ def _run_threads(placement, make, sources, stats, count, check, tick):
     stats.update(run_out, **info, host_elapsed_s=run_out["elapsed_s"],
                  memory_bytes=[part.nbytes for part in parts],
                  owned_vertices=[int(part.own_vertices.shape[0]) for part in parts],
-                 bytes_sent=[int(sum(r["bytes"])) for r in per_device], per_device=per_device)
+                 bytes_sent=[int(sum(r["bytes"])) for r in per_device], per_device=per_device,
+                 run_peak_bytes=[peak_bytes(b) for b in backends])
     if count is not None:
         totals = {}
         for part, b, arr in zip(parts, backends, results):

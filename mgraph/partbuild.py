@@ -186,7 +186,11 @@ def _rows(group, source, xp, owners, g2l, num_own, chunks, rounds, idx, reverse,
 
 def _sort_rows(xp, indptr, indices, weights, n, total, block_arcs=1 << 25):
     """Sort each row's columns and keep the lightest of repeated arcs, a block of rows at a time, compacting in
-    place (a block is written no further than it was read)."""
+    place (a block is written no further than it was read).  Blocks are an eighth of the part at most, so their
+    keys stay small beside it."""
+    from .sources import ROUNDS_MIN
+
+    block_arcs = min(block_arcs, max(1 << 16, -(-total // ROUNDS_MIN)))
     num_rows = indptr.shape[0] - 1
     new_deg = xp.zeros(num_rows, dtype=np.int64)
     host = _host(indptr)

@@ -23,7 +23,8 @@ import numpy as np
 from . import generators
 from .backend import to_numpy
 
-CHUNK_EDGES = 1 << 24  # edges routed per round: bounds a build's working memory beyond the finished part
+CHUNK_EDGES = 1 << 24  # edges routed per round at most: bounds a build's working memory beyond the finished part
+ROUNDS_MIN = 8  # a worker routes its share in at least this many rounds, so a round stays small beside its part
 
 
 def _split(total: int, rank: int, size: int) -> tuple[int, int]:
@@ -31,6 +32,8 @@ def _split(total: int, rank: int, size: int) -> tuple[int, int]:
 
 
 def _chunks(start: int, stop: int, chunk: int) -> list[tuple[int, int]]:
+    """[start, stop) in rounds of at most ``chunk``, and at least ROUNDS_MIN rounds where the share is large."""
+    chunk = max(1, min(chunk, max(1 << 16, -(-(stop - start) // ROUNDS_MIN))))
     return [(a, min(a + chunk, stop)) for a in range(start, stop, chunk)]
 
 

@@ -7,6 +7,8 @@ receive; then the arrays themselves:
 
 * :class:`MpiTransport` (NumPy): the packages' bytes follow in the same
   ``Alltoallv`` as their headers: one buffer per peer, one collective.
+* :class:`StagedTransport` (CuPy ranks that share a GPU, which NCCL does not
+  allow): the packages go through host memory and :class:`MpiTransport`.
 * :class:`NcclTransport` (CuPy): the arrays go GPU to GPU through NCCL
   send/recv, grouped per hop and queued on the compute stream, so the host
   never waits for a copy.  The communicator's unique id is broadcast over
@@ -96,6 +98,21 @@ class MpiTransport(_MpiBase):
                 at += nbytes
             out.append((src, package))
         return out
+
+
+class StagedTransport(MpiTransport):
+    """GPU ranks that share a GPU: each package is copied to the host, sent as MpiTransport sends, and copied to
+    the receiver's GPU (slower than NCCL, but NCCL refuses two ranks on one GPU)."""
+
+    def send(self, src, packages, tag=0):
+        from ..backend import to_numpy
+
+        return super().send(src, [(k, {n: to_numpy(a) for n, a in p.items()}) for k, p in packages], tag)
+
+    def receive(self, dst, tag=0):
+        import cupy
+
+        return [(src, {n: cupy.asarray(a) for n, a in p.items()}) for src, p in super().receive(dst, tag)]
 
 
 class NcclTransport(_MpiBase):

@@ -1,0 +1,132 @@
+"""What tests/test_mpi.py runs under ``mpiexec -n P``: one job, several modes; rank 0 writes what it saw to OUT.
+
+    python tests/mpi_job.py primitives OUT.npz GRAPH PARTITIONER DUPLICATION COMMUNICATION
+    python tests/mpi_job.py arcs OUT.npz GRAPH
+    python tests/mpi_job.py own OUT.npz GRAPH
+    python tests/mpi_job.py raise GRAPH
+    python tests/mpi_job.py vanish GRAPH
+    python tests/mpi_job.py peak OUT.json SPEC
+"""
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+import numpy as np
+
+import mgraph
+from mgraph.group import world
+from primitives.bfs import BFS
+
+
+def by_vertex_range(ids, num_parts, seed):
+    """A user's partitioner under MPI: called with this rank's vertex ids, it returns their owners."""
+    return (np.asarray(ids) * num_parts // max(int(os.environ["MGRAPH_TEST_N"]), 1)).astype(np.int32)
+
+
+class Exploding(BFS):
+    def iterate(self, frontier):
+        if self.step == 1 and world().rank == 1:
+            raise ZeroDivisionError("boom on rank 1")
+        return super().iterate(frontier)
+
+
+class Vanishing(BFS):
+    def iterate(self, frontier):
+        if self.step == 1 and world().rank == 1:
+            os._exit(3)  # as a crash or a kill would end it
+        return super().iterate(frontier)
+
+
+def primitives(out, graph, partitioner, duplication, communication):
+    g = mgraph.load(graph)
+    if partitioner == "callable":
+        os.environ["MGRAPH_TEST_N"] = str(g.num_vertices)
+        partitioner = by_vertex_range
+    opts = dict(partitioner=partitioner, duplication=duplication, communication=communication)
+    got = {
+        "bfs_depth": mgraph.bfs(g, 0, **opts).depth,
+        "bfs_pred": mgraph.bfs(g, 0, **opts).predecessor,
+        "dobfs_depth": mgraph.bfs(g, 0, direction="auto", **opts).depth,
+        "sssp_distance": mgraph.sssp(g, 0, **opts).distance,
+        "sssp_pred": mgraph.sssp(g, 0, **opts).predecessor,
+        "cc_labels": mgraph.connected_components(g, **opts).labels,
+        "pr_rank": mgraph.pagerank(g, **opts).rank,
+        "bc_centrality": mgraph.betweenness_centrality(g, sources=[0, 1, 2], **opts).centrality,
+    }
+    r = mgraph.bfs(g, 0, **opts)
+    if world().rank == 0:
+        np.savez(out, devices=r.stats["devices"], workers=r.stats["workers"],
+                 bytes_sent=np.array(r.stats["bytes_sent"]), **got)
+    else:
+        assert all(v is None for v in got.values()), "results land on rank 0 only"
+
+
+def arcs(out, graph):
+    """Every rank's arcs in caller ids, gathered: the graph the ranks built together."""
+    from mgraph.launch import prepare
+
+    g = mgraph.load(graph)
+    part = prepare(g, {})
+    ids = part.vertex_ids
+    rows = np.repeat(np.arange(part.num_vertices), np.diff(part.indptr))
+    src, dst = ids[rows], ids[part.indices.astype(np.int64)]
+    w = part.weights if part.weights is not None else np.zeros(src.shape[0])
+    group = world()
+    pieces = [group.gatherv(a) for a in (src, dst, w)]
+    if group.rank == 0:
+        np.savez(out, src=np.concatenate(pieces[0]), dst=np.concatenate(pieces[1]), w=np.concatenate(pieces[2]),
+                 n=g.num_vertices, directed=g.directed)
+
+
+def own(out, graph):
+    """gather=False: each rank keeps its own vertices; rank 0 collects them to show they tile the graph."""
+    g = mgraph.load(graph)
+    r = mgraph.bfs(g, 0, gather=False)
+    group = world()
+    assert r.vertices.shape == r.depth.shape == r.predecessor.shape and r.vertices.dtype == np.int64
+    pieces = [group.gatherv(a) for a in (r.vertices, r.depth, r.predecessor)]
+    if group.rank == 0:
+        np.savez(out, vertices=np.concatenate(pieces[0]), depth=np.concatenate(pieces[1]),
+                 predecessor=np.concatenate(pieces[2]), sizes=np.array([p.shape[0] for p in pieces[0]]))
+
+
+def peak(out, spec):
+    """The build's peak memory on every rank (or, with one rank, the whole graph's load)."""
+    from mgraph.backend import Backend, peak_bytes, reset_peak
+
+    group = world()
+    if group is None:
+        reset_peak(Backend("numpy"))
+        g = mgraph.load(spec, backend="numpy")
+        record = {"ranks": 1, "peak_bytes": [peak_bytes(Backend("numpy"))], "arcs": g.num_arcs}
+    else:
+        g = mgraph.load(spec)
+        r = mgraph.bfs(g, 0)
+        record = {"ranks": group.size, "peak_bytes": r.stats["build_peak_bytes"], "arcs": g.num_arcs}
+    if group is None or group.rank == 0:
+        with open(out, "w") as f:
+            json.dump(record, f)
+
+
+def main(argv):
+    mode = argv[0]
+    if mode == "primitives":
+        primitives(*argv[1:])
+    elif mode == "arcs":
+        arcs(*argv[1:])
+    elif mode == "own":
+        own(*argv[1:])
+    elif mode == "raise":
+        mgraph.run(Exploding, mgraph.load(argv[1]), 0)
+    elif mode == "vanish":
+        mgraph.run(Vanishing, mgraph.load(argv[1]), 0)
+    elif mode == "peak":
+        peak(*argv[1:])
+    else:
+        raise SystemExit(f"unknown mode {mode}")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -1,0 +1,196 @@
+"""MPI jobs (``mpiexec -n 2|3|4``) with CPU ranks: each rank one device, building only its own part.
+
+Every job runs tests/mpi_job.py; rank 0 writes what the job computed and the
+checks run here, against one device in this process and against
+scipy/networkx references.
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import time
+
+import numpy as np
+import pytest
+
+import mgraph
+from conftest import ROOT, run_mpi
+from mgraph import validate as V
+
+JOB = os.path.join(ROOT, "tests", "mpi_job.py")
+CHESAPEAKE = os.path.join(ROOT, "tests", "data", "chesapeake.mtx")
+
+
+@pytest.fixture(scope="module")
+def directed_file(tmp_path_factory):
+    """A weighted directed SNAP edge list (with a repeated arc, a self-loop and comments)."""
+    rng = np.random.default_rng(5)
+    src, dst = rng.integers(0, 300, 1500), rng.integers(0, 300, 1500)
+    w = rng.integers(1, 20, 1500)
+    path = tmp_path_factory.mktemp("graphs") / "directed.txt"
+    lines = ["# a directed test graph", "0 1 3", "0 1 2", "4 4 1"] + [f"{a} {b} {c}" for a, b, c in zip(src, dst, w)]
+    path.write_text("\n".join(lines) + "\n")
+    return str(path)
+
+
+def job(ranks, *args, timeout=240):
+    out = run_mpi(ranks, ["python", JOB, *args], timeout=timeout)
+    assert out.returncode == 0, out.stderr[-3000:]
+    return out
+
+
+def references(g):
+    import networkx as nx
+
+    G = nx.from_scipy_sparse_array(g.to_scipy(), create_using=nx.DiGraph if g.directed else nx.Graph)
+    pr = nx.pagerank(G, alpha=0.85, tol=1e-6)
+    return {"bfs_depth": V.reference_bfs_depth(g, 0), "dobfs_depth": V.reference_bfs_depth(g, 0),
+            "sssp_distance": V.reference_sssp(g, 0), "cc_labels": V.reference_components(g),
+            "pr_rank": np.array([pr[i] for i in range(g.num_vertices)]),
+            "bc_centrality": V.reference_betweenness(g, [0, 1, 2])}
+
+
+def check_against_one_device_and_references(got, g):
+    one = {"bfs_depth": mgraph.bfs(g, 0).depth, "dobfs_depth": mgraph.bfs(g, 0, direction="auto").depth,
+           "sssp_distance": mgraph.sssp(g, 0).distance, "cc_labels": mgraph.connected_components(g).labels,
+           "pr_rank": mgraph.pagerank(g).rank,
+           "bc_centrality": mgraph.betweenness_centrality(g, sources=[0, 1, 2]).centrality}
+    ref = references(g)
+    for key in one:
+        np.testing.assert_allclose(got[key], one[key], rtol=1e-9, atol=1e-12, err_msg=key)
+        np.testing.assert_allclose(got[key], ref[key], rtol=1e-5, atol=1e-9, err_msg=key)
+    V.validate_bfs(g, 0, got["bfs_depth"], got["bfs_pred"])
+    V.validate_sssp(g, 0, got["sssp_distance"], got["sssp_pred"])
+
+
+@pytest.mark.parametrize("ranks", [2, 3, 4])
+@pytest.mark.parametrize("partitioner", ["random", "biased-random", "metis", "callable"])
+def test_every_primitive_on_ranks_equals_one_device_and_the_references(tmp_path, ranks, partitioner):
+    out = tmp_path / "out.npz"
+    job(ranks, "primitives", out, CHESAPEAKE, partitioner, "1-hop", "selective")
+    got = np.load(out)
+    assert int(got["devices"]) == ranks and str(got["workers"]) == "mpi"
+    check_against_one_device_and_references(got, mgraph.load(CHESAPEAKE))
+
+
+@pytest.mark.parametrize("duplication, communication", [("1-hop", "broadcast"), ("all", "selective"),
+                                                        ("all", "broadcast")])
+def test_every_layout_and_exchange_on_a_directed_weighted_file(tmp_path, directed_file, duplication, communication):
+    out = tmp_path / "out.npz"
+    job(3, "primitives", out, directed_file, "random", duplication, communication)
+    got = np.load(out)
+    assert got["bytes_sent"].sum() > 0
+    check_against_one_device_and_references(got, mgraph.load(directed_file))
+
+
+def test_a_generated_graph_on_ranks(tmp_path):
+    out = tmp_path / "out.npz"
+    job(4, "primitives", out, "rmat:9", "random", "1-hop", "selective")
+    check_against_one_device_and_references(np.load(out), mgraph.load("rmat:9"))
+
+
+@pytest.mark.parametrize("graph", ["rmat:10", "grid:30x20", "er:500:3000", "CHESAPEAKE", "DIRECTED", "GZ"])
+@pytest.mark.parametrize("ranks", [2, 3])
+def test_a_file_or_spec_gives_the_same_graph_on_any_number_of_ranks(tmp_path, directed_file, graph, ranks):
+    if graph == "GZ":  # a gzip file is read whole by rank 0 and scattered by the routing
+        import gzip
+        import shutil
+
+        path = tmp_path / "g.txt.gz"
+        with open(directed_file, "rb") as f, gzip.open(path, "wb") as z:
+            shutil.copyfileobj(f, z)
+        graph = str(path)
+    graph = {"CHESAPEAKE": CHESAPEAKE, "DIRECTED": directed_file}.get(graph, graph)
+    out = tmp_path / "arcs.npz"
+    job(ranks, "arcs", out, graph)
+    got = np.load(out)
+    whole = mgraph.load(graph)
+    assert int(got["n"]) == whole.num_vertices and bool(got["directed"]) == whole.directed
+    src = np.repeat(np.arange(whole.num_vertices), np.diff(whole.indptr))
+    want = np.lexsort((whole.indices, src))
+    have = np.lexsort((got["dst"], got["src"]))
+    np.testing.assert_array_equal(got["src"][have], src[want])
+    np.testing.assert_array_equal(got["dst"][have], whole.indices[want])
+    if whole.weights is not None:
+        np.testing.assert_array_equal(got["w"][have], whole.weights[want])
+
+
+def test_without_gathering_each_rank_keeps_its_own_vertices(tmp_path):
+    out = tmp_path / "own.npz"
+    job(3, "own", out, CHESAPEAKE)
+    got = np.load(out)
+    one = mgraph.bfs(mgraph.load(CHESAPEAKE), 0)
+    assert sorted(got["vertices"].tolist()) == list(range(one.depth.shape[0]))  # each vertex on one rank
+    assert all(s > 0 for s in got["sizes"])
+    np.testing.assert_array_equal(got["depth"], one.depth[got["vertices"]])
+
+
+def _no_job_left(marker):
+    ps = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
+    return [line for line in ps.splitlines() if marker in line and "ps -eo" not in line]
+
+
+def test_a_rank_that_raises_ends_the_job_with_its_message_once(tmp_path):
+    t = time.monotonic()
+    out = run_mpi(3, ["python", JOB, "raise", CHESAPEAKE], timeout=120)
+    assert out.returncode != 0
+    assert out.stderr.count("boom on rank 1") >= 1
+    assert "rank 1 of 3: ZeroDivisionError: boom on rank 1" in out.stderr
+    assert time.monotonic() - t < 60
+    assert not _no_job_left(f"{JOB} raise")
+
+
+def test_a_rank_that_dies_ends_the_whole_job_within_seconds():
+    t = time.monotonic()
+    out = run_mpi(3, ["python", JOB, "vanish", CHESAPEAKE], timeout=120)
+    assert out.returncode != 0
+    assert time.monotonic() - t < 60
+    assert not _no_job_left(f"{JOB} vanish")
+
+
+def test_the_command_line_under_mpi_prints_and_writes_once(tmp_path):
+    record = tmp_path / "out.json"
+    out = run_mpi(3, ["python", "-m", "mgraph", "bfs", "rmat:11", "--runs", "2", "--validate", "--json", record])
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert out.stdout.count("graph ") == 1 and "validation  PASS" in out.stdout
+    assert "3 (ids" in out.stdout and "mpi" in out.stdout
+    r = json.loads(record.read_text())
+    assert r["validation"]["status"] == "PASS"
+    run = r["runs"][0]
+    assert len(run["per_device"]) == 3 and len(run["build_peak_bytes"]) == 3 and len(run["hosts"]) == 3
+    assert r["graph"]["vertices"] == 2048 and r["graph"]["edges"] == mgraph.load("rmat:11").num_edges
+
+
+@pytest.mark.parametrize("command", ["sssp", "dobfs", "cc", "pr"])
+def test_the_command_line_validates_distributedly(tmp_path, command):
+    args = [command, "rmat:10", "--validate"] + (["--weights", "1:9"] if command == "sssp" else [])
+    out = run_mpi(2, ["python", "-m", "mgraph", *args])
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert "validation  PASS" in out.stdout
+
+
+def test_a_user_error_under_mpi_is_one_line_and_exit_status_2():
+    out = run_mpi(2, ["python", "-m", "mgraph", "bfs", "rmat:10", "--source", "5000"])
+    assert out.returncode == 2, out.stderr
+    lines = [line for line in out.stderr.splitlines() if line.strip()]
+    assert lines == ["mgraph: error: source 5000 is out of range: the graph has 1024 vertices"]
+
+
+def test_a_bad_line_in_one_ranks_share_of_a_file_is_a_user_error(tmp_path):
+    path = tmp_path / "bad.txt"
+    path.write_text("".join(f"{i} {i + 1}\n" for i in range(200)) + "7 x\n" + "1 2\n" * 50)
+    out = run_mpi(3, ["python", "-m", "mgraph", "bfs", str(path), "--source", "0"])
+    assert out.returncode == 2, out.stderr
+    assert out.stderr.count("mgraph: error:") == 1 and "line 201" in out.stderr
+
+
+def test_building_on_four_ranks_holds_at_most_half_of_one_ranks_peak(tmp_path):
+    one, four = tmp_path / "one.json", tmp_path / "four.json"
+    job(1, "peak", one, "rmat:21", timeout=600)
+    job(4, "peak", four, "rmat:21", timeout=600)
+    single, each = json.loads(one.read_text()), json.loads(four.read_text())
+    print(f"R-MAT 21 build peak: one rank {single['peak_bytes'][0] / 2**20:.0f} MiB; four ranks "
+          f"{', '.join(f'{b / 2**20:.0f}' for b in each['peak_bytes'])} MiB")
+    assert single["arcs"] == each["arcs"]
+    assert max(each["peak_bytes"]) <= 0.5 * single["peak_bytes"][0]
