@@ -40,6 +40,7 @@ from . import __version__, api
 from .backend import BACKENDS, peak_bytes, reset_peak, resolve, to_numpy
 from .comm import COMMUNICATIONS
 from .generators import with_random_weights
+from .graph import Graph
 from .group import fail_job, is_root, world
 from .launch import WORKERS, prepare
 from .partitioned import PartitionedGraph
@@ -155,13 +156,19 @@ class PartsValidator:
         if name == "bc":
             raise ValueError("--validate for bc needs a reference over the whole graph, which no rank holds under "
                              "MPI: validate bc on one process")
-        self.name, self.graph, self.alpha, self.group = name, graph, alpha, graph.group
+        self.name, self.alpha = name, alpha
+        if isinstance(graph, PartitionedGraph):
+            self.group, self.part = graph.group, lambda: next(iter(graph._parts.values()))
+        else:  # a whole graph on a GPU: checked where it lives, as one worker's part
+            from .group import ThreadGroup
+
+            self.group, self.part = ThreadGroup(ThreadGroup.shared_state(1), 0), lambda: graph
 
     def __call__(self, result, source=None):
         from . import validate_parts as vp
         from .backend import to_numpy
 
-        part = next(iter(self.graph._parts.values()))
+        part = self.part()
         group = self.group
         names = {"bfs": ("depth", "predecessor"), "dobfs": ("depth", "predecessor"),
                  "sssp": ("distance", "predecessor"), "cc": ("labels",), "pr": ("rank",)}[self.name]
@@ -389,7 +396,8 @@ def _load(args, weights=None):
     with _status(f"loading {args.graph}"):
         t0 = time.perf_counter()
         if w is not None:
-            graph = PartitionedGraph(args.graph, w, directed=args.directed, seed=args.seed, weights=weights)
+            graph = PartitionedGraph(args.graph, w, directed=args.directed, seed=getattr(args, "seed", 0),
+                                     weights=weights)
         else:
             backend = resolve(args.backend)
             reset_peak(backend)
@@ -470,7 +478,9 @@ def _run(args) -> int:
             results.append(run_primitive(name, graph, s, run=run, **params))
     failures = []
     if args.validate:
-        check = (PartsValidator if isinstance(graph, PartitionedGraph) else Validator)(name, graph, alpha=params["alpha"])
+        on_gpu = isinstance(graph, Graph) and graph.xp is not np and name != "bc"  # no host copy of the graph
+        check = (PartsValidator if isinstance(graph, PartitionedGraph) or on_gpu else Validator)(
+            name, graph, alpha=params["alpha"])
         for i, (s, r) in enumerate(zip(sources, results)):
             with _status(f"validating run {i + 1}/{len(results)}"):
                 message = check(r, s)
@@ -620,6 +630,8 @@ def _partition(args) -> int:
 
 def _info(args) -> int:
     graph, load_s = _load(args)
+    if isinstance(graph, PartitionedGraph):
+        return _info_parts(args, graph, load_s)
     g = graph.to("numpy")
     out_deg = to_numpy(g.out_degree())
     degrees = [("out-degree" if g.directed else "degree", out_deg)]
@@ -638,7 +650,27 @@ def _info(args) -> int:
         if d.size:
             print(f"{label:<11} min {d.min()}, mean {d.mean():.4g}, max {d.max()}")
     print(f"isolated    {_n(int(np.count_nonzero(~touched)))} vertices")
-    print(f"memory      {_bytes(sum(int(a.nbytes) for a in arrays))} (CSR{' + weights' if g.is_weighted else ''})")
+    print(f"memory      {_bytes(sum(int(a.nbytes) for a in arrays))} (CSR{' + weights' if g.is_weighted else ''}); "
+          f"peak {_bytes(graph.load_peak_bytes)} while loading")
+    return 0
+
+
+def _info_parts(args, graph, load_s) -> int:
+    """Under MPI: each rank builds its part (the random partition, 1-hop proxies) and reports it."""
+    t0 = time.perf_counter()
+    part = prepare(graph, {"backend": args.backend})
+    build_s = time.perf_counter() - t0
+    group = graph.group
+    rows = group.allgather((group.rank, int(part.own_vertices.shape[0]), part.num_vertices, part.num_arcs,
+                            part.nbytes, part.build_info["build_peak_bytes"]))
+    print(f"graph       {args.graph} (open {load_s:.3g} s, parts built in {build_s:.3g} s on {group.size} ranks)")
+    print(f"vertices    {_n(graph.num_vertices)}")
+    print(f"edges       {_n(graph.num_edges)} ({_n(graph.num_arcs)} stored arcs)")
+    print(f"directed    {'yes' if graph.directed else 'no'}")
+    print(f"weighted    {'yes' if graph.is_weighted else 'no'}")
+    print("rank  own vertices  with proxies  arcs  part memory  build peak")
+    for r, own, local, arcs, nbytes, peak in rows:
+        print(f"{r:>4}  {_n(own):>12}  {_n(local):>12}  {_n(arcs)}  {_bytes(nbytes)}  {_bytes(peak)}")
     return 0
 
 
@@ -666,6 +698,8 @@ def main(argv=None) -> int:
         args.argv = argv
         if args.command == "info":
             return _info(args)
+        if w is not None and args.command in ("convert", "partition"):
+            raise ValueError(f"mgraph {args.command} works on the whole graph in one process: run it without mpiexec")
         if args.command == "convert":
             return _convert(args)
         if args.command == "partition":

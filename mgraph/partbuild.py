@@ -58,16 +58,19 @@ def build_part(group, source, backend: Backend, owners: Owners, duplication="1-h
     xp, n, p, me = backend.xp, source.num_vertices, group.size, group.rank
     idx = index_dtype(n)
     t0 = time.perf_counter()
-    own = _own_vertices(xp, owners, n, me)
-    g2l = xp.full(n, -1, dtype=idx)
-    g2l[own] = xp.arange(own.shape[0], dtype=idx)
+    own, g2l, num_own = None, None, n  # one worker: every vertex its own, under its own id
+    if p > 1:
+        own = _own_vertices(xp, owners, n, me)
+        num_own = int(own.shape[0])
+        g2l = xp.full(n, -1, dtype=idx)
+        g2l[own] = xp.arange(num_own, dtype=idx)
     chunks = source.ranges(me, p, chunk)
     rounds = group.allreduce(len(chunks), "max")
     with _bar(progress and me == 0, rounds * (2 if source.directed else 1) * 2, source.name) as bar:
-        fwd = _rows(group, source, xp, owners, g2l, own.shape[0], chunks, rounds, idx, reverse=False, bar=bar)
+        fwd = _rows(group, source, xp, owners, g2l, num_own, chunks, rounds, idx, reverse=False, bar=bar)
         rev = None
         if source.directed:
-            rev = _rows(group, source, xp, owners, g2l, own.shape[0], chunks, rounds, idx, reverse=True, bar=bar)
+            rev = _rows(group, source, xp, owners, g2l, num_own, chunks, rounds, idx, reverse=True, bar=bar)
     num_arcs = group.allreduce(int(fwd[1].shape[0]), "sum")
     if p == 1:  # the whole graph: ids are the caller's, no maps
         sub = SubGraph(*fwd, directed=source.directed, index=0, own=xp.arange(n, dtype=idx), vertex_ids=None,
@@ -153,7 +156,7 @@ def _rows(group, source, xp, owners, g2l, num_own, chunks, rounds, idx, reverse,
                 w = xp.zeros(rows.shape[0], dtype=np.float64)
             got = _route(group, xp, owners, rows, cols, w, idx)
             bar.update(1)
-            yield g2l[got[0]].astype(np.int64), got[1], got[2]
+            yield (got[0] if g2l is None else g2l[got[0]].astype(np.int64)), got[1], got[2]
 
     deg = xp.zeros(num_own, dtype=np.int64)
     for local, _, _ in routed():  # pass 1: count
@@ -161,6 +164,7 @@ def _rows(group, source, xp, owners, g2l, num_own, chunks, rounds, idx, reverse,
             deg += xp.bincount(local, minlength=num_own)
     indptr = xp.zeros(num_own + 1, dtype=np.int64)
     xp.cumsum(deg, out=indptr[1:])
+    del deg
     total = int(indptr[-1])
     indices = xp.empty(total, dtype=idx)
     weights = xp.empty(total, dtype=np.float64) if source.weighted else None
@@ -181,7 +185,7 @@ def _rows(group, source, xp, owners, g2l, num_own, chunks, rounds, idx, reverse,
     del cursor
     if source.simple and not reverse:  # a built graph's rows: sorted and simple, each read by one worker in order
         return indptr, indices, weights
-    return _sort_rows(xp, indptr, indices, weights, max(int(g2l.shape[0]), 1), total)
+    return _sort_rows(xp, indptr, indices, weights, max(source.num_vertices, 1), total)
 
 
 def _sort_rows(xp, indptr, indices, weights, n, total, block_arcs=1 << 25):

@@ -224,11 +224,11 @@ def validate_sssp_parts(group, part, source, distance, predecessor, *, rtol=1e-9
         exact = _integral(mine[reached])
         if exact and part.weights is not None:
             exact = all(_integral_on(xp, w) for w in view.weight_blocks())
-        return (s, dist, pred), exact
+        return (s, dist, pred, xp.asarray(dist), view.ids_on_device(pred)), exact
 
-    (s, dist, pred), flags = _agree(group, values)  # host arrays: for the messages
+    # host arrays for the messages, device ones for the arc passes
+    (s, dist, pred, dist_x, pred_x), flags = _agree(group, values)
     tol = 0.0 if all(flags) else float(rtol)
-    dist_x, pred_x = xp.asarray(dist), view.ids_on_device(pred)  # on the part's device: for the arc passes
 
     def tree_arcs():
         miss, child, w = view.parent_arcs(pred_x, s, weights=True)
@@ -585,12 +585,12 @@ class _View:
         representative) on the host.
 
         On the part's device: every vertex starts as its own root; each round, every arc whose ends have
-        different roots lowers the larger root's parent to the smaller root (no cycles: a parent is never above
-        its vertex; and each vertex stays joined to its parent by a path of arcs), then pointer jumping makes
-        every parent a root.  A round in which no arc joins two roots leaves the trees, the components: the
-        pairs (v, root of v) for v not a root.  After :data:`HOOK_ROUNDS` rounds, whatever arcs still join two
-        roots go to the host (as root pairs, a block of at least num_local at a time) and scipy merges them
-        into the forest."""
+        different roots lowers the larger root's parent to the smaller root, the smallest offered (no cycles: a
+        parent only goes down and is never above its vertex; and each vertex stays joined to its parent by a
+        path of arcs), then pointer jumping makes every parent a root.  A round in which no arc joins two roots
+        leaves the trees, the components: the pairs (v, root of v) for v not a root.  After
+        :data:`HOOK_ROUNDS` rounds, whatever arcs still join two roots go to the host (as root pairs, a block
+        of at least num_local at a time) and scipy merges them into the forest."""
         xp, nl = self.xp, self.num_local
         root = xp.arange(nl, dtype=index_dtype(nl))
         for _ in range(HOOK_ROUNDS):
@@ -601,9 +601,8 @@ class _View:
                 if k.size:
                     joined = True
                     a, b = a[k], b[k]
-                    hi = xp.maximum(a, b)
-                    root[hi] = xp.minimum(root[hi], xp.minimum(a, b))  # whichever write to a root lands: it only
-            if not joined:                                              # goes down, and stays joined to it
+                    xp.minimum.at(root, xp.maximum(a, b), xp.minimum(a, b))  # the smallest candidate (CuPy: atomicMin)
+            if not joined:
                 break
             root = _jump(xp, root)
         else:  # out of rounds: scipy merges the arcs that still join two trees (as root pairs) into the forest

@@ -22,6 +22,7 @@ from mgraph.sources import GraphSource
 from mgraph.validate import ValidationError, pagerank_step, reference_components, validate_bfs, validate_sssp
 
 TIMEOUT = 60
+HOOK_ROUNDS = vp.HOOK_ROUNDS  # the default, before any test patches it
 
 # (workers, duplication, arcs per block: None is the module's default; 7 exercises the blocked passes)
 LAYOUTS = [(1, "1-hop", None), (1, "1-hop", 7), (2, "1-hop", None), (2, "all", None), (3, "1-hop", 7),
@@ -76,24 +77,31 @@ def layout(request, monkeypatch):
     return p, duplication
 
 
-def collective(name, layout, check):
-    """``check(group, part)`` on every worker of the layout; (results, errors)."""
+@functools.lru_cache(maxsize=None)
+def gpu_parts(name, p, duplication):
+    """The same parts as ``parts``, on GPU 0 (CuPy)."""
+    pytest.importorskip("cupy")
+    return tuple(part.to(Backend("cupy", 0)) for part in parts(name, p, duplication))
+
+
+def collective(name, layout, check, gpu=False):
+    """``check(group, part)`` on every worker of the layout (parts on GPU 0 when ``gpu``); (results, errors)."""
     p, duplication = layout
-    ps = parts(name, p, duplication)
+    ps = (gpu_parts if gpu else parts)(name, p, duplication)
     if p > 1:
         assert all(part.duplication == duplication for part in ps)
     return run_workers(p, lambda group, r: check(group, ps[r]))
 
 
-def passes(name, layout, check):
-    results, errors = collective(name, layout, check)
+def passes(name, layout, check, gpu=False):
+    results, errors = collective(name, layout, check, gpu)
     assert errors == [None] * len(errors), errors
     return results
 
 
-def fails(name, layout, check, match=None):
+def fails(name, layout, check, match=None, gpu=False):
     """Every worker raised ValidationError, with one message; returns it."""
-    _, errors = collective(name, layout, check)
+    _, errors = collective(name, layout, check, gpu)
     assert all(isinstance(e, ValidationError) for e in errors), errors
     messages = {str(e) for e in errors}
     assert len(messages) == 1, messages
@@ -437,6 +445,92 @@ def test_pagerank_rule_accepts_result_and_rejects_perturbed(name, layout):
           "PageRank")
 
 
+# -- the blocked arc passes ------------------------------------------------------------------
+@pytest.mark.parametrize("block", [1, 2, 7, 1 << 24])
+@pytest.mark.parametrize("name", ["chesapeake", "small_dir", "disconnected"])
+def test_arc_blocks_are_the_stored_arcs(name, block, monkeypatch):
+    """Every block's rows (found without repeat: CuPy's needs host counts) and columns, in CSR order, empty rows
+    and rows split across blocks included."""
+    monkeypatch.setattr(vp, "BLOCK_ARCS", block)
+    for part in parts(name, 3, "1-hop") + parts(name, 1, "1-hop"):
+        _check_arc_blocks(part, block, np.asarray)
+
+
+def _check_arc_blocks(part, block, host):
+    view = vp._View(part)
+    for graph in {id(part): part, id(part.reverse()): part.reverse()}.values():
+        indptr = host(graph.indptr)
+        want_rows = np.repeat(np.arange(indptr.size - 1), np.diff(indptr))
+        blocks = list(view.arcs(graph, caller=False))
+        assert all(r.shape[0] <= block for r, _, _ in blocks)
+        got_rows = np.concatenate([host(r) for r, _, _ in blocks] or [np.zeros(0, np.int64)])
+        got_cols = np.concatenate([host(c) for _, c, _ in blocks] or [np.zeros(0, np.int64)])
+        np.testing.assert_array_equal(got_rows, want_rows)
+        np.testing.assert_array_equal(got_cols, host(graph.indices))
+
+
+def _star_desc(n):  # the hub is the largest id: hooking the largest offer first would take a round a leaf
+    return mgraph.Graph.from_edges(np.full(n - 1, n - 1), np.arange(n - 1), num_vertices=n)
+
+
+def _permuted_path(n):
+    perm = np.random.default_rng(5).permutation(n)
+    return mgraph.Graph.from_edges(perm[:-1], perm[1:], num_vertices=n, directed=True)
+
+
+def _forest_case(kind):
+    if kind == "star":
+        return _star_desc(3000)
+    if kind == "path":
+        return _permuted_path(3000)
+    return get_case(kind).graph
+
+
+@pytest.mark.parametrize("hook_rounds", [0, 1, 2, HOOK_ROUNDS])
+@pytest.mark.parametrize("kind", ["star", "path", "disconnected_dir", "rand_und_int", "rand_dir_sparse"])
+def test_part_forest_spans_its_components(kind, hook_rounds, monkeypatch):
+    """A part's forest: pairs (vertex, representative) with representatives their own, one pair per vertex but
+    one per component of the part's arcs, every pair inside a component; whether the device's hooking rounds
+    finish it or scipy takes over."""
+    g = _forest_case(kind)
+    monkeypatch.setattr(vp, "HOOK_ROUNDS", hook_rounds)
+    monkeypatch.setattr(vp, "BLOCK_ARCS", 97)
+    rounds, merges = [], []
+    jump, forest = vp._jump, vp._forest
+    monkeypatch.setattr(vp, "_jump", lambda xp, root: rounds.append(1) or jump(xp, root))
+    monkeypatch.setattr(vp, "_forest", lambda *a: merges.append(1) or forest(*a))
+    for p in (1, 3):
+        ps = _adhoc_parts(g, p)
+        for part in ps:
+            _check_forest(part, vp._View(part).forest(), np.asarray)
+    if hook_rounds == HOOK_ROUNDS:
+        assert not merges  # the device's rounds finished every part: scipy had nothing to do
+    if kind == "star" and hook_rounds == HOOK_ROUNDS:
+        assert len(rounds) <= 4 * 4  # the smallest offer wins: a round or two a part, not one a leaf
+
+
+def _check_forest(part, forest, host):
+    view = vp._View(part)
+    n = view.n
+    ids = np.arange(n) if part.caller_ids is None else host(part.caller_ids)
+    indptr = host(part.indptr)
+    src = ids[np.repeat(np.arange(indptr.size - 1), np.diff(indptr))]
+    dst = ids[host(part.indices)]
+    present = np.zeros(n, dtype=bool)
+    present[ids] = True
+    import scipy.sparse as sp
+    from scipy.sparse.csgraph import connected_components
+
+    _, comp = connected_components(sp.csr_matrix((np.ones(src.size), (src, dst)), shape=(n, n)), directed=True,
+                                   connection="weak")
+    fu, fv = forest
+    assert fu.dtype == fv.dtype == np.int64
+    assert len(set(fu.tolist())) == fu.size and not np.isin(fv, fu).any()  # representatives are their own
+    assert present[fu].all() and present[fv].all()
+    np.testing.assert_array_equal(comp[fu], comp[fv])
+    assert fu.size == int(present.sum()) - np.unique(comp[present]).size
+
+
 # -- agreement ------------------------------------------------------------------------------
 def test_malformed_arrays_fail_on_every_worker(layout):
     name = "small_dir"
@@ -474,11 +568,13 @@ def test_one_worker_failing_unexpectedly_stops_none_in_a_collective(monkeypatch)
     assert all(isinstance(errors[r], RuntimeError) and "worker 1" in str(errors[r]) for r in (0, 2)), errors
 
 
+@pytest.mark.parametrize("hook_rounds", [0, HOOK_ROUNDS])
 @pytest.mark.parametrize("p", [4, 5, 8])
-def test_more_workers_merge_forests_up_a_tree(p, monkeypatch):
+def test_more_workers_merge_forests_up_a_tree(p, hook_rounds, monkeypatch):
     """Forests merged over log2 P rounds, P not a power of two included; a block of 5 arcs forces several local
-    merges.  Every check passes and fails as with fewer workers."""
+    merges (by scipy, with no hooking rounds).  Every check passes and fails as with fewer workers."""
     monkeypatch.setattr(vp, "BLOCK_ARCS", 5)
+    monkeypatch.setattr(vp, "HOOK_ROUNDS", hook_rounds)
     for name in ("rand_dir_sparse", "disconnected", "rand_und_int"):
         for duplication in ("1-hop", "all"):
             lay = (p, duplication)
@@ -620,3 +716,172 @@ def test_parts_cut_from_a_whole_graph(duplication):
     for check in bad:
         _, errors = run_workers(p, lambda group, r: check(group, ps[r]))
         assert all(isinstance(e, ValidationError) for e in errors) and len({str(e) for e in errors}) == 1, errors
+
+
+# -- parts on a GPU ---------------------------------------------------------------------------
+# The same checks with every part on GPU 0 (SubGraph.to(Backend("cupy", 0))): the arc passes run in CuPy, the
+# result arrays go to the device once, and every verdict is the one the NumPy parts give, message included.
+GPU_LAYOUTS = [(1, "1-hop", None), (1, "1-hop", 7), (2, "all", None), (3, "1-hop", 7), (3, "all", 7)]
+GPU_LAYOUT_IDS = [f"P{p}-{d}-{'block' + str(b) if b else 'whole'}" for p, d, b in GPU_LAYOUTS]
+
+
+@pytest.fixture(params=GPU_LAYOUTS, ids=GPU_LAYOUT_IDS)
+def gpu_layout(request, monkeypatch):
+    pytest.importorskip("cupy")
+    p, duplication, block = request.param
+    if block:  # the same blocks on both: the first violation found is then the same
+        monkeypatch.setattr(vp, "BLOCK_ARCS", block)
+        monkeypatch.setattr(vp, "DEVICE_BLOCK_ARCS", block)
+    return p, duplication
+
+
+def same_on_gpu(name, layout, check, match=None):
+    """The check fails on the GPU parts with the NumPy parts' message."""
+    want = fails(name, layout, check, match)
+    assert fails(name, layout, check, match, gpu=True) == want
+    return want
+
+
+@pytest.fixture
+def small_host_copies(monkeypatch):
+    """Records the size of every array the module copies from a GPU to the host."""
+    sizes = []
+    real = vp.to_numpy
+
+    def spy(a):
+        out = real(a)
+        if type(a).__module__.startswith("cupy"):
+            sizes.append(out.size)
+        return out
+
+    monkeypatch.setattr(vp, "to_numpy", spy)
+    return sizes
+
+
+def assert_no_arcs_copied(sizes, name):
+    """No copy bigger than a vertex array or the list of block bounds: no block of arcs came to the host."""
+    g = get_case(name).graph
+    assert max(sizes, default=0) <= max(g.num_vertices + 1, g.num_arcs // vp.DEVICE_BLOCK_ARCS + 1), sizes
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("name", BFS_GRAPHS)
+def test_gpu_bfs(name, gpu_layout, small_host_copies):
+    import cupy as cp
+
+    s = source_of(name)
+    depth, pred = bfs_answer(name)
+    passes(name, gpu_layout, bfs_check(s, depth, pred), gpu=True)
+    passes(name, gpu_layout, bfs_check(s, None, pred), gpu=True)
+    passes(name, gpu_layout, bfs_check(s, cp.asarray(depth), cp.asarray(pred)), gpu=True)  # results on a GPU too
+    assert_no_arcs_copied(small_host_copies, name)
+    for how, rule in [("parent-not-neighbour", "rule 5"), ("missed-vertex", "rule 4"), ("depth+1-leaf", "BFS rule"),
+                      ("depth-1", "BFS rule"), ("parent-cycle", "BFS rule")]:
+        try:
+            case = corrupt_bfs(name, how)
+        except pytest.skip.Exception:
+            continue
+        assert rule in same_on_gpu(name, gpu_layout, bfs_check(*case), "BFS rule")
+
+
+@pytest.mark.gpu
+def test_gpu_bfs_rule_3_alone():
+    pytest.importorskip("cupy")
+    g = mgraph.Graph.from_edges(np.array([0, 1, 2, 3, 4, 5]), np.array([1, 2, 3, 4, 5, 0]), num_vertices=6)
+    depth, pred = np.arange(6), np.array([0, 0, 1, 2, 3, 4])
+    for p in (1, 2, 3):
+        ps = [part.to(Backend("cupy", 0)) for part in _adhoc_parts(g, p)]
+        _, errors = run_workers(p, lambda group, r: vp.validate_bfs_parts(group, ps[r], 0, depth, pred))
+        assert all(isinstance(e, ValidationError) and "rule 3" in str(e) for e in errors), errors
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("name", SSSP_GRAPHS)
+def test_gpu_sssp(name, gpu_layout, small_host_copies):
+    s = source_of(name)
+    dist, pred = sssp_answer(name)
+    passes(name, gpu_layout, sssp_check(s, dist, pred), gpu=True)
+    assert_no_arcs_copied(small_host_copies, name)
+    for how in ["too-small", "too-large", "slightly-large", "parent-not-neighbour", "parent-not-tight"]:
+        try:
+            s, bad_dist, bad_pred = corrupt_sssp(name, how)
+        except pytest.skip.Exception:
+            continue
+        same_on_gpu(name, gpu_layout, sssp_check(s, bad_dist, bad_pred), "SSSP")
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("hook_rounds", [0, 1, HOOK_ROUNDS])
+@pytest.mark.parametrize("name", CC_GRAPHS)
+def test_gpu_components(name, hook_rounds, gpu_layout, small_host_copies, monkeypatch):
+    monkeypatch.setattr(vp, "HOOK_ROUNDS", hook_rounds)
+    labels = cc_answer(name)
+    passes(name, gpu_layout, cc_check(labels), gpu=True)
+    if hook_rounds == HOOK_ROUNDS:  # with rounds left over the arcs go to scipy on the host, by design
+        assert_no_arcs_copied(small_host_copies, name)
+    for how in ["self-label", "neighbour-label", "not-idempotent", "merge-components", "merge-isolated"]:
+        try:
+            bad = corrupt_cc(name, how)
+        except pytest.skip.Exception:
+            continue
+        message = same_on_gpu(name, gpu_layout, cc_check(bad), "CC")
+        if how.startswith("merge"):
+            assert "CC components" in message
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("kind", ["star", "path", "disconnected_dir", "rand_und_int"])
+def test_gpu_part_forest_spans_its_components(kind, monkeypatch):
+    pytest.importorskip("cupy")
+    monkeypatch.setattr(vp, "DEVICE_BLOCK_ARCS", 97)
+    monkeypatch.setattr(vp, "BLOCK_ARCS", 97)
+    g = _forest_case(kind)
+    for hook_rounds in (0, 1, HOOK_ROUNDS):
+        monkeypatch.setattr(vp, "HOOK_ROUNDS", hook_rounds)
+        for p in (1, 3):
+            for part in _adhoc_parts(g, p):
+                gpu = part.to(Backend("cupy", 0))
+                forest = vp._View(gpu).forest()
+                _check_forest(gpu, forest, vp.to_numpy)
+                host = vp._View(part).forest()  # the same forest: the same blocks, the smallest offer wins
+                np.testing.assert_array_equal(forest[0], host[0])
+                np.testing.assert_array_equal(forest[1], host[1])
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("name", ["chesapeake", "small_dir", "disconnected"])
+def test_gpu_arc_blocks_are_the_stored_arcs(name, monkeypatch):
+    pytest.importorskip("cupy")
+    for block in (1, 2, 7, 1 << 26):
+        monkeypatch.setattr(vp, "DEVICE_BLOCK_ARCS", block)
+        for part in gpu_parts(name, 3, "1-hop") + gpu_parts(name, 1, "1-hop"):
+            _check_arc_blocks(part, block, vp.to_numpy)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("name", PR_GRAPHS)
+def test_gpu_pagerank(name, gpu_layout, small_host_copies):
+    rank, error = pr_answer(name)
+    perturbed = rank.copy()
+    perturbed[5] += 1e-4
+    perturbed[-1] -= 1e-4
+    for x in (rank, perturbed):
+        got = passes(name, gpu_layout, lambda group, part: vp.pagerank_residual_parts(group, part, x, 0.85), gpu=True)
+        assert len(set(got)) == 1
+        assert got[0] == pytest.approx(whole_residual(name, x), rel=1e-9, abs=1e-15)
+    assert_no_arcs_copied(small_host_copies, name)
+    passes(name, gpu_layout, lambda group, part: vp.validate_pagerank_parts(group, part, rank, 0.85, error), gpu=True)
+    same_on_gpu(name, gpu_layout,
+                lambda group, part: vp.validate_pagerank_parts(group, part, perturbed, 0.85, error), "PageRank")
+
+
+@pytest.mark.gpu
+def test_gpu_malformed_arrays_fail_on_every_worker(gpu_layout):
+    name = "small_dir"
+    s = source_of(name)
+    depth, pred = bfs_answer(name)
+    for check, match in [(bfs_check(s, depth, pred[:-1]), "BFS predecessor"),
+                         (bfs_check(s, depth.astype(float), pred), "BFS depth"),
+                         (lambda group, part: vp.pagerank_residual_parts(group, part, np.zeros(3), 0.85), "PageRank"),
+                         (cc_check(np.zeros(5, dtype=np.int64)), "CC labels")]:
+        same_on_gpu(name, gpu_layout, check, match)
