@@ -235,3 +235,43 @@ def peak_bytes(backend: Backend) -> int:
     import resource
 
     return int(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss) * 1024
+
+
+class PeakWatch:
+    """The most memory in use on this device while the ``with`` block runs (``.bytes`` afterwards).
+
+    On a GPU a CuPy memory hook reads the pool's bytes in use after every
+    allocation: the live arrays' high-water mark, whatever the pool keeps
+    cached (a hook costs a Python call per allocation, so it watches builds,
+    not timed runs).  CuPy's hooks belong to the thread that installs them.
+    On the CPU it is the process's resident high-water mark (:func:`peak_bytes`).
+    """
+
+    def __init__(self, backend: Backend):
+        self.backend, self.bytes, self._hook = backend, 0, None
+
+    def __enter__(self):
+        reset_peak(self.backend)
+        if self.backend.is_gpu:
+            from cupy.cuda import memory_hook
+
+            pool = self.backend.xp.get_default_memory_pool()
+            watch = self
+
+            class _Hook(memory_hook.MemoryHook):
+                name = "mgraph-peak"
+
+                def malloc_postprocess(self, **kwargs):
+                    watch.bytes = max(watch.bytes, pool.used_bytes())
+
+            self.bytes = pool.used_bytes()
+            self._hook = _Hook()
+            self._hook.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        if self._hook is not None:
+            self._hook.__exit__(*exc)
+        else:
+            self.bytes = peak_bytes(self.backend)
+        return False

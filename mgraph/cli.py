@@ -37,7 +37,7 @@ import numpy as np
 import partitioners
 
 from . import __version__, api
-from .backend import BACKENDS, peak_bytes, reset_peak, resolve, to_numpy
+from .backend import BACKENDS, PeakWatch, resolve, to_numpy
 from .comm import COMMUNICATIONS
 from .generators import with_random_weights
 from .graph import Graph
@@ -400,10 +400,10 @@ def _load(args, weights=None):
                                      weights=weights)
         else:
             backend = resolve(args.backend)
-            reset_peak(backend)
-            graph = io.load(args.graph, directed=args.directed, backend=backend, weights=weights)
-            backend.synchronize()
-            graph.load_peak_bytes = peak_bytes(backend)
+            with PeakWatch(backend) as watch:
+                graph = io.load(args.graph, directed=args.directed, backend=backend, weights=weights)
+                backend.synchronize()
+            graph.load_peak_bytes = watch.bytes
         return graph, time.perf_counter() - t0
 
 
@@ -546,7 +546,7 @@ def _print_summary(args, graph, load_s, sources, results, summary, failures):
     if build:
         print(f"peak memory {', '.join(_bytes(b) for b in build)} building, "
               f"{', '.join(_bytes(b) for b in stats['run_peak_bytes'])} running (per device; "
-              f"{'GPU memory pool' if stats['backend'] == 'cupy' else 'process resident set'})")
+              f"{'GPU: arrays in use building, memory pool running' if stats['backend'] == 'cupy' else 'process resident set'})")
     if name in TRAVERSALS:
         shown = list(dict.fromkeys(sources))
         print(f"source{'s' if len(shown) > 1 else ' '}     {', '.join(map(str, shown[:8]))}{' ...' if len(shown) > 8 else ''}")

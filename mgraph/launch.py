@@ -28,7 +28,7 @@ import numpy as np
 import partitioners
 
 from . import subgraph
-from .backend import Backend, peak_bytes, reset_peak, resolve, to_numpy
+from .backend import Backend, PeakWatch, peak_bytes, reset_peak, resolve, to_numpy
 from .comm import COMMUNICATIONS, Exchange, LocalTransport
 from .enactor import drive, enact, enact_devices, run_stats
 from .graph import Graph
@@ -335,15 +335,15 @@ def _rank_part(placement):
     group, backend, graph = placement.world, placement.backends[0], placement.graph
 
     def build():
-        t0 = time.perf_counter()
-        reset_peak(backend)
-        owners = _owners(placement, group, backend)
-        t1 = time.perf_counter()
-        source = graph.source if isinstance(graph, PartitionedGraph) else GraphSource(graph)
-        part = build_part(group, source, backend, owners, placement.duplication, progress=True)
-        backend.synchronize()
+        with PeakWatch(backend) as watch:
+            t0 = time.perf_counter()
+            owners = _owners(placement, group, backend)
+            t1 = time.perf_counter()
+            source = graph.source if isinstance(graph, PartitionedGraph) else GraphSource(graph)
+            part = build_part(group, source, backend, owners, placement.duplication, progress=True)
+            backend.synchronize()
         part.build_info = {"partition_s": t1 - t0, "subgraph_s": time.perf_counter() - t1,
-                           "build_peak_bytes": peak_bytes(backend)}
+                           "build_peak_bytes": watch.bytes}
         return part
 
     if isinstance(graph, PartitionedGraph):
@@ -407,19 +407,18 @@ def _run_threads(placement, make, sources, stats, count, check, tick):
         if host is None:
             table = partitioners.assign(graph, p, placement.partitioner, placement.seed)
         t1 = time.perf_counter()
-        for b in backends:
-            reset_peak(b)
         shared = ThreadGroup.shared_state(p)
-        parts, errors = [None] * p, [None] * p
+        parts, errors, peaks = [None] * p, [None] * p, [0] * p
 
         def worker(d):
             b = backends[d]
             try:
-                with b.context():
+                with b.context(), PeakWatch(b) as watch:
                     owners = host or Owners(p, placement.seed, b.asarray(table))
                     parts[d] = build_part(ThreadGroup(shared, d), GraphSource(graph), b, owners,
                                           placement.duplication)
                     b.synchronize()
+                peaks[d] = watch.bytes
             except threading.BrokenBarrierError as e:
                 errors[d] = e
             except BaseException as e:  # noqa: BLE001 - re-raised in the caller
@@ -436,7 +435,7 @@ def _run_threads(placement, make, sources, stats, count, check, tick):
 
         raise_first(errors)
         info = {"partition_s": t1 - t0, "subgraph_s": time.perf_counter() - t1,
-                "build_peak_bytes": [peak_bytes(b) for b in backends]}
+                "build_peak_bytes": peaks}
         if key is not None:
             graph.__dict__["_parts_cache"] = {key: parts}
             graph.__dict__["_parts_info"] = info

@@ -166,6 +166,7 @@ def _rows(group, source, xp, owners, g2l, num_own, chunks, rounds, idx, reverse,
     xp.cumsum(deg, out=indptr[1:])
     del deg
     total = int(indptr[-1])
+    _release(xp)  # the counting round's cached blocks, before the CSR's largest allocation
     indices = xp.empty(total, dtype=idx)
     weights = xp.empty(total, dtype=np.float64) if source.weighted else None
     cursor = indptr[:-1].copy()
@@ -183,6 +184,7 @@ def _rows(group, source, xp, owners, g2l, num_own, chunks, rounds, idx, reverse,
             weights[pos] = w[order]
         cursor += xp.bincount(local, minlength=num_own)
     del cursor
+    _release(xp)
     if source.simple and not reverse:  # a built graph's rows: sorted and simple, each read by one worker in order
         return indptr, indices, weights
     return _sort_rows(xp, indptr, indices, weights, max(source.num_vertices, 1), total)
@@ -314,6 +316,14 @@ def _one_hop_layout(group, xp, owners, n, me, own, g2l, fwd, rev, directed, num_
             table[num_own + cut[k]: num_own + cut[k + 1]] = xp.asarray(theirs[k]).astype(idx)
         sub.id_on.append(table)
     return sub
+
+
+def _release(xp):
+    """Give the GPU pool's cached blocks back between a build's phases: each phase allocates arrays of other
+    sizes, which the blocks kept from the last one would not fit, so the pool would hold both."""
+    if xp is not np:
+        xp.cuda.get_current_stream().synchronize()
+        xp.get_default_memory_pool().free_all_blocks()
 
 
 def _host(a):
