@@ -493,7 +493,7 @@ def _run(args) -> int:
             "command": name, "argv": ["mgraph", *args.argv],
             "graph": {"input": args.graph, "vertices": graph.num_vertices, "edges": graph.num_edges,
                       "arcs": graph.num_arcs, "directed": graph.directed, "weighted": graph.is_weighted,
-                      "load_s": load_s},
+                      "load_s": load_s, "load_peak_bytes": getattr(graph, "load_peak_bytes", None)},
             "options": {k: v for k, v in vars(args).items() if k not in ("command", "graph", "json", "argv")},
             "runs": [{"source": s, **r.stats} for s, r in zip(sources, results)],
             "times_s": [r.stats["elapsed_s"] for r in results],
