@@ -650,8 +650,8 @@ def _info(args) -> int:
         if d.size:
             print(f"{label:<11} min {d.min()}, mean {d.mean():.4g}, max {d.max()}")
     print(f"isolated    {_n(int(np.count_nonzero(~touched)))} vertices")
-    print(f"memory      {_bytes(sum(int(a.nbytes) for a in arrays))} (CSR{' + weights' if g.is_weighted else ''}); "
-          f"peak {_bytes(graph.load_peak_bytes)} while loading")
+    print(f"memory      {_bytes(sum(int(a.nbytes) for a in arrays))} (CSR{' + weights' if g.is_weighted else ''})")
+    print(f"load peak   {_bytes(graph.load_peak_bytes)} ({'GPU arrays in use' if graph.xp is not np else 'process resident set'})")
     return 0
 
 

@@ -164,7 +164,9 @@ class SubGraph(Graph):
 def build(graph: Graph, owner, num_parts: int, duplication: str = "1-hop") -> list[SubGraph]:
     """Split ``graph`` by ``owner`` into ``num_parts`` subgraphs, on the array module the graph lives on.
 
-    Vectorized: a few passes over the arcs per part, no per-vertex Python.
+    The whole-graph cut, which needs every part's arcs in one place: runs build their parts where they run
+    instead (mgraph.partbuild), and tests/test_partbuild.py holds those to this.  Vectorized: a few passes
+    over the arcs per part, no per-vertex Python.
     """
     if duplication not in DUPLICATIONS:
         raise ValueError(f"unknown duplication {duplication!r}: expected one of {', '.join(DUPLICATIONS)}")

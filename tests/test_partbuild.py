@@ -1,0 +1,85 @@
+"""Each worker's part built from a share of the edges (mgraph.partbuild) is the part cut from the whole graph.
+
+The whole-graph cut (mgraph.subgraph.build) is the reference: the same own
+vertices, proxies, id maps and CSR, for every layout, with weights and
+directions, in rounds small enough that every arc travels in a different one.
+"""
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pytest
+
+import mgraph
+from conftest import get_case
+from mgraph import subgraph
+from mgraph.backend import Backend
+from mgraph.group import ThreadGroup
+from mgraph.partbuild import Owners, build_graph, build_part
+from mgraph.sources import GraphSource, SpecSource
+from partitioners.random import random_owner
+
+
+def build_in_threads(source, p, duplication, chunk=64, table=None):
+    shared = ThreadGroup.shared_state(p)
+    parts, errors = [None] * p, []
+
+    def work(d):
+        try:
+            group = ThreadGroup(shared, d)
+            source.open(group)
+            parts[d] = build_part(group, source, Backend("numpy"), Owners(p, 0, table), duplication, chunk=chunk)
+        except BaseException as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+            shared["barrier"].abort()
+
+    threads = [threading.Thread(target=work, args=(d,)) for d in range(p)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=120)
+    assert not errors, errors
+    return parts
+
+
+def assert_same_part(got, want):
+    arrays = want.arrays()
+    assert set(got.arrays()) == set(arrays)
+    for name, a in arrays.items():
+        b = got.arrays()[name]
+        if name.startswith("id_on_"):  # entries of proxies a third part owns are never read: -1 here
+            k = int(name[len("id_on_"):])
+            used = (want.owner == k) | (np.arange(want.num_vertices) < want.own_below)
+            a = np.where(used, a, -1)
+        assert b.dtype == a.dtype and b.shape == a.shape, name
+        np.testing.assert_array_equal(b, a, err_msg=name)
+
+
+@pytest.mark.parametrize("name", ["chesapeake", "rand_dir_int", "facebook"])
+@pytest.mark.parametrize("p", [2, 3, 5])
+@pytest.mark.parametrize("duplication", ["1-hop", "all"])
+def test_a_part_built_from_shares_is_the_part_cut_from_the_whole_graph(name, p, duplication):
+    g = get_case(name).graph
+    parts = build_in_threads(GraphSource(g), p, duplication)
+    for got, want in zip(parts, subgraph.build(g, random_owner(g, p, 0), p, duplication)):
+        assert_same_part(got, want)
+
+
+def test_an_owner_table_partitions_as_the_hash_does():
+    g = get_case("rand_dir_int").graph
+    owner = (np.arange(g.num_vertices) % 3).astype(np.int32)
+    parts = build_in_threads(GraphSource(g), 3, "1-hop", table=owner)
+    for got, want in zip(parts, subgraph.build(g, owner, 3, "1-hop")):
+        assert_same_part(got, want)
+
+
+@pytest.mark.parametrize("spec", ["rmat:9", "grid:17x11", "er:300:2000"])
+def test_a_generated_graph_built_in_rounds_is_the_graph_built_at_once(spec):
+    whole = mgraph.generators.spec_edges(spec, seed=3, weights=(1, 9)).graph()
+    built = build_graph(SpecSource(spec, seed=3, weights=(1, 9)), Backend("numpy"), chunk=100)
+    for name in ("indptr", "indices", "weights"):
+        np.testing.assert_array_equal(getattr(built, name), getattr(whole, name), err_msg=name)
+    for got, want in zip(build_in_threads(SpecSource(spec, seed=3, weights=(1, 9)), 3, "1-hop", chunk=100),
+                         subgraph.build(whole, random_owner(whole, 3, 0), 3, "1-hop")):
+        assert_same_part(got, want)
