@@ -203,13 +203,15 @@ def resolve(backend: str | Backend | None = "auto", device: int = 0) -> Backend:
     return Backend(backend, device)
 
 
-def reset_peak(backend: Backend) -> None:
-    """Start a new peak-memory reading (:func:`peak_bytes`): the GPU pool's cached blocks go back to the driver,
-    the process's resident high-water mark is reset (Linux)."""
+def reset_peak(backend: Backend, release: bool = False) -> None:
+    """Start a new peak-memory reading (:func:`peak_bytes`): the process's resident high-water mark is reset
+    (Linux); on a GPU, with ``release``, the pool's cached blocks go back to the driver (never before a timed
+    run: its allocations would then reach the driver inside the timing)."""
     if backend.is_gpu:
-        with backend.xp.cuda.Device(backend.device):
-            backend.synchronize()
-            backend.xp.get_default_memory_pool().free_all_blocks()
+        if release:
+            with backend.xp.cuda.Device(backend.device):
+                backend.synchronize()
+                backend.xp.get_default_memory_pool().free_all_blocks()
         return
     try:
         with open("/proc/self/clear_refs", "w") as f:
@@ -219,9 +221,9 @@ def reset_peak(backend: Backend) -> None:
 
 
 def peak_bytes(backend: Backend) -> int:
-    """The most memory this device has held since :func:`reset_peak`: CuPy's pool (which keeps what it once
-    needed, so its size is the peak of what was in use, fragmentation included) on a GPU, the process's resident
-    high-water mark on the CPU (the whole process: threads sharing it count together)."""
+    """The most memory this device has held since :func:`reset_peak`: on a GPU the size of CuPy's pool, which
+    keeps what it once needed (an upper bound of the peak in use: its cached blocks count too), on the CPU the
+    process's resident high-water mark (the whole process: threads sharing it count together)."""
     if backend.is_gpu:
         with backend.xp.cuda.Device(backend.device):
             return int(backend.xp.get_default_memory_pool().total_bytes())
@@ -251,7 +253,7 @@ class PeakWatch:
         self.backend, self.bytes, self._hook = backend, 0, None
 
     def __enter__(self):
-        reset_peak(self.backend)
+        reset_peak(self.backend, release=True)
         if self.backend.is_gpu:
             from cupy.cuda import memory_hook
 

@@ -268,9 +268,6 @@ def _fits_on_root(group, graph):
 class _AllToRoot(Owners):
     """Every vertex to rank 0: how rank 0 collects a whole graph to partition it on its host."""
 
-    def __init__(self, p):
-        super().__init__(p)
-
     def __call__(self, ids, xp):
         return xp.zeros(ids.shape[0], dtype=np.int32)
 
@@ -297,7 +294,8 @@ def _run_rank(placement, make, sources, stats, count, check, tick):
                         owned_vertices=int(part.own_vertices.shape[0]), host=socket.gethostname(),
                         device_id=backend.device)
     except ValueError:
-        raise  # the same on every rank: a user's mistake, found by every rank alike
+        raise  # a user's mistake, found by every rank alike; where only this rank raises, the CLI (Group.all_failing)
+        # and the script's exception hook (mgraph.group) end the job
     except BaseException as e:  # noqa: BLE001 - ends the job: the other ranks wait in a collective
         fail_job(group, e)
         raise
