@@ -94,8 +94,7 @@ class FileSource(EdgeSource):
         self.name = str(path)
         self.directed = self.file.directed if directed is None else bool(directed)
         # an undirected graph needs both arcs of every edge; so does a directed view of a stored triangle
-        self.both_ways = (not self.directed) or (self.file.one_triangle and not self.file.directed) \
-            or (self.file.format == "npz" and not self.file.directed)
+        self.both_ways = not self.directed or self.file.one_triangle
         self._edges = None
 
     def open(self, group):
