@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 import mgraph
+import mgraph.io
 from conftest import ROOT, run_mpi
 from mgraph import validate as V
 
