@@ -160,9 +160,9 @@ class PartsValidator:
         if isinstance(graph, PartitionedGraph):
             self.group, self.part = graph.group, lambda: next(iter(graph._parts.values()))
         else:  # a whole graph on a GPU: checked where it lives, as one worker's part
-            from .group import ThreadGroup
+            from .group import SoloGroup
 
-            self.group, self.part = ThreadGroup(ThreadGroup.shared_state(1), 0), lambda: graph
+            self.group, self.part = SoloGroup(), lambda: graph
 
     def __call__(self, result, source=None):
         from . import validate_parts as vp

@@ -1,8 +1,9 @@
 """The BSP loop: run a primitive superstep by superstep and time it.
 
 The enactor knows a primitive only through its contract (reset, iterate,
-converged, result).  The host reads one small thing per superstep: the new
-frontier's size.
+converged, result).  One body (:func:`drive`) runs every worker: the one
+device of a single-device run, a worker thread of several, an MPI rank.
+The host reads one small thing per superstep: the new frontier's size.
 """
 from __future__ import annotations
 
@@ -10,33 +11,6 @@ import threading
 import time
 
 from .backend import Backend, allocation_error
-
-
-def enact(primitive, backend: Backend, source=None):
-    """Run ``primitive`` to convergence from ``source``; return (result arrays on the device, stats)."""
-    sizes, step_s = [], []
-    t0 = time.perf_counter()
-    with backend.timer() as timer:
-        primitive.step = 0
-        frontier = primitive.reset(source)
-        while frontier is not None:
-            while not primitive.converged(frontier):
-                primitive.frontier_total = len(frontier)
-                t = time.perf_counter()
-                frontier = primitive.iterate(frontier)
-                step_s.append(time.perf_counter() - t)  # host time; the frontier's size is a host read
-                primitive.step += 1
-                sizes.append(len(frontier))
-            frontier = primitive.next_phase()
-        result = primitive.result()
-    stats = {
-        "iterations": primitive.step,
-        "elapsed_s": timer.seconds,
-        "host_elapsed_s": time.perf_counter() - t0,
-        "frontier_sizes": sizes,
-        "superstep_s": step_s,
-    }
-    return result, stats
 
 
 STAT_KEYS = ("compute_s", "package_s", "push_s", "wait_s", "combine_s", "bytes", "frontier")

@@ -103,6 +103,28 @@ class Group:
         return np.asarray(self.bcast(array, root))
 
 
+class SoloGroup(Group):
+    """The group of one worker (one device in this process, or a job of one rank): every collective returns at
+    once with this worker's own contribution, so a one-device run drives the same worker body as many."""
+
+    rank, size = 0, 1
+
+    def barrier(self):
+        pass
+
+    def allgather(self, obj):
+        return [obj]
+
+    def share(self, values):
+        return [tuple(float(v) for v in values)]
+
+    def alltoallv(self, arrays):
+        return [arrays[0]]
+
+    def gatherv(self, array, root=0):
+        return [array]
+
+
 class ThreadGroup(Group):
     """Worker ``rank`` of ``size`` threads of one process: a slot per thread, read by all after a barrier.
 

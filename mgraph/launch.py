@@ -1,8 +1,9 @@
 """Place a graph on its devices and run a primitive there.
 
-Three places, one worker body (mgraph.enactor.drive) for the multi-device ones:
+Three places, one worker body (mgraph.enactor.drive) for all of them:
 
-* one device in this process: the primitive runs on the whole graph;
+* one device in this process: the primitive runs on the whole graph, a
+  group of one, with an exchange that sends nothing;
 * several devices in this process (``devices=P`` from a notebook): one
   worker thread per device, each building its own part from slices of the
   graph (mgraph.partbuild), exchanging through memory or peer copies;
@@ -30,9 +31,9 @@ import partitioners
 from . import subgraph
 from .backend import Backend, PeakWatch, peak_bytes, reset_peak, resolve, to_numpy
 from .comm import COMMUNICATIONS, Exchange, LocalTransport
-from .enactor import drive, enact, enact_devices, run_stats
+from .enactor import drive, enact_devices, run_stats, worker_error
 from .graph import Graph
-from .group import ThreadGroup, fail_job, world
+from .group import SoloGroup, ThreadGroup, fail_job, world
 from .partbuild import Owners, build_part
 from .partitioned import PartitionedGraph
 from .sources import GraphSource
@@ -160,22 +161,28 @@ def run(placement: Placement, make, sources=(None,), *, count=None, check=None):
             return _run_rank(placement, make, sources, stats, count, check, tick)
         if placement.num_devices > 1:
             return _run_threads(placement, make, sources, stats, count, check, tick)
-        backend, g = placement.backends[0], placement.graph
-        _refuse([check(g)] if check else [])
-        reset_peak(backend)
+        return _run_one(placement, make, sources, stats, count, check, tick)
+
+
+def _run_one(placement, make, sources, stats, count, check, tick):
+    """One device in this process: the multi-device worker body (mgraph.enactor.drive) with a group of one and
+    an exchange that sends nothing, on the whole graph, which answers as the one part."""
+    backend, g = placement.backends[0], placement.graph
+    _refuse([check(g)] if check else [])
+    with backend.context():
         prim = make(g)
-        totals = {"iterations": 0, "elapsed_s": 0.0, "host_elapsed_s": 0.0}
-        for s in sources:
-            arrays, one = enact(prim, backend, s)
-            for key in totals:
-                totals[key] += one[key]
-            if tick is not None:
-                tick()
-    stats.update(totals, frontier_sizes=one["frontier_sizes"], superstep_s=one["superstep_s"],
-                 run_peak_bytes=[peak_bytes(backend)])
-    if count is not None:
-        stats.update(count(g, arrays))
-    return {k: to_numpy(v) for k, v in arrays.items()}, stats, prim
+        reset_peak(backend)
+        try:
+            records, clock = drive(0, prim, Exchange(g, 1, None, placement.communication), backend, SoloGroup(),
+                                   sources, tick)
+        except MemoryError as e:  # says which device ran out, as a worker of several does
+            raise worker_error(0, backend, prim, e) from None
+        arrays = prim.result()
+        out = run_stats([records], clock)
+        stats.update(out, host_elapsed_s=out["elapsed_s"], bytes_sent=[0], run_peak_bytes=[peak_bytes(backend)])
+        if count is not None:
+            stats.update(count(g, arrays))
+        return {k: to_numpy(v) for k, v in arrays.items()}, stats, prim
 
 
 def _refuse(messages):

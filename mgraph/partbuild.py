@@ -87,10 +87,10 @@ def build_part(group, source, backend: Backend, owners: Owners, duplication="1-h
 
 def build_graph(source, backend: Backend, *, chunk=None) -> Graph:
     """The whole graph of ``source`` on ``backend``, built a chunk at a time (a one-worker :func:`build_part`)."""
-    from .group import ThreadGroup
+    from .group import SoloGroup
 
-    source.open(ThreadGroup(ThreadGroup.shared_state(1), 0))
-    part = build_part(ThreadGroup(ThreadGroup.shared_state(1), 0), source, backend, Owners(1), chunk=chunk)
+    source.open(SoloGroup())
+    part = build_part(SoloGroup(), source, backend, Owners(1), chunk=chunk)
     num_input = getattr(source, "num_edges", None)
     return Graph(part.indptr, part.indices, part.weights, directed=part.directed, num_input_edges=num_input)
 

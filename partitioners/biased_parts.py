@@ -73,7 +73,7 @@ def biased_random_parts(group, part, num_parts: int, seed: int = 0, *, eps: floa
         raise ValueError(f"num_parts must be a positive integer, got {num_parts!r}")
     if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0:
         raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
-    if getattr(part, "index", None) is None and group.size > 1:
+    if getattr(part, "owner", None) is None and group.size > 1:  # a whole Graph has no owner map
         raise ValueError(f"with {group.size} ranks each rank passes its own part (a SubGraph from build_part), "
                          f"not a whole {type(part).__name__}")
     xp, n, k = part.xp, int(part.num_global_vertices), int(num_parts)

@@ -263,7 +263,6 @@ def measure(name, graph, sources, run, runs, check):
         "breakdown_ms": None if "per_device" not in stats else {
             label: 1e3 * float(np.mean([sum(d[key]) for d in stats["per_device"]])) for label, key in BREAKDOWN},
         "per_device": stats.get("per_device"),
-        "superstep_s": stats.get("superstep_s"),  # one device: host time of each iterate, to compare with compute_s
         "frontier_sizes": stats.get("frontier_sizes"),
     }
     if name in TRAVERSALS:
@@ -403,7 +402,7 @@ def overhead(args, backend, counts, into, saved):
                "duplication": s.get("duplication"), "partition_s": _median(r.stats.get("partition_s") for r in results),
                "subgraph_s": _median(r.stats.get("subgraph_s") for r in results), "breakdown_us": None,
                "bytes_per_superstep": None}
-        if "per_device" in s:  # several devices: the exchange's parts, averaged over devices and supersteps
+        if "per_device" in s:  # the exchange's parts (nothing on one device), averaged over devices and supersteps
             per = s["per_device"]
             rec["breakdown_us"] = {label: 1e6 * float(np.mean([x for d in per for x in d[key]]))
                                    for label, key in BREAKDOWN}
