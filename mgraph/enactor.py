@@ -10,7 +10,9 @@ from __future__ import annotations
 import threading
 import time
 
-from .backend import Backend, allocation_error
+from primitives.contract import ContractError
+
+from .backend import Backend, allocation_error, to_numpy
 
 
 STAT_KEYS = ("compute_s", "package_s", "push_s", "wait_s", "combine_s", "bytes", "frontier")
@@ -39,16 +41,19 @@ def drive(d, prim, ex, backend, group, sources, progress=None):
         own = 0 if finished else ex.own_count if ex.own_count is not None else ex.sub.count_own(frontier)
         flags = group.share((bool(finished or prim.converged(frontier)), bool(finished), int(own)))
         if len({bool(f[1]) for f in flags}) != 1:
-            raise RuntimeError(f"{prim.name}: devices disagree on whether the run has finished")
+            raise ContractError(f"{type(prim).__name__}.next_phase on device {d}: returned None (finish) on some "
+                                "devices and a frontier on others; every device must agree")
         prim.frontier_total = int(sum(f[2] for f in flags))
         records["wait_s"][-1] += time.perf_counter() - t
         return all(f[0] for f in flags)
 
-    def superstep(make_frontier):
+    check = Contract(prim, ex.sub, backend, d)
+
+    def superstep(step):
         rec = {k: 0 for k in STAT_KEYS}
         t = time.perf_counter()
         try:
-            frontier = make_frontier()
+            frontier = check.frontier(*step)
         except MemoryError as e:
             raise allocation_error(e, "the arrays of its superstep")
         backend.synchronize_stream()  # compute is the device's time: kernels launched without a host read included
@@ -67,7 +72,7 @@ def drive(d, prim, ex, backend, group, sources, progress=None):
     clock["start"] = time.perf_counter()
     for run in sources:
         prim.step = 0
-        step, iterating = (lambda: prim.reset(run)), False
+        step, iterating = ("reset", lambda: prim.reset(run)), False
         while True:
             frontier, rec = superstep(step)
             for k in STAT_KEYS:
@@ -76,11 +81,11 @@ def drive(d, prim, ex, backend, group, sources, progress=None):
             if iterating:
                 sizes.append(prim.frontier_total)
             if not done:
-                step, iterating = _iterate(prim, frontier), True
+                step, iterating = ("iterate", _iterate(prim, frontier)), True
             elif frontier is None:
                 break
             else:
-                step, iterating = prim.next_phase, False
+                step, iterating = ("next_phase", prim.next_phase), False
         clock["iterations"] += prim.step
         if progress is not None:
             progress()
@@ -131,7 +136,7 @@ def enact_devices(primitives, exchanges, backends, groups, sources, progress=Non
     for t in threads:
         t.join()
     raise_first(errors)
-    return [prim.result() for prim in primitives], run_stats([o[0] for o in out], out[0][1])
+    return [result_of(prim, ex.sub, b, d) for d, (prim, ex, b) in enumerate(zip(primitives, exchanges, backends))], run_stats([o[0] for o in out], out[0][1])
 
 
 def worker_error(d, backend, prim, e):
@@ -158,3 +163,85 @@ def _iterate(prim, frontier):
         prim.step += 1
         return out
     return step
+
+
+class Contract:
+    """What a primitive hands the framework, checked where it hands it over, so that a mistake is one
+    :class:`~primitives.contract.ContractError` naming the primitive, the device and the superstep, the same on
+    one device and on many, instead of a numpy error deep in the exchange or a run that silently stops.
+
+    A frontier must be a 1-D integer array of the backend (reset and iterate must return one, next_phase may
+    return None to finish) holding ids of this graph (its local ids on a part).  The bounds cost one min/max
+    read; on a GPU the shipped primitives, which the tests hold to references, skip that read.  The names in
+    ``combine``, ``carry`` and ``vertex_valued`` must be per-vertex arrays of the primitive, checked when a phase
+    starts (a combine may depend on the phase).
+    """
+
+    def __init__(self, prim, graph, backend, device):
+        self.prim, self.graph, self.backend, self.device = prim, graph, backend, device
+        self.bounds = not (backend.is_gpu and type(prim).__module__.startswith("primitives."))
+
+    def where(self, what):
+        return f"{type(self.prim).__name__}.{what} on device {self.device}, superstep {getattr(self.prim, 'step', 0)}"
+
+    def frontier(self, what, make):
+        """``make()``'s frontier (``what``: reset, iterate or next_phase), checked."""
+        frontier = make()
+        if frontier is None:
+            if what == "next_phase":
+                return None
+            raise ContractError(f"{self.where(what)}: returned None; it must return a frontier (an integer array of "
+                                "this graph's vertex ids, empty where nothing is left)")
+        xp, n = self.backend.xp, self.graph.num_vertices
+        if not isinstance(frontier, xp.ndarray) or frontier.ndim != 1 or frontier.dtype.kind not in "iu":
+            got = (f"a {frontier.ndim}-D {frontier.dtype} array" if hasattr(frontier, "dtype") and hasattr(frontier, "ndim")
+                   else type(frontier).__name__)
+            raise ContractError(f"{self.where(what)}: returned {got}; a frontier is a 1-D integer {xp.__name__} array "
+                                "of vertex ids (Primitive.frontier_of makes one)")
+        if self.bounds and frontier.shape[0]:
+            lo, hi = (int(v) for v in to_numpy(xp.stack([frontier.min(), frontier.max()])))
+            if lo < 0 or hi >= n:
+                raise ContractError(f"{self.where(what)}: returned vertex id {lo if lo < 0 else hi}, outside this "
+                                    f"graph's ids 0..{n - 1}")
+        if what != "iterate":
+            self.names()
+        return frontier
+
+    def names(self):
+        from .comm import COMBINES
+
+        prim, n, xp = self.prim, self.graph.num_vertices, self.backend.xp
+        for name, op in dict(prim.combine).items():
+            if not (callable(op) or op in COMBINES):
+                raise ContractError(f"{self.where('combine')}: {name!r} combines by {op!r}; expected one of "
+                                    f"{', '.join(COMBINES)} or a function (local values, received values)")
+            if name in prim.vertex_valued:  # sent in caller ids, it would be combined with local ids
+                raise ContractError(f"{self.where('combine')}: {name!r} is combined and vertex_valued; a combined "
+                                    "array of vertex ids must hold the caller's ids (graph.vertex_ids), as CC's "
+                                    "labels do")
+        for kind, names in (("combine", list(dict(prim.combine))), ("carry", list(prim.carry))):
+            for name in names:
+                arr = getattr(prim, name, None)
+                if not isinstance(arr, xp.ndarray) or arr.ndim != 1 or arr.shape[0] != n:
+                    raise ContractError(f"{self.where(kind)}: {name!r} names no per-vertex array of the primitive "
+                                        f"(an attribute of {n} values, one per vertex of this graph)")
+
+    def result(self):
+        """The primitive's result() checked: {name: a per-vertex array of the backend}."""
+        out = self.prim.result()
+        xp, n = self.backend.xp, self.graph.num_vertices
+        if not isinstance(out, dict) or not out:
+            raise ContractError(f"{self.where('result')}: returned {type(out).__name__}; result() returns a dict "
+                                "{name: per-vertex array}")
+        for name, arr in out.items():
+            if not isinstance(name, str) or not isinstance(arr, xp.ndarray) or arr.ndim != 1 or arr.shape[0] != n:
+                shape = getattr(arr, "shape", None)
+                raise ContractError(f"{self.where('result')}: {name!r} is {type(arr).__name__}"
+                                    f"{f' of shape {shape}' if shape is not None else ''}; each result is a 1-D "
+                                    f"{xp.__name__} array with one value per vertex of this graph ({n})")
+        return out
+
+
+def result_of(prim, graph, backend, device):
+    """``prim.result()``, checked as the contract says (see :class:`Contract`)."""
+    return Contract(prim, graph, backend, device).result()

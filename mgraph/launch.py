@@ -31,7 +31,7 @@ import partitioners
 from . import subgraph
 from .backend import Backend, PeakWatch, peak_bytes, reset_peak, resolve, to_numpy
 from .comm import COMMUNICATIONS, Exchange, LocalTransport
-from .enactor import drive, enact_devices, run_stats, worker_error
+from .enactor import drive, enact_devices, result_of, run_stats, worker_error
 from .graph import Graph
 from .group import SoloGroup, ThreadGroup, fail_job, world
 from .partbuild import Owners, build_part
@@ -177,7 +177,7 @@ def _run_one(placement, make, sources, stats, count, check, tick):
                                    sources, tick)
         except MemoryError as e:  # says which device ran out, as a worker of several does
             raise worker_error(0, backend, prim, e) from None
-        arrays = prim.result()
+        arrays = result_of(prim, g, backend, 0)
         out = run_stats([records], clock)
         stats.update(out, host_elapsed_s=out["elapsed_s"], bytes_sent=[0], run_peak_bytes=[peak_bytes(backend)])
         if count is not None:
@@ -295,8 +295,9 @@ def _run_rank(placement, make, sources, stats, count, check, tick):
             ex = Exchange(part, placement.num_devices, transport, placement.communication)
             reset_peak(backend)
             records, clock = drive(group.rank, prim, ex, backend, group, sources, tick if group.rank == 0 else None)
-            own = part.own_values(prim.result(), prim.vertex_valued)
-            counted = count(part, _own_local(part, prim.result())) if count is not None else {}
+            arrays = result_of(prim, part, backend, group.rank)
+            own = part.own_values(arrays, prim.vertex_valued)
+            counted = count(part, _own_local(part, arrays)) if count is not None else {}
             info = dict(part.build_info, run_peak_bytes=peak_bytes(backend), memory_bytes=part.nbytes,
                         owned_vertices=int(part.own_vertices.shape[0]), host=socket.gethostname(),
                         device_id=backend.device)

@@ -20,6 +20,12 @@ true, all copies of a vertex agree at the start of every superstep.
 from __future__ import annotations
 
 
+class ContractError(ValueError):
+    """A primitive broke the contract (a frontier that is not an array of this graph's ids, a result that is not
+    per-vertex arrays, an unknown combine): raised the same way on one device and on many, naming the primitive,
+    the device and the superstep."""
+
+
 class Primitive:
     """Base class.  Subclasses set ``name`` and implement reset/iterate/result."""
 

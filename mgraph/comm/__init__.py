@@ -80,13 +80,7 @@ class Exchange:
         if self.p == 1:  # one device: nothing to send, every vertex its own
             self.own_count = len(frontier)
             return frontier
-        combines = dict(prim.combine)
-        for name, op in combines.items():
-            if not (callable(op) or op in COMBINES):
-                raise ValueError(f"combine for {name!r} must be one of {', '.join(COMBINES)} or a function, got {op!r}")
-            if name in prim.vertex_valued:  # sent in caller ids, it would be combined with local ids
-                raise ValueError(f"{prim.name}: {name!r} is combined and vertex_valued; a combined array of vertex "
-                                 "ids must hold the caller's ids (graph.vertex_ids), as CC's labels do")
+        combines = dict(prim.combine)  # checked where its phase began (mgraph.enactor.Contract)
         carry = tuple(prim.carry)
         implied = prim.frontier_values()
         fields = tuple(name for name in combines if name not in implied)  # the values that travel

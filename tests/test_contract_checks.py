@@ -1,0 +1,109 @@
+"""A user primitive that breaks the contract gets one ContractError naming the primitive, the device and the
+superstep, the same on one device and on several (never a numpy error from inside the exchange, nor a run that
+stops early)."""
+import numpy as np
+import pytest
+
+import mgraph
+from mgraph import ops
+from primitives.contract import ContractError, Primitive
+
+
+class Reach(Primitive):
+    """Plain reachability: a correct primitive that the tests below break one way at a time."""
+
+    name = "reach"
+    combine = {"hops": "min"}
+    needs_source = True
+
+    def reset(self, source=None):
+        self.hops = self.xp.full(self.num_vertices, ops.UNVISITED, dtype=np.int32)
+        self.via = self.xp.full(self.num_vertices, ops.UNVISITED, dtype=self.graph.indices.dtype)
+        if source is not None:
+            self.hops[source] = 0
+        return self.frontier_of(source)
+
+    def iterate(self, frontier):
+        return ops.advance_visit(self.graph, frontier, self.hops, self.via, self.step + 1)
+
+    def result(self):
+        return {"hops": self.hops}
+
+
+def graph():
+    return mgraph.generators.grid(12, 12)
+
+
+def broken(**methods):
+    return type("Broken", (Reach,), methods)
+
+
+@pytest.mark.parametrize("devices", [1, 3])
+def test_the_correct_primitive_reaches_every_vertex(devices):
+    r = mgraph.run(Reach, graph(), source=0, devices=devices)
+    assert (r.hops >= 0).all() and r.hops.max() == 22
+
+
+def late(step, value):
+    """iterate that behaves until superstep ``step``, then returns ``value(self, frontier)``."""
+    def iterate(self, frontier):
+        out = Reach.iterate(self, frontier)
+        return value(self, out) if self.step >= step else out
+    return iterate
+
+
+CASES = {
+    "None": (late(2, lambda self, f: None), r"Broken\.iterate on device \d, superstep \d+: returned None"),
+    "list": (late(2, lambda self, f: [int(v) for v in f]), r"Broken\.iterate on device \d, superstep \d+: returned list"),
+    "float": (late(2, lambda self, f: f.astype(np.float64)), r"returned a 1-D float64 array"),
+    "2-D": (late(2, lambda self, f: f.reshape(1, -1)), r"returned a 2-D"),
+    "too large": (late(2, lambda self, f: f + self.num_vertices), r"returned vertex id \d+, outside this graph's ids"),
+    "negative": (late(2, lambda self, f: f - 10**6), r"returned vertex id -\d+, outside this graph's ids"),
+}
+
+
+@pytest.mark.parametrize("devices", [1, 3])
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_a_bad_frontier_is_named_where_it_was_returned(case, devices):
+    iterate, message = CASES[case]
+    with pytest.raises(ContractError, match=message):
+        mgraph.run(broken(iterate=iterate), graph(), source=0, devices=devices)
+
+
+@pytest.mark.parametrize("devices", [1, 3])
+def test_reset_must_return_a_frontier(devices):
+    with pytest.raises(ContractError, match=r"Broken\.reset on device \d, superstep 0: returned None"):
+        mgraph.run(broken(reset=lambda self, source=None: (Reach.reset(self, source), None)[1]), graph(),
+                   source=0, devices=devices)
+
+
+@pytest.mark.parametrize("devices", [1, 3])
+@pytest.mark.parametrize("value, message", [
+    (None, r"Broken\.result on device \d, superstep \d+: returned NoneType"),
+    ([1, 2], r"returned list"),
+    ("hops-list", r"'hops' is list; each result is a 1-D"),
+    ("short", r"'hops' is ndarray of shape \(3,\); each result"),
+])
+def test_result_must_be_per_vertex_arrays(value, message, devices):
+    def result(self):
+        if value == "hops-list":
+            return {"hops": self.hops.tolist()}
+        if value == "short":
+            return {"hops": self.hops[:3]}
+        return value
+    with pytest.raises(ContractError, match=message):
+        mgraph.run(broken(result=result), graph(), source=0, devices=devices)
+
+
+@pytest.mark.parametrize("devices", [1, 3])
+def test_combine_must_name_a_known_op_and_an_array(devices):
+    with pytest.raises(ContractError, match=r"'hops' combines by 'avg'; expected one of min, max, sum"):
+        mgraph.run(broken(combine={"hops": "avg"}), graph(), source=0, devices=devices)
+    with pytest.raises(ContractError, match=r"combine on device \d, superstep 0: 'hop' names no per-vertex array"):
+        mgraph.run(broken(combine={"hop": "min"}), graph(), source=0, devices=devices)
+    with pytest.raises(ContractError, match=r"carry on device \d, superstep 0: 'pred' names no per-vertex array"):
+        mgraph.run(broken(carry=("pred",)), graph(), source=0, devices=devices)
+
+
+def test_a_contract_error_is_a_value_error():
+    assert issubclass(ContractError, ValueError)
