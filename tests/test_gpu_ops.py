@@ -218,6 +218,26 @@ def test_pull_sum_over_heavy_rows_is_exact(weighted):
     np.testing.assert_array_equal(got, h(ops.pull_sum(d, cp.asarray(x))))  # the same order every run
 
 
+@pytest.mark.parametrize("weighted", [False, True])
+def test_pull_sum_layouts_add_the_same_terms_in_the_same_order(weighted, monkeypatch):
+    """Hot-first column ids change where x is read, not what is added in which order: the same bits with and
+    without them, for every number of lanes per row; and each gives the NumPy twin's sums."""
+    from mgraph.ops import cupy_ops
+    g = mgraph.load("rmat:17", backend="numpy", weights=(1, 64) if weighted else None)
+    assert cupy_ops._hot_columns(g.to("cupy")) is not None  # large enough for the relabelled layout
+    x = np.random.default_rng(3).random(g.num_vertices)
+    want = numpy_ops.pull_sum(g, x)
+    plain = cupy_ops._hot_columns
+    for lanes in range(1, 6):
+        monkeypatch.setattr(cupy_ops, "_pull_lanes", lambda rg, lanes=lanes: lanes)
+        got = []
+        for hot in (plain, lambda rg: None):
+            monkeypatch.setattr(cupy_ops, "_hot_columns", hot)
+            got.append(h(ops.pull_sum(g.to("cupy"), cp.asarray(x))))  # a new graph: its layout is built anew
+        np.testing.assert_array_equal(got[0], got[1])
+        np.testing.assert_allclose(got[0], want, rtol=1e-12, atol=0)
+
+
 @pytest.mark.parametrize("pairs_below", [None, 1000, "n"])
 def test_hook_and_compress(graphs, pairs_below):
     """Arcs between two vertices below pairs_below hooked only from the smaller end; the rest all."""

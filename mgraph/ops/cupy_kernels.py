@@ -286,19 +286,31 @@ __device__ __forceinline__ double warp_arc_sum(const idx_t* __restrict__ indices
     return warp_sum(s);
 }
 
-// PageRank's SpMV, y[row] = sum of x[u] * w over the row's arcs: a warp per row.  A row of more than `heavy`
-// arcs (heavy > 0) is skipped here: one warp would walk an R-MAT hub's ~10^6 arcs alone, long after the rest
-// of the grid, and only on the part that owns it; pull_sum_chunks and pull_sum_heavy sum those rows in
-// fixed-size pieces instead (the same order every run).
+// PageRank's SpMV, y[row] = sum of x[u] * w over the row's arcs: a group of 2^lanes_log2 lanes per row, sized
+// by the mean degree, since a warp per row leaves most lanes idle on a power-law graph's many short rows.  The
+// group strides the row (coalesced) and sums by shuffles within its width; every lane reaches the shuffles (a
+// lane past the last row adds 0), as __shfl_down_sync requires.  A row of more than `heavy` arcs (heavy > 0) is
+// skipped here: one group would walk an R-MAT hub's ~10^6 arcs alone, long after the rest of the grid, and
+// only on the part that owns it; pull_sum_chunks and pull_sum_heavy sum those rows in fixed-size pieces
+// instead (the same order every run).
 extern "C" __global__ void pull_sum(const i64* __restrict__ indptr, const idx_t* __restrict__ indices,
                                     const double* __restrict__ weights, int has_weights,
-                                    const double* __restrict__ x, double* __restrict__ y, i64 n, i64 heavy) {
-    const i64 row = ((i64)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
-    if (row >= n) return;
-    const i64 begin = indptr[row], end = indptr[row + 1];
-    if (heavy > 0 && end - begin > heavy) return;
-    const double s = warp_arc_sum(indices, weights, has_weights, x, begin, end);
-    if ((threadIdx.x & 31) == 0) y[row] = s;
+                                    const double* __restrict__ x, double* __restrict__ y, i64 n, i64 heavy,
+                                    int lanes_log2) {
+    const int width = 1 << lanes_log2, lane = threadIdx.x & (width - 1);
+    const i64 row = ((i64)blockIdx.x * blockDim.x + threadIdx.x) >> lanes_log2;
+    bool mine = row < n;
+    i64 begin = 0, end = 0;
+    if (mine) {
+        begin = indptr[row];
+        end = indptr[row + 1];
+        mine = !(heavy > 0 && end - begin > heavy);
+    }
+    double s = 0.0;
+    if (mine)
+        for (i64 e = begin + lane; e < end; e += width) s += has_weights ? x[indices[e]] * weights[e] : x[indices[e]];
+    for (int d = width >> 1; d > 0; d >>= 1) s += __shfl_down_sync(0xffffffffu, s, d, width);
+    if (mine && lane == 0) y[row] = s;
 }
 
 // A warp per piece [begin[c], end[c]) of a heavy row's arcs: its sum in partial[c].

@@ -117,6 +117,10 @@ def advance_dependency(graph, frontier, label, sigma, delta, level):
     np.add.at(delta, u, sigma[u] / sigma[v] * (1.0 + delta[v]))
 
 
+def prepare_pull(rgraph):
+    """Nothing to prepare on the CPU: the relabelled column ids of the CuPy twin serve the GPU's L2."""
+
+
 def pull_sum(rgraph, x):
     """y[v] = sum of x[u] * w(u, v) over in-arcs u->v (the reverse graph's rows): PageRank's SpMV."""
     vals = x[rgraph.indices]
