@@ -4,6 +4,22 @@
     PYTHONPATH=$PWD python3 scripts/bench.py --scale 24 --json results/bench.json
     python3 scripts/bench.py --backend numpy --scale 12          # CPU, for testing
 
+Modes (``--mode``, default ``bench``, the benchmark below):
+
+* ``trace``: one run of each primitive after a warm-up on ``--devices``
+  devices (under ``mpiexec``, the ranks), printed per superstep and device as
+  the enactor records it in ``stats["per_device"]``: frontier, compute,
+  split + package, push, wait, combine (us) and bytes sent.
+* ``profile``: cProfile of ``--runs`` runs of each primitive after a warm-up,
+  in this process: one device, or under ``mpiexec`` each rank's own device
+  (rank 0 prints every rank's).  The ``--top`` functions by own and by
+  cumulative time, in us summed over the runs.
+* ``peer``: how fast a package goes from one device to the others through
+  the transport the exchange uses (peer copies between the devices of one
+  process, MPI or NCCL between ranks): every device sends ``--sizes`` MiB to
+  every other at once, median of ``--runs`` hops after a warm-up, GB/s per
+  peer and direction.  No graph is built.
+
 Per primitive: one untimed warm-up run, then ``--runs`` timed runs from each
 of ``--sources`` random sources of degree >= 1 (traversals and BC; CC and
 PageRank have no source).  Times are the runs' own stats (CUDA events on a
@@ -24,10 +40,12 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # run from a checkout
 
 from mgraph import generators  # noqa: E402
-from mgraph.backend import BACKENDS, resolve  # noqa: E402
+from mgraph.backend import BACKENDS, Backend, resolve  # noqa: E402
 from mgraph.cli import (PRIMITIVES, TRAVERSALS, Validator, code_version, harmonic_mean, now,  # noqa: E402
                         random_sources, run_primitive, write_json)
+from mgraph.group import is_root, world  # noqa: E402
 
+MODES = ("bench", "trace", "profile", "peer")
 SSSP_WEIGHTS = (1, 64)  # integer weights, as Gunrock's SSSP benchmarks use
 PR_L1 = 1e-6  # PageRank runs until the rank vector's L1 change is below this (networkx's tol = PR_L1 / |V|)
 FLOOR_SCALE, FLOOR_EDGE_FACTOR = 24, 16
@@ -59,7 +77,27 @@ def _arguments(argv):
     p.add_argument("--validate", action=argparse.BooleanOptionalAction, default=True,
                    help="check one run per primitive against a CPU reference (default on)")
     p.add_argument("--json", metavar="FILE", help="write the full results here")
+    p.add_argument("--mode", choices=MODES, default="bench", help="bench (default), trace, profile or peer")
+    p.add_argument("--devices", type=int, default=None,
+                   help="trace, peer: devices in this process (default 2); profile: 1; under mpiexec the ranks")
+    p.add_argument("--top", type=int, default=25, help="profile: functions listed per table (default 25)")
+    p.add_argument("--sizes", default="1,8,64,256", help="peer: MiB per package, a comma list (default 1,8,64,256)")
     args = p.parse_args(argv)
+    if args.devices is None:
+        args.devices = 1 if args.mode in ("bench", "profile") else 2
+    if args.devices < 1 or args.top < 1:
+        p.error("--devices and --top must be >= 1")
+    if args.mode == "profile" and args.devices > 1 and world() is None:
+        p.error("--mode profile sees this process's thread only: profile one device, or start one rank per "
+                "device (mpiexec -n P python scripts/bench.py --mode profile ...)")
+    if args.mode == "peer" and args.devices < 2 and world() is None:
+        p.error("--mode peer needs --devices >= 2 (or mpiexec -n P with P >= 2)")
+    try:
+        args.sizes = [float(x) for x in args.sizes.split(",") if x.strip()]
+    except ValueError:
+        p.error(f"--sizes takes MiB as a comma list of numbers, got {args.sizes!r}")
+    if not args.sizes or min(args.sizes) <= 0:
+        p.error("--sizes must list positive sizes in MiB")
     args.primitives = [x.strip() for x in args.primitives.split(",") if x.strip()]
     unknown = sorted(set(args.primitives) - set(PRIMITIVES))
     if unknown:
@@ -69,11 +107,23 @@ def _arguments(argv):
     return args
 
 
+def _params(name, graph) -> dict:
+    return {"tol": PR_L1 / graph.num_vertices} if name == "pr" else {}
+
+
+def _starts(name, sources) -> list:
+    """What each run starts from: a source (traversals), a list of one (BC), or nothing (CC, PageRank)."""
+    return [[s] for s in sources] if name == "bc" else sources if name in TRAVERSALS else [None]
+
+
+def _weighted(name, graph, args):
+    return generators.with_random_weights(graph, *SSSP_WEIGHTS, seed=args.seed) if name == "sssp" else graph
+
+
 def bench(name, graph, sources, args, backend, check):
     """Warm-up, then ``args.runs`` timed runs per start (source, or the one start of CC and PageRank)."""
     run = {"backend": backend}
-    params = {"tol": PR_L1 / graph.num_vertices} if name == "pr" else {}
-    starts = [[s] for s in sources] if name == "bc" else sources if name in TRAVERSALS else [None]
+    params, starts = _params(name, graph), _starts(name, sources)
     run_primitive(name, graph, starts[0], run=run, **params)
     per_start = []
     for i, s in enumerate(starts):
@@ -121,10 +171,206 @@ def _fmt(x, digits=4) -> str:
     return "-" if x is None else f"{x:.{digits}g}"
 
 
+# -- the diagnostic modes: trace, profile, peer -------------------------------------------------------------
+STEP_TIMES = (("compute_s", "compute"), ("package_s", "split+package"), ("push_s", "push"), ("wait_s", "wait"),
+              ("combine_s", "combine"))
+
+
+def _backend(name: str):
+    """The backend of this process: device 0, or under mpiexec the rank's GPU (its local rank modulo the GPUs)."""
+    backend, w = resolve(name), world()
+    if w is not None and backend.is_gpu:
+        backend = resolve(name, w.local_rank % backend.xp.cuda.runtime.getDeviceCount())
+    return backend
+
+
+def _run_options(args, backend) -> dict:
+    """mgraph's run options: ``--devices`` in this process; under mpiexec the ranks are the devices."""
+    return {"backend": backend} if world() is not None else {"backend": backend, "devices": args.devices}
+
+
+def trace(name, graph, sources, args, backend) -> dict:
+    """One run of ``name`` after a warm-up (which builds the parts and compiles the kernels): per superstep and
+    device, the records every run keeps in ``stats["per_device"]``."""
+    run, params, start = _run_options(args, backend), _params(name, graph), _starts(name, sources)[0]
+    _log(f"{name}: warm-up, then one traced run")
+    run_primitive(name, graph, start, run=run, **params)
+    stats = run_primitive(name, graph, start, run=run, **params).stats
+    per_device = stats["per_device"]
+    steps = [{"superstep": k, "device": d, "frontier": int(rec["frontier"][k]), "bytes": int(rec["bytes"][k]),
+              **{key: float(rec[key][k]) for key, _ in STEP_TIMES}}
+             for k in range(len(per_device[0]["frontier"])) for d, rec in enumerate(per_device)]
+    return {"start": start, "devices": len(per_device), "elapsed_s": stats["elapsed_s"],
+            "supersteps": len(per_device[0]["frontier"]), "iterations": stats["iterations"], "steps": steps}
+
+
+def profile(name, graph, sources, args, backend) -> dict:
+    """cProfile of ``args.runs`` runs of ``name`` after a warm-up, in this process (one device, or this rank's);
+    under mpiexec the record holds every rank's."""
+    import cProfile
+    import pstats
+
+    run, params, start = _run_options(args, backend), _params(name, graph), _starts(name, sources)[0]
+    _log(f"{name}: warm-up, then {args.runs} profiled run(s)")
+    run_primitive(name, graph, start, run=run, **params)
+    prof = cProfile.Profile()
+    prof.enable()
+    try:
+        for _ in range(args.runs):
+            run_primitive(name, graph, start, run=run, **params)
+    finally:
+        prof.disable()
+    rows = [{"function": f"{os.path.basename(file)}:{line}({func})", "calls": calls, "own_us": 1e6 * own,
+             "cumulative_us": 1e6 * cumulative}
+            for (file, line, func), (_, calls, own, cumulative, _) in pstats.Stats(prof).stats.items()]
+    mine = {"rank": 0 if world() is None else world().rank, "device": backend.device_name(),
+            "by_own": sorted(rows, key=lambda r: -r["own_us"])[:args.top],
+            "by_cumulative": sorted(rows, key=lambda r: -r["cumulative_us"])[:args.top]}
+    ranks = [mine] if world() is None else world().allgather(mine)
+    return {"start": start, "runs": args.runs, "ranks": ranks}
+
+
+def peer(args, backend) -> list:
+    """Every device sends a package of each of ``args.sizes`` MiB to every other at once, through the transport the
+    exchange uses; per size the median over ``args.runs`` hops (a hop ends when the slowest device has received)."""
+    w = world()
+    if w is None:
+        if backend.is_gpu and args.devices > backend.xp.cuda.runtime.getDeviceCount():
+            raise ValueError(f"--devices {args.devices}: this machine has "
+                             f"{backend.xp.cuda.runtime.getDeviceCount()} GPU(s)")
+        hops = lambda nbytes: _hops_threads(args.devices, backend, nbytes, args.runs)  # noqa: E731
+    else:
+        transport = _rank_transport(w, backend)
+        hops = lambda nbytes: _hops_ranks(w, transport, backend, nbytes, args.runs)  # noqa: E731
+    out = []
+    for mib in args.sizes:
+        nbytes = int(mib * 2**20)
+        _log(f"peer: {args.runs} hop(s) of {nbytes:,} bytes per peer after a warm-up")
+        times = hops(nbytes)
+        hop = statistics.median(times)
+        out.append({"mib": mib, "bytes": nbytes, "hop_s": hop, "gb_per_s": nbytes / hop / 1e9, "hops_s": times})
+    return out
+
+
+def _hops_threads(p, backend, nbytes, reps):
+    """Hop times of ``p`` devices of this process, a worker thread each (LocalTransport: memory copies between
+    virtual CPU devices, peer copies between GPUs)."""
+    import threading
+
+    from mgraph.comm import LocalTransport
+
+    backends = [Backend(backend.name, k) for k in range(p)]
+    transport = LocalTransport(backends, threading.Barrier(p))
+    go = threading.Barrier(p)
+    times, errors = [[] for _ in range(p)], []
+
+    def worker(d):
+        b, peers = backends[d], [k for k in range(p) if k != d]
+        try:
+            with b.context():
+                data = b.xp.ones(nbytes, dtype="uint8")
+                for _ in range(reps + 1):
+                    go.wait()
+                    t = time.perf_counter()
+                    transport.send(d, [(k, {"x": data}) for k in peers])
+                    got = transport.receive(d)
+                    b.synchronize()
+                    times[d].append(time.perf_counter() - t)
+                    if [src for src, _ in got] != peers or any(pkg["x"].nbytes != nbytes for _, pkg in got):
+                        raise RuntimeError(f"device {d} received {[(s, pkg['x'].nbytes) for s, pkg in got]}")
+        except BaseException as e:  # noqa: BLE001 - re-raised below
+            errors.append(e)
+            go.abort()
+            transport.barrier.abort()
+
+    threads = [threading.Thread(target=worker, args=(d,)) for d in range(p)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    if errors:
+        raise next((e for e in errors if not isinstance(e, threading.BrokenBarrierError)), errors[0])
+    return [max(times[d][i] for d in range(p)) for i in range(1, reps + 1)]
+
+
+def _rank_transport(w, backend):
+    """The transport mgraph's ranks use: MPI buffers (NumPy), NCCL (a GPU per rank), or the host (ranks sharing
+    a GPU, which NCCL refuses)."""
+    import socket
+
+    from mgraph.comm.mpi import MpiTransport, NcclTransport, StagedTransport
+
+    if not backend.is_gpu:
+        return MpiTransport(w)
+    gpus = w.allgather((socket.gethostname(), backend.device))
+    return StagedTransport(w) if len(set(gpus)) < len(gpus) else NcclTransport(w)
+
+
+def _hops_ranks(w, transport, backend, nbytes, reps):
+    """Hop times of this job's ranks, one device each (every rank returns the same list)."""
+    with backend.context():
+        data = backend.xp.ones(nbytes, dtype="uint8")
+        peers = [k for k in range(w.size) if k != w.rank]
+        times = []
+        for _ in range(reps + 1):
+            w.barrier()
+            t = time.perf_counter()
+            transport.send(w.rank, [(k, {"x": data}) for k in peers])
+            got = transport.receive(w.rank)
+            backend.synchronize()
+            times.append(time.perf_counter() - t)
+            if [src for src, _ in got] != peers or any(pkg["x"].nbytes != nbytes for _, pkg in got):
+                raise RuntimeError(f"rank {w.rank} received {[(s, pkg['x'].nbytes) for s, pkg in got]}")
+    every = w.allgather(times)
+    return [max(ts[i] for ts in every) for i in range(1, reps + 1)]
+
+
+def _report(args, argv, backend, device, graph, records) -> int:
+    """Print a diagnostic mode's tables (rank 0 only under mpiexec) and write its JSON record."""
+    if not is_root():
+        return 0
+    devices = world().size if world() is not None else args.devices
+    where = f"{backend.name} on {device}; {devices} device(s)" + (" (MPI ranks)" if world() is not None else "")
+    if args.json:
+        write_json(args.json, {"date": now(), "command": sys.argv if argv is None else ["scripts/bench.py", *argv],
+                               "version": code_version(), "mode": args.mode, "backend": backend.name,
+                               "device": device, "devices": devices, "graph": graph, "results": records})
+        _log(f"wrote {args.json}")
+    if graph is not None:
+        print(f"R-MAT scale {graph['scale']}, edge factor {graph['edge_factor']}: {graph['vertices']:,} vertices, "
+              f"{graph['edges']:,} edges; {where}; {now()}")
+    if args.mode == "peer":
+        print(f"{where}; every device sends to every other at once; median of {args.runs} hop(s); {now()}")
+        print(_table([[f"{r['mib']:g}", f"{1e6 * r['hop_s']:.1f}", f"{r['gb_per_s']:.3g}"] for r in records["peer"]],
+                     ["MiB per peer", "hop us", "GB/s per peer and direction"]))
+    for name, r in records.items() if args.mode == "trace" else ():
+        print(f"\n{name}: {r['devices']} device(s), start {r['start']}: {r['supersteps']} supersteps, "
+              f"{1e3 * r['elapsed_s']:.4g} ms")
+        rows = [[s["superstep"], s["device"], s["frontier"], *(f"{1e6 * s[k]:.1f}" for k, _ in STEP_TIMES),
+                 s["bytes"]] for s in r["steps"]]
+        for d in range(r["devices"]):
+            mine = [s for s in r["steps"] if s["device"] == d]
+            rows.append(["all", d, sum(s["frontier"] for s in mine),
+                         *(f"{1e6 * sum(s[k] for s in mine):.1f}" for k, _ in STEP_TIMES),
+                         sum(s["bytes"] for s in mine)])
+        print(_table(rows, ["superstep", "device", "frontier", *(f"{label} us" for _, label in STEP_TIMES), "bytes"]))
+    for name, r in records.items() if args.mode == "profile" else ():
+        for rank in r["ranks"]:
+            print(f"\n{name}, rank {rank['rank']} ({rank['device']}): cProfile of {r['runs']} run(s) from start "
+                  f"{r['start']}, us summed over them")
+            for title, key in (("by own time", "by_own"), ("by cumulative time", "by_cumulative")):
+                print(title)
+                print(_table([[x["calls"], f"{x['own_us']:.0f}", f"{x['cumulative_us']:.0f}", x["function"]]
+                              for x in rank[key]], ["calls", "own us", "cumulative us", "function"]))
+    return 0
+
+
 def main(argv=None) -> int:
     args = _arguments(argv)
-    backend = resolve(args.backend)
+    backend = _backend(args.backend)
     device = backend.device_name()
+    if args.mode == "peer":
+        return _report(args, argv, backend, device, None, {"peer": peer(args, backend)})
     _log(f"generating R-MAT scale {args.scale}, edge factor {args.edge_factor} on {backend.name} ({device})")
     t0 = time.perf_counter()
     graph = generators.rmat(args.scale, args.edge_factor, xp=backend.xp, seed=args.seed)
@@ -132,11 +378,15 @@ def main(argv=None) -> int:
     generate_s = time.perf_counter() - t0
     _log(f"generated {graph.num_vertices:,} vertices, {graph.num_edges:,} edges in {generate_s:.3g} s")
     sources = random_sources(graph, args.sources, args.seed)
+    if args.mode in ("trace", "profile"):
+        step = trace if args.mode == "trace" else profile
+        records = {name: step(name, _weighted(name, graph, args), sources, args, backend) for name in args.primitives}
+        facts = {"generator": "rmat", "scale": args.scale, "edge_factor": args.edge_factor, "seed": args.seed,
+                 "vertices": graph.num_vertices, "edges": graph.num_edges, "generate_s": generate_s}
+        return _report(args, argv, backend, device, facts, records)
     results = {}
     for name in args.primitives:
-        g = graph
-        if name == "sssp":
-            g = generators.with_random_weights(graph, *SSSP_WEIGHTS, seed=args.seed)
+        g = _weighted(name, graph, args)
         check = Validator(name, g) if args.validate else None
         results[name] = bench(name, g, sources, args, backend, check)
         del g, check  # free the weighted copy and the CPU references before the next primitive

@@ -29,7 +29,8 @@ __device__ __forceinline__ i64 lb_search(const i64* __restrict__ offs, i64 lo, i
 // Append, for every thread of the block, the values vals[j] whose bit j of `hits` is set, to out[], with one
 // atomic per block: a warp scan of the per-thread counts, the warps' totals scanned in shared memory, and
 // thread 0 reserving the block's range.  A counter every thread of a grid hits once per warp serialises
-// millions of same-address atomics (2.6 ms for an 8 M-entry merge on an H200, docs/perf-notes.md).
+// millions of same-address atomics, which run one after another: a merge or an advance emitting millions
+// of vertices would wait on that one counter (docs/perf-notes.md).
 // Every thread of the block must call it (it synchronises the block).
 template <typename T, int N>
 __device__ __forceinline__ void block_append(const T (&vals)[N], unsigned hits, T* __restrict__ out,
@@ -475,7 +476,8 @@ extern "C" __global__ void compress(i64* __restrict__ parent, i64 n) {
 
 # How an emitting advance collects its output: each thread keeps its tile's hits in registers (the item loop
 # unrolled, so got[] is indexed statically) and the block appends them at once.  Functors that never emit
-# skip this, but keep a warp reconvergence point per item as before (without it CC measured ~8% slower).
+# skip this, but keep a warp reconvergence point per item: without one, the lanes of a warp chasing union-find
+# parents (CC's hooks) drift apart over the items and the warp runs their divergent paths one by one.
 EMITTING = {
     "declare": "    idx_t got[ITEMS];\n    unsigned hits = 0;\n#pragma unroll",
     "collect": "        got[item] = v;\n        if (emit) hits |= 1u << item;",

@@ -1,0 +1,124 @@
+"""scripts/bench.py's diagnostic modes on the CPU: trace, profile and peer, on NumPy devices and a tiny graph."""
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import statistics
+
+import pytest
+
+import mgraph
+from conftest import ROOT, run_mpi
+from mgraph import generators
+
+
+def _load_script():
+    spec = importlib.util.spec_from_file_location("bench_script", os.path.join(ROOT, "scripts", "bench.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+bench = _load_script()
+TINY = ["--backend", "numpy", "--scale", "8", "--sources", "1"]
+
+
+def _run(capsys, tmp_path, *argv):
+    out_json = tmp_path / "record.json"
+    code = bench.main([*TINY, *map(str, argv), "--json", str(out_json)])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    return out, json.loads(out_json.read_text())
+
+
+def test_trace_gives_every_superstep_of_every_device(capsys, tmp_path):
+    out, record = _run(capsys, tmp_path, "--mode", "trace", "--primitives", "bfs,pr", "--devices", 2)
+    assert record["mode"] == "trace" and record["devices"] == 2 and record["graph"]["scale"] == 8
+    graph = generators.rmat(8, 16, seed=0)
+    for name in ("bfs", "pr"):
+        r = record["results"][name]
+        assert r["devices"] == 2 and r["supersteps"] > 1 and r["elapsed_s"] > 0
+        assert [(s["superstep"], s["device"]) for s in r["steps"]] == [
+            (k, d) for k in range(r["supersteps"]) for d in (0, 1)]
+        for d in (0, 1):
+            mine = [s for s in r["steps"] if s["device"] == d]
+            assert sum(s["bytes"] for s in mine) > 0  # each part has vertices the other owns
+            assert sum(s["compute_s"] for s in mine) > 0
+            assert all(s[k] >= 0 for s in mine for k in ("compute_s", "package_s", "push_s", "wait_s", "combine_s"))
+        assert f"{name}: 2 device(s), start {r['start'] if name == 'bfs' else None}" in out
+    # the trace is the run's own record: the same run through the API takes as many supersteps and sends as much
+    bfs = record["results"]["bfs"]
+    again = mgraph.bfs(graph, bfs["start"], devices=2).stats
+    assert (bfs["iterations"], bfs["supersteps"]) == (again["iterations"], again["supersteps"])
+    assert [sum(s["bytes"] for s in bfs["steps"] if s["device"] == d) for d in (0, 1)] == again["bytes_sent"]
+    assert [s["frontier"] for s in bfs["steps"]] == [
+        f for k in range(again["supersteps"]) for f in (again["per_device"][0]["frontier"][k],
+                                                        again["per_device"][1]["frontier"][k])]
+    pr = record["results"]["pr"]
+    assert pr["iterations"] == mgraph.pagerank(graph, tol=bench.PR_L1 / graph.num_vertices,
+                                               devices=2).stats["iterations"]
+    # one "all" row per device, summing that device's bytes
+    totals = [line.split() for line in out.splitlines() if line.startswith("all")]
+    assert [int(t[-1]) for t in totals[:2]] == [sum(s["bytes"] for s in bfs["steps"] if s["device"] == d)
+                                                for d in (0, 1)]
+
+
+def test_trace_of_one_device_sends_nothing(capsys, tmp_path):
+    _, record = _run(capsys, tmp_path, "--mode", "trace", "--primitives", "sssp", "--devices", 1)
+    r = record["results"]["sssp"]
+    assert r["devices"] == 1 and r["supersteps"] > 1
+    assert all(s["bytes"] == 0 and s["device"] == 0 for s in r["steps"])
+
+
+def test_profile_names_the_worker_body_and_counts_its_calls(capsys, tmp_path):
+    out, record = _run(capsys, tmp_path, "--mode", "profile", "--primitives", "bfs", "--runs", 3, "--top", 40)
+    r = record["results"]["bfs"]
+    assert r["runs"] == 3 and len(r["ranks"]) == 1
+    rank = r["ranks"][0]
+    drive = [x for x in rank["by_cumulative"]
+             if x["function"].startswith("enactor.py:") and x["function"].endswith("(drive)")]
+    assert len(drive) == 1 and drive[0]["calls"] == 3 and drive[0]["cumulative_us"] > 0
+    own = [x["own_us"] for x in rank["by_own"]]
+    assert own == sorted(own, reverse=True) and len(own) == 40
+    assert "by own time" in out and "by cumulative time" in out and "(drive)" in out
+
+
+def test_profile_refuses_several_devices_in_threads(capsys):
+    with pytest.raises(SystemExit) as e:
+        bench.main([*TINY, "--mode", "profile", "--devices", "2"])
+    assert e.value.code == 2 and "mpiexec" in capsys.readouterr().err
+
+
+def test_peer_times_hops_between_devices(capsys, tmp_path):
+    out, record = _run(capsys, tmp_path, "--mode", "peer", "--devices", 3, "--sizes", "0.25,1", "--runs", 3)
+    assert record["graph"] is None and record["devices"] == 3
+    rows = record["results"]["peer"]
+    assert [r["bytes"] for r in rows] == [1 << 18, 1 << 20]
+    for r in rows:
+        assert len(r["hops_s"]) == 3 and r["hop_s"] == statistics.median(r["hops_s"]) > 0
+        assert r["gb_per_s"] == pytest.approx(r["bytes"] / r["hop_s"] / 1e9)
+    assert "GB/s per peer and direction" in out
+
+
+@pytest.mark.parametrize("argv", [["--mode", "peer", "--devices", "1"], ["--mode", "peer", "--sizes", "0"],
+                                  ["--mode", "peer", "--sizes", "a,b"], ["--mode", "trace", "--devices", "0"]])
+def test_user_errors(capsys, argv):
+    with pytest.raises(SystemExit) as e:
+        bench.main([*TINY, *argv])
+    assert e.value.code == 2 and "error" in capsys.readouterr().err
+
+
+def test_trace_and_peer_on_mpi_ranks(tmp_path):
+    script = os.path.join(ROOT, "scripts", "bench.py")
+    trace_json, peer_json = tmp_path / "trace.json", tmp_path / "peer.json"
+    out = run_mpi(2, ["python", script, *TINY, "--mode", "trace", "--primitives", "cc", "--json", trace_json])
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert out.stdout.count("cc: 2 device(s)") == 1 and "(MPI ranks)" in out.stdout  # printed once, by rank 0
+    r = json.loads(trace_json.read_text())["results"]["cc"]
+    assert r["devices"] == 2 and all(sum(s["bytes"] for s in r["steps"] if s["device"] == d) > 0 for d in (0, 1))
+    out = run_mpi(2, ["python", script, "--backend", "numpy", "--mode", "peer", "--sizes", "0.5", "--runs", "2",
+                      "--json", peer_json])
+    assert out.returncode == 0, out.stderr[-3000:]
+    (row,) = json.loads(peer_json.read_text())["results"]["peer"]
+    assert row["bytes"] == 1 << 19 and row["hop_s"] > 0 and len(row["hops_s"]) == 2
