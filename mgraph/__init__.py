@@ -12,7 +12,9 @@ def load(path_or_spec, *, directed=None, backend="auto", seed=0, weights=None):
     share, and builds its part on its device when a run first needs it (collective: every rank calls it).
     """
     from .group import world
+    from .io import check_load_args
 
+    check_load_args(path_or_spec, directed=directed, seed=seed, weights=weights)
     w = world()
     if w is not None:
         from .partitioned import PartitionedGraph

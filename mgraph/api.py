@@ -1,20 +1,26 @@
-"""The public run functions: one call from a Graph to NumPy results with ``.stats``."""
+"""The public run functions: one call from a Graph to results with ``.stats``.
+
+Results are NumPy arrays by default; ``output="device"`` keeps them where the
+run's device has them (CuPy arrays on a GPU), so a pipeline that goes on on
+the GPU pays no copy to the host.
+"""
 from __future__ import annotations
 
 import functools
+import math
 import numbers
 import warnings
 
 import numpy as np
 
 from primitives.bc import BC
-from primitives.bfs import BFS
+from primitives.bfs import BFS, DIRECTIONS
 from primitives.cc import CC
 from primitives.pagerank import PageRank
 from primitives.sssp import SSSP
 
 from .backend import to_numpy
-from .launch import Placement
+from .launch import Placement, deliver
 from .launch import run as run_on
 from .result import Result
 
@@ -29,13 +35,71 @@ def _check_vertex(graph, v, what="source"):
     return int(v)
 
 
+def _check_sources(graph, sources) -> list:
+    """``sources`` (an int vertex id, or a 1-D sequence or integer array of them) as a list of ints.
+
+    Floats are refused even where whole (``1.0``): a vertex id computed in
+    floating point has usually lost something on the way, and ``int()`` would
+    hide it.  A string is refused rather than read as a sequence of characters.
+    """
+    if isinstance(sources, numbers.Integral) and not isinstance(sources, bool):
+        return [_check_vertex(graph, sources, "sources")]
+    if isinstance(sources, np.ndarray):
+        if sources.ndim != 1:
+            raise ValueError(f"sources must be a vertex id or a 1-D sequence of them, "
+                             f"got an array of shape {sources.shape}")
+        if sources.size and sources.dtype.kind not in "iu":
+            raise ValueError(f"sources must hold integer vertex ids, got dtype {sources.dtype}")
+        sources = sources.tolist()
+    elif isinstance(sources, (str, bytes)) or not hasattr(sources, "__iter__"):
+        raise ValueError(f"sources must be None, a vertex id or a sequence of vertex ids, got {sources!r}")
+    return [_check_vertex(graph, s, "source") for s in sources]
+
+
+def _check_real(value, what: str) -> float:
+    """A finite real number (bool, strings, None and NaN refused) as a float."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value):
+        raise ValueError(f"{what} must be a finite real number, got {value!r}")
+    return float(value)
+
+
+def _check_positive(value, what: str) -> float:
+    value = _check_real(value, what)
+    if value <= 0:
+        raise ValueError(f"{what} must be positive, got {value!r}")
+    return value
+
+
+def _check_run_options(run: dict) -> None:
+    """The run options' types that mgraph.launch.Placement compares by value only: a NumPy string array equals
+    "selective" and would pass.  Placement checks the values, ``devices``, ``seed``, ``gather`` and ``backend``."""
+    for key in ("duplication", "communication", "workers"):
+        if key in run and not isinstance(run[key], str):
+            raise ValueError(f"{key} must be a string, got {run[key]!r}")
+    part = run.get("partitioner", "random")
+    if not (isinstance(part, str) or callable(part)):
+        raise ValueError(f"partitioner must be a name or a function (graph, num_parts, seed) -> owners, got {part!r}")
+
+
+def _place(graph, run: dict, communication: str) -> Placement:
+    _check_run_options(run)
+    return Placement(graph, run, communication)
+
+
 def _reached_arcs(key, reached):
     """A ``count`` for mgraph.launch.run: the arcs out of a worker's own vertices that ``reached`` accepts
     (summed over the workers: the arcs of the traversed component), computed where the values live."""
     def count(part, own):
-        deg = part.out_degree()[part.own_vertices]
-        return {"arcs_traversed": int(deg[reached(own[key])].sum())}
+        return {"arcs_traversed": int(_own_degrees(part)[reached(own[key])].sum())}
     return count
+
+
+def _own_degrees(part):
+    """Out-degrees of a worker's own vertices, in their order: a prefix where own vertices come first (a whole
+    graph, a 1-hop part), so no gather; else gathered."""
+    deg = part.out_degree()
+    below = part.own_below
+    return deg[:below] if below is not None else deg[part.own_vertices]
 
 
 def _traversal_stats(graph, stats):
@@ -51,15 +115,6 @@ def _traversal_stats(graph, stats):
     return stats
 
 
-def _typed(arrays, dtypes):
-    """The result arrays in the API's dtypes (None off rank 0 under MPI); ``vertices`` kept where a rank keeps
-    only its own (gather=False)."""
-    out = {name: None if arrays[name] is None else arrays[name].astype(dtype) for name, dtype in dtypes.items()}
-    if "vertices" in arrays:
-        out["vertices"] = arrays["vertices"].astype(np.int64)
-    return out
-
-
 def run(primitive, graph, source=None, *, sources=None, **run) -> Result:
     """Run a primitive of your own: ``primitive`` is a Primitive subclass or any ``graph -> Primitive``.
 
@@ -71,35 +126,41 @@ def run(primitive, graph, source=None, *, sources=None, **run) -> Result:
     """
     if not callable(primitive):
         raise ValueError(f"primitive must be a Primitive subclass or a function graph -> Primitive, got {primitive!r}")
-    place = Placement(graph, run, SELECTIVE)
+    place = _place(graph, run, SELECTIVE)
     if sources is None:
         sources = [None if source is None else _check_vertex(graph, source)]
     elif source is not None:
         raise ValueError("give source or sources, not both")
     else:
-        sources = [_check_vertex(graph, s) for s in sources]
+        sources = _check_sources(graph, sources)
+        if not sources:  # nothing would run, and a primitive's result() before any reset() is not defined
+            raise ValueError("sources is empty: give at least one source (or source=None for a run without one)")
     arrays, stats, _ = run_on(place, primitive, sources)
-    return Result(arrays, stats)
+    return Result(deliver(place, arrays), stats)
 
 
 def bfs(graph, source, *, direction="push", do_a=1e-5, do_b=0.1, **run) -> Result:
     """Breadth-first search: ``.depth`` (-1 unreached) and ``.predecessor`` (source's is itself).
 
     ``direction``: "push" (top-down), "pull" (bottom-up) or "auto"
-    (direction-optimizing with the seed paper's do_a/do_b switch rule).
+    (direction-optimizing with the seed paper's do_a/do_b switch rule);
+    ``do_a`` and ``do_b`` are positive real numbers.
     """
-    place = Placement(graph, run, SELECTIVE if direction == "push" else BROADCAST)
+    if not isinstance(direction, str) or direction not in DIRECTIONS:
+        raise ValueError(f"unknown direction {direction!r}: expected one of {', '.join(DIRECTIONS)}")
+    do_a, do_b = _check_positive(do_a, "do_a"), _check_positive(do_b, "do_b")
+    place = _place(graph, run, SELECTIVE if direction == "push" else BROADCAST)
     source = _check_vertex(graph, source)
     arrays, stats, prim = run_on(place, functools.partial(BFS, direction=direction, do_a=do_a, do_b=do_b), [source],
                                  count=_reached_arcs("depth", lambda depth: depth >= 0))
     stats["directions"] = prim.directions
     _traversal_stats(place.graph, stats)
-    return Result(_typed(arrays, {"depth": np.int64, "predecessor": np.int64}), stats)
+    return Result(deliver(place, arrays, {"depth": np.int64, "predecessor": np.int64}), stats)
 
 
 def sssp(graph, source, **run) -> Result:
     """Single-source shortest paths: ``.distance`` (inf unreached) and a shortest-path-tree ``.predecessor``."""
-    place = Placement(graph, run, SELECTIVE)
+    place = _place(graph, run, SELECTIVE)
     source = _check_vertex(graph, source)
 
     def negative(part):
@@ -109,7 +170,7 @@ def sssp(graph, source, **run) -> Result:
     arrays, stats, _ = run_on(place, SSSP, [source], check=negative,
                               count=_reached_arcs("distance", _finite))
     _traversal_stats(place.graph, stats)
-    return Result(_typed(arrays, {"distance": np.float64, "predecessor": np.int64}), stats)
+    return Result(deliver(place, arrays, {"distance": np.float64, "predecessor": np.int64}), stats)
 
 
 def _finite(values):
@@ -121,19 +182,33 @@ def _finite(values):
 
 def connected_components(graph, **run) -> Result:
     """Weakly connected components: ``.labels`` is the smallest vertex id of each vertex's component."""
-    place = Placement(graph, run, BROADCAST)
+    place = _place(graph, run, BROADCAST)
 
     def roots(part, own):  # a component's label is its smallest vertex: count the vertices that are their label
-        ids = part.vertex_ids[part.own_vertices]
+        below = part.own_below
+        ids = part.vertex_ids[:below] if below is not None else part.vertex_ids[part.own_vertices]
         return {"num_components": int((own["labels"] == ids).sum())}
 
     arrays, stats, _ = run_on(place, CC, count=roots)
-    return Result(_typed(arrays, {"labels": np.int64}), stats)
+    return Result(deliver(place, arrays, {"labels": np.int64}), stats)
 
 
 def pagerank(graph, *, alpha=0.85, tol=1e-6, max_iter=100, **run) -> Result:
-    """PageRank: ``.rank`` as networkx.pagerank computes it (uniform dangling redistribution, L1 stop at N·tol)."""
-    place = Placement(graph, run, SELECTIVE)
+    """PageRank: ``.rank`` as networkx.pagerank computes it (uniform dangling redistribution, L1 stop at N·tol).
+
+    ``alpha`` is a real number in [0, 1): 0 gives the uniform ranks, and 1
+    (no teleport) is refused, since the undamped walk has no unique rank where
+    the graph has several closed parts.  ``tol`` is a positive real number,
+    ``max_iter`` a positive integer.  A graph without vertices is a ValueError.
+    """
+    alpha = _check_real(alpha, "alpha")
+    if not 0.0 <= alpha < 1.0:
+        raise ValueError(f"alpha must be in [0, 1), got {alpha!r}")
+    tol = _check_positive(tol, "tol")
+    if isinstance(max_iter, bool) or not isinstance(max_iter, numbers.Integral) or max_iter < 1:
+        raise ValueError(f"max_iter must be a positive integer, got {max_iter!r}")
+    max_iter = int(max_iter)
+    place = _place(graph, run, SELECTIVE)
     if graph.num_vertices == 0:
         raise ValueError("pagerank of an empty graph (0 vertices)")
     arrays, stats, prim = run_on(place, functools.partial(PageRank, alpha=alpha, tol=tol, max_iter=max_iter))
@@ -142,22 +217,23 @@ def pagerank(graph, *, alpha=0.85, tol=1e-6, max_iter=100, **run) -> Result:
         warnings.warn(f"pagerank did not converge in {max_iter} iterations (L1 change {prim.error:.3g})", RuntimeWarning)
     stats.update(converged=converged, error=prim.error,
                  ms_per_iteration=1e3 * stats["elapsed_s"] / max(stats["iterations"], 1))
-    return Result(_typed(arrays, {"rank": np.float64}), stats)
+    return Result(deliver(place, arrays, {"rank": np.float64}), stats)
 
 
 def betweenness_centrality(graph, *, sources=None, **run) -> Result:
-    """Unnormalized betweenness: ``.centrality`` summed over ``sources`` (all vertices when None)."""
-    place = Placement(graph, run, SELECTIVE)
-    if sources is None:
-        sources = range(graph.num_vertices)
-    elif isinstance(sources, numbers.Integral):
-        sources = [sources]
-    sources = [_check_vertex(graph, s, "source") for s in list(sources)]
-    if not sources:
-        raise ValueError("betweenness_centrality needs at least one source (sources=None means all vertices)")
-    arrays, stats, _ = run_on(place, BC, sources)
+    """Unnormalized betweenness: ``.centrality`` summed over ``sources`` (all vertices when None).
+
+    ``sources`` is None, a vertex id, or a 1-D sequence (or integer array) of
+    vertex ids.  The sum over no sources is zero: ``sources=[]``, and a graph
+    without vertices, give all-zero centrality (an empty array for the empty
+    graph) on any number of devices, with ``stats["sources"] == 0``.
+    """
+    place = _place(graph, run, SELECTIVE)
+    sources = list(range(graph.num_vertices)) if sources is None else _check_sources(graph, sources)
+    # no sources: one run from no vertex, which leaves every centrality at zero the same way on every device
+    arrays, stats, _ = run_on(place, BC, sources or [None])
     stats["sources"] = len(sources)
     if len(sources) == 1:
         stats["last_source_frontier_sizes"] = stats["frontier_sizes"]
     stats.pop("frontier_sizes", None)
-    return Result(_typed(arrays, {"centrality": np.float64}), stats)
+    return Result(deliver(place, arrays, {"centrality": np.float64}), stats)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import threading
 import time
 from functools import lru_cache
 
@@ -54,14 +55,7 @@ class Backend:
         return hash((self.name, self.device))
 
     def device_name(self) -> str:
-        if self.is_gpu:
-            import cupy
-
-            props = cupy.cuda.runtime.getDeviceProperties(self.device)
-            return props["name"].decode() if isinstance(props["name"], bytes) else str(props["name"])
-        import platform
-
-        return platform.processor() or platform.machine() or "cpu"
+        return _device_name(self.name, self.device)
 
     def asarray(self, a, dtype=None):
         """``a`` on this backend (a copy only when it lives elsewhere or needs a cast)."""
@@ -82,7 +76,7 @@ class Backend:
             yield
             return
         with self.xp.cuda.Device(self.device):
-            with self.xp.cuda.Stream(non_blocking=True):
+            with _stream(self.device, threading.get_ident()):
                 yield
 
     def synchronize(self) -> None:
@@ -97,6 +91,20 @@ class Backend:
 
     def timer(self) -> "Timer":
         return Timer(self)
+
+
+_STREAMS = {}
+
+
+def _stream(device: int, thread: int):
+    """One non-blocking stream per device and thread, kept: CuPy's memory pool reuses a freed block only on the
+    stream that freed it, so a new stream per run would allocate every array of the run afresh (cudaMalloc)."""
+    import cupy
+
+    key = (device, thread)
+    if key not in _STREAMS:
+        _STREAMS[key] = cupy.cuda.Stream(non_blocking=True)
+    return _STREAMS[key]
 
 
 def copy_to_device(a, device: int, stream=None):
@@ -145,6 +153,34 @@ def to_numpy(a):
     if type(a).__module__.startswith("cupy"):
         return a.get()
     return np.asarray(a)
+
+
+@lru_cache(maxsize=None)
+def _device_name(name, device) -> str:
+    """A device's name, asked once (the driver's property query costs about a millisecond per call)."""
+    if name == "cupy":
+        import cupy
+
+        props = cupy.cuda.runtime.getDeviceProperties(device)
+        return props["name"].decode() if isinstance(props["name"], bytes) else str(props["name"])
+    import platform
+
+    return platform.processor() or platform.machine() or "cpu"
+
+
+def to_host(a, dtype=None):
+    """``a`` as a NumPy array of ``dtype``: cast where it lives (on a GPU, before the copy, so the host never
+    converts), then copied into pinned memory (from CuPy's pinned pool, reused across calls), which the copy
+    engine reads at full speed where pageable memory would be staged."""
+    if not type(a).__module__.startswith("cupy"):
+        return np.asarray(a, dtype=dtype)
+    import cupyx
+
+    if dtype is not None:
+        a = a.astype(dtype, copy=False)
+    out = cupyx.empty_pinned(a.shape, a.dtype)
+    a.get(out=out)
+    return out
 
 
 def array_module(a):

@@ -445,6 +445,35 @@ def _check_json_folder(args):
             raise ValueError(f"--json {args.json}: folder {folder} does not exist")
 
 
+def _check_run_memory(args, n: int, arcs: int, weighted: bool, *, loaded: bool) -> None:
+    """The runs (and --validate's CPU references) of a graph of ``n`` vertices and ``arcs`` arcs must fit in host
+    memory: ValueError naming the command and the graph before the build (``loaded=False``: the graph itself
+    counts too, ``arcs`` a bound from the spec) or before the first run, never the OOM killer after an hour.
+
+    Host runs only, and validation on the host; a GPU run's working set is on the GPU, and under MPI each rank
+    holds its part (mgraph.partbuild checks those).
+    """
+    from . import memory
+
+    if world() is not None:
+        return
+    name, backend = args.command, resolve(args.backend)
+    devices = args.devices if isinstance(args.devices, int) else len(args.devices)
+    graph = memory.csr_bytes(n, arcs, weighted=weighted)
+    if not backend.is_gpu:
+        need = memory.run_bytes(name, n, arcs, validate=args.validate, runs=args.runs)
+        if devices > 1:  # the parts the virtual devices build beside the whole graph
+            need += graph + memory.PART_MAP_VERTEX_BYTES * n
+    elif args.validate and name == "bc":  # the other checks run where the graph is (PartsValidator)
+        need = graph + memory.run_bytes(name, n, arcs, validate=True) - memory.run_bytes(name, n, arcs)
+    else:
+        return
+    if not loaded:
+        need += graph
+    what = f"{name}{' --validate' if args.validate else ''} on {args.graph}"
+    memory.check(need, f"{what}: running on {memory.describe(n, arcs, bound=not loaded)}", None)
+
+
 def _run(args) -> int:
     name = args.command
     _check_json_folder(args)
@@ -454,7 +483,15 @@ def _run(args) -> int:
     from .generators import is_spec
 
     spec_weights = name == "sssp" and args.weights and is_spec(args.graph) and not os.path.exists(args.graph)
+    if is_spec(args.graph) and not os.path.exists(args.graph):  # before a build that the run could not follow
+        from .generators import spec_edges
+
+        spec = spec_edges(args.graph, seed=args.seed, weights=args.weights if spec_weights else None)
+        _check_run_memory(args, spec.num_vertices, 2 * spec.num_edges, spec.weighted, loaded=False)
     graph, load_s = _load(args, weights=args.weights if spec_weights else None)
+    if not isinstance(graph, PartitionedGraph):
+        _check_run_memory(args, graph.num_vertices, graph.num_arcs,
+                          graph.is_weighted or bool(name == "sssp" and args.weights), loaded=True)
     if name == "sssp" and args.weights and not spec_weights:
         if graph.is_weighted:
             raise ValueError(f"--weights: {args.graph} already has edge weights")
@@ -687,7 +724,33 @@ def _convert(args) -> int:
 
 
 def main(argv=None) -> int:
-    """Run the command line ``argv`` (default sys.argv[1:]); the exit status: 0 ok, 1 validation failed, 2 user error."""
+    """Run the command line ``argv`` (default sys.argv[1:]); the exit status: 0 ok, 1 validation failed, 2 user error,
+    141 when whoever read stdout closed it early (``mgraph info g | head -2``)."""
+    try:
+        code = _main(argv)
+        sys.stdout.flush()  # a closed pipe shows here, inside the handler below, not in the flush at exit
+        return code
+    except BrokenPipeError:
+        return _closed_stdout()
+
+
+def _closed_stdout() -> int:
+    """End quietly on a closed stdout, as a command killed by SIGPIPE does (status 128 + 13).
+
+    Python ignores SIGPIPE, so the write raised BrokenPipeError instead; what
+    is left in stdout's buffer goes to /dev/null, so that the flush at exit
+    does not raise it again.
+    """
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):
+        pass
+    return 141
+
+
+def _main(argv=None) -> int:
     w = world()
     quiet = w is not None and w.rank != 0
     if quiet:  # the job prints once, from rank 0
@@ -707,6 +770,8 @@ def main(argv=None) -> int:
         return _run(args)
     except SystemExit as e:  # --help and --version
         return e.code if isinstance(e.code, int) else 0
+    except BrokenPipeError:  # stdout closed: main ends quietly
+        raise
     except (ValueError, OSError, MemoryError) as e:
         message = str(e) or type(e).__name__
         if isinstance(e, OSError) and e.filename is not None and e.strerror:

@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from . import memory
 from .graph import Graph
 
 # Graph500 initiator probabilities (D = 1 - A - B - C = 0.05).
@@ -181,6 +182,18 @@ def _check_range(start, stop, m: int) -> tuple[int, int]:
     return start, stop
 
 
+def _check_edges_memory(name: str, k: int, weighted: bool, xp) -> None:
+    """The ``k`` edges about to be drawn (int64 endpoints, float64 weights) must fit on ``xp``'s device: a range of
+    a big list asked for at once would otherwise end in NumPy's allocation error or the OOM killer."""
+    memory.check(k * (24 if weighted else 16), f"{name}: drawing {k:,} edges", xp)
+
+
+def _check_graph_memory(name: str, n: int, m: int, weighted: bool, xp) -> None:
+    """A whole undirected graph of ``m`` drawn edges built at once (the edges, then Graph.from_edges) must fit."""
+    need = m * (24 if weighted else 16) + memory.whole_build_bytes(n, 2 * m, weighted=weighted)
+    memory.check(need, f"{name}: building {memory.describe(n, 2 * m, bound=True)}", xp)
+
+
 def _check_weights(weights) -> tuple[int, int] | None:
     if weights is None:
         return None
@@ -271,6 +284,7 @@ def rmat_edges(scale: int, edge_factor: int = EDGE_FACTOR, *, start: int = 0, st
     m = _check_rmat(scale, edge_factor, a, b, c)
     start, stop = _check_range(start, stop, m)
     weights = _check_weights(weights)
+    _check_edges_memory(f"rmat_edges({scale}, {edge_factor})", stop - start, weights is not None, xp)
     src, dst, w = _rmat_raw(xp, scale, start, stop, seed, (a, b, c), weights, scramble=True)
     return src, dst, w
 
@@ -327,6 +341,7 @@ def grid_edges(width: int, height: int, *, start: int = 0, stop: int | None = No
     m = _check_grid(width, height)
     start, stop = _check_range(start, stop, m)
     weights = _check_weights(weights)
+    _check_edges_memory(f"grid_edges({width}, {height})", stop - start, weights is not None, xp)
     horizontal = (width - 1) * height
     k = stop - start
     src = xp.empty(k, dtype=np.int64)
@@ -361,6 +376,7 @@ def erdos_renyi_edges(n: int, m: int, *, start: int = 0, stop: int | None = None
     m = _check_er(n, m)
     start, stop = _check_range(start, stop, m)
     weights = _check_weights(weights)
+    _check_edges_memory(f"erdos_renyi_edges({n}, {m})", stop - start, weights is not None, xp)
     k = stop - start
     src = xp.empty(k, dtype=np.int64)
     dst = xp.empty(k, dtype=np.int64)
@@ -385,6 +401,8 @@ def rmat(scale: int, edge_factor: int = EDGE_FACTOR, *, xp=np, seed: int = 0,
          a: float = RMAT_A, b: float = RMAT_B, c: float = RMAT_C,
          weights: tuple[int, int] | None = None) -> Graph:
     """An undirected Graph500 R-MAT graph (self-loops dropped, duplicates merged keeping the lightest)."""
+    m = _check_rmat(scale, edge_factor, a, b, c)
+    _check_graph_memory(f"rmat({scale}, {edge_factor})", 1 << int(scale), m, weights is not None, xp)
     src, dst, w = rmat_edges(scale, edge_factor, xp=xp, seed=seed, a=a, b=b, c=c, weights=weights)
     return Graph.from_edges(src, dst, w, num_vertices=1 << scale, directed=False)
 
@@ -394,6 +412,8 @@ def grid(width: int, height: int, *, xp=np, seed: int = 0, weights: tuple[int, i
 
     Vertex ``(x, y)`` has id ``y * width + x``.  ``seed`` only matters with ``weights``.
     """
+    m = _check_grid(width, height)
+    _check_graph_memory(f"grid({width}, {height})", int(width) * int(height), m, weights is not None, xp)
     src, dst, w = grid_edges(width, height, xp=xp, seed=seed, weights=weights)
     return Graph.from_edges(src, dst, w, num_vertices=width * height, directed=False)
 
@@ -404,6 +424,7 @@ def erdos_renyi(n: int, m: int, seed: int = 0, *, xp=np, weights: tuple[int, int
     Self-loops and repeated pairs are merged by construction, so the graph
     has slightly fewer than ``m`` edges (about ``m * m / n**2`` fewer).
     """
+    _check_graph_memory(f"erdos_renyi({n}, {m})", int(n), _check_er(n, m), weights is not None, xp)
     src, dst, w = erdos_renyi_edges(n, m, xp=xp, seed=seed, weights=weights)
     return Graph.from_edges(src, dst, w, num_vertices=n, directed=False)
 
@@ -439,6 +460,7 @@ class EdgeSpec:
 
     def graph(self, xp=np) -> Graph:
         """The whole undirected graph, built from all the edges at once."""
+        _check_graph_memory(self.name, self.num_vertices, self.num_edges, self.weighted, xp)
         src, dst, w = self.edges(0, self.num_edges, xp)
         return Graph.from_edges(src, dst, w, num_vertices=self.num_vertices, directed=self.directed)
 

@@ -7,14 +7,17 @@ always 64-bit.  Construction runs on whichever array module the edges come in
 from __future__ import annotations
 
 import itertools
+import numbers
 
 import numpy as np
 
+from . import memory
 from .backend import Backend, array_module, resolve, to_numpy
 
 _TOKENS = itertools.count(1)
 
 INT32_MAX = np.iinfo(np.int32).max
+INT64_MAX = np.iinfo(np.int64).max
 
 
 def index_dtype(num_vertices: int):
@@ -23,12 +26,24 @@ def index_dtype(num_vertices: int):
 
 
 def _as_ids(xp, a, what: str):
+    """``a`` as int64 ids; ids that int64 cannot hold are refused, since casting would wrap them to other ids."""
     a = xp.asarray(a)
     if a.ndim != 1:
         raise ValueError(f"{what} must be a 1-D array of vertex ids, got shape {a.shape}")
     if a.size and a.dtype.kind == "f":
         if not bool(xp.all(a == xp.floor(a))):
             raise ValueError(f"{what} holds non-integer vertex ids")
+        beyond = xp.abs(a) >= 2.0 ** 63  # inf too
+        if bool(beyond.any()):
+            raise ValueError(f"{what} holds vertex id {float(a[int(xp.argmax(beyond))])!r}, outside the 64-bit "
+                             "integer range")
+    elif a.size and a.dtype.kind == "u" and a.dtype.itemsize == 8 and int(a.max()) > INT64_MAX:
+        raise ValueError(f"{what} holds vertex id {int(a.max())}, outside the 64-bit integer range")
+    elif a.size and a.dtype.kind == "O" and all(isinstance(x, numbers.Integral) for x in a.tolist()):
+        # NumPy keeps a list's Python ints as objects when one is beyond 64 bits
+        big = next((int(x) for x in a.tolist() if not -(1 << 63) <= int(x) <= INT64_MAX), None)
+        if big is not None:
+            raise ValueError(f"{what} holds vertex id {big}, outside the 64-bit integer range")
     elif a.size and a.dtype.kind not in "iub":
         raise ValueError(f"{what} must hold integer vertex ids, got dtype {a.dtype}")
     return a.astype(np.int64, copy=False)
@@ -44,6 +59,10 @@ class Graph:
     """
 
     def __init__(self, indptr, indices, weights=None, *, directed: bool, num_input_edges: int | None = None):
+        kind = getattr(getattr(weights, "dtype", None), "kind", None)
+        if weights is not None and (kind is None or kind not in "fiu"):  # a dtype test only: no pass over the arcs
+            raise ValueError(f"weights must be an array of real numbers, got "
+                             f"{'dtype ' + str(weights.dtype) if kind else type(weights).__name__}")
         self.indptr = indptr
         self.indices = indices
         self.weights = weights
@@ -61,15 +80,22 @@ class Graph:
         """Build from an edge list; self-loops are dropped, duplicates merged keeping the smallest weight.
 
         Raises ValueError for negative ids, ids >= num_vertices, mismatched
-        lengths and NaN/inf weights.
+        lengths, weights that are not real numbers (complex, strings, booleans,
+        objects: converting them would drop an imaginary part or guess at
+        text) or are NaN/inf, and a ``directed`` that is not a bool.
         """
+        if not isinstance(directed, (bool, np.bool_)):
+            raise ValueError(f"directed must be True or False, got {directed!r}")
         xp = array_module(src)
         src = _as_ids(xp, src, "src")
         dst = _as_ids(xp, xp.asarray(dst), "dst")
         if src.shape != dst.shape:
             raise ValueError(f"src and dst differ in length ({src.size} != {dst.size})")
         if weights is not None:
-            weights = xp.asarray(weights, dtype=np.float64)
+            weights = xp.asarray(weights)
+            if weights.dtype.kind not in "fiu":
+                raise ValueError(f"weights must be real numbers (integer or floating point), got dtype {weights.dtype}")
+            weights = weights.astype(np.float64, copy=False)
             if weights.shape != src.shape:
                 raise ValueError(f"weights and src differ in length ({weights.size} != {src.size})")
             if weights.size and not bool(xp.all(xp.isfinite(weights))):
@@ -80,14 +106,19 @@ class Graph:
         hi = int(max(src.max(), dst.max())) if src.size else -1
         if num_vertices is None:
             num_vertices = hi + 1
-        if isinstance(num_vertices, bool) or not float(num_vertices).is_integer():
+        if isinstance(num_vertices, (bool, np.bool_)) or not (
+                isinstance(num_vertices, numbers.Integral)
+                or (isinstance(num_vertices, numbers.Real) and float(num_vertices).is_integer())):
             raise ValueError(f"num_vertices must be an integer, got {num_vertices!r}")
         num_vertices = int(num_vertices)
-        if num_vertices < 0:
-            raise ValueError(f"num_vertices must be >= 0, got {num_vertices}")
+        if not 0 <= num_vertices <= INT64_MAX + 1:
+            raise ValueError(f"num_vertices must be >= 0 and at most 2**63 (ids are 64-bit), got {num_vertices}")
         if hi >= num_vertices:
             raise ValueError(f"vertex id {hi} is out of range for num_vertices={num_vertices}")
         num_input = int(src.size)
+        arcs = num_input if directed else 2 * num_input
+        memory.check(memory.whole_build_bytes(num_vertices, arcs, weighted=weights is not None),
+                     f"Graph.from_edges: building {memory.describe(num_vertices, arcs)}", xp)
         indptr, indices, w = _build_csr(xp, src, dst, weights, num_vertices, directed)
         return cls(indptr, indices, w, directed=directed, num_input_edges=num_input)
 
@@ -97,6 +128,7 @@ class Graph:
 
         ``directed=True`` as in scipy.sparse.csgraph; with ``directed=False``
         every entry is an undirected edge (the lighter of (i, j) and (j, i) is kept).
+        A boolean matrix is a pattern: its entries weigh 1.
         """
         import scipy.sparse as sp
 
@@ -105,7 +137,8 @@ class Graph:
         if matrix.shape[0] != matrix.shape[1]:
             raise ValueError(f"an adjacency matrix must be square, got shape {matrix.shape}")
         coo = matrix.tocoo()
-        return cls.from_edges(coo.row, coo.col, coo.data, num_vertices=matrix.shape[0], directed=directed)
+        data = coo.data.astype(np.float64) if coo.data.dtype == np.bool_ else coo.data
+        return cls.from_edges(coo.row, coo.col, data, num_vertices=matrix.shape[0], directed=directed)
 
     # -- views ----------------------------------------------------------------
     @property

@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import gzip
 import io
+import numbers
 import os
 import operator
 import re
@@ -30,9 +31,9 @@ import zlib
 
 import numpy as np
 
-from . import generators
+from . import cachecheck, generators, memory
 from .backend import Backend, resolve, to_numpy
-from .graph import Graph
+from .graph import Graph, index_dtype
 
 GZIP_MAGIC = b"\x1f\x8b"
 # Extension -> format; the text formats may also end in ".gz".
@@ -73,8 +74,8 @@ def load(path_or_spec, *, directed: bool | None = None, backend: str | Backend =
     one, ``weights=(lo, hi)`` draws integer weights) are drawn there too, a
     chunk of edges at a time, so the peak stays near the finished CSR.
     """
+    name = check_load_args(path_or_spec, directed=directed, seed=seed, weights=weights)
     b = resolve(backend)
-    name = os.fspath(path_or_spec)
     if generators.is_spec(name) and not os.path.exists(name):
         if directed:
             raise ValueError(f"generated graphs are undirected; directed=True is not available for {name!r}")
@@ -94,9 +95,29 @@ def load(path_or_spec, *, directed: bool | None = None, backend: str | Backend =
         src, dst, w = graph.edges()
         graph = _build(src, dst, w, graph.num_vertices, directed, not graph.directed, b)
     else:
-        src, dst, w, n, file_directed, one_triangle = _read(name, fmt)
-        graph = _build(src, dst, w, n, file_directed if directed is None else directed, one_triangle, b)
+        src, dst, w, n, file_directed, one_triangle = _read(name, fmt, where=b)
+        graph = _build(src, dst, w, n, file_directed if directed is None else directed, one_triangle, b, name=name)
     return graph.to(b)
+
+
+def check_load_args(path_or_spec, *, directed=None, seed=0, weights=None) -> str:
+    """:func:`load`'s arguments checked (mgraph.load calls it under MPI too); returns the path or spec as a str.
+
+    ``os.fspath(123)`` would be a TypeError, ``bool("no")`` True, ``int(1.5)``
+    a silently different seed: each is a ValueError naming the argument.
+    """
+    name = os.fspath(path_or_spec) if isinstance(path_or_spec, (str, os.PathLike)) else None
+    if not isinstance(name, str):
+        raise ValueError(f"path_or_spec must be a file path (str or os.PathLike) or a generator spec such as "
+                         f"'rmat:20', got {path_or_spec!r}")
+    if directed is not None and not isinstance(directed, (bool, np.bool_)):
+        raise ValueError(f"directed must be None, True or False, got {directed!r}")
+    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, numbers.Integral):
+        raise ValueError(f"seed must be an integer, got {seed!r}")
+    if weights is not None and (not isinstance(weights, (tuple, list)) or len(weights) != 2 or any(
+            isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Integral) for v in weights)):
+        raise ValueError(f"weights must be None or a pair of integers (lo, hi), got {weights!r}")
+    return name
 
 
 def read_edges(path):
@@ -159,11 +180,21 @@ def format_of(path: str) -> str:
 # -- building -------------------------------------------------------------------
 
 
-def _build(src, dst, w, n, directed: bool, one_triangle: bool, b: Backend) -> Graph:
+def _build(src, dst, w, n, directed: bool, one_triangle: bool, b: Backend, *, name=None) -> Graph:
     """The Graph, built on ``b``'s device (sorting there is the fast half of a load on a GPU).
 
     A directed view of a one-triangle source needs both arcs of every edge.
+    With ``name`` (the file) the build's memory is checked first, so that a
+    file too big for the device is an error naming it, before the copies.
     """
+    if name is not None:
+        n_all = n if n is not None else (int(max(src.max(), dst.max())) + 1 if src.size else 0)
+        arcs = src.size * (1 if directed and not one_triangle else 2)
+        edges = arcs if directed and one_triangle else src.size  # the edge list handed to from_edges
+        listed = edges * (16 + (8 if w is not None else 0))
+        need = memory.whole_build_bytes(n_all, arcs, weighted=w is not None)
+        need += listed * ((directed and one_triangle) + b.is_gpu)  # both arcs listed first; the copy on a GPU
+        memory.check(need, f"{name}: building {memory.describe(n_all, arcs, bound=True)}", b)
     if directed and one_triangle:
         src, dst = np.concatenate([src, dst]), np.concatenate([dst, src])
         w = None if w is None else np.concatenate([w, w])
@@ -176,17 +207,22 @@ def _on_device(b: Backend):
     return b.xp.cuda.Device(b.device) if b.is_gpu else contextlib.nullcontext()
 
 
-def _read(path: str, fmt: str):
-    """``read_edges`` plus whether only one triangle of a symmetric matrix was stored."""
+def _read(path: str, fmt: str, *, where=None):
+    """``read_edges`` plus whether only one triangle of a symmetric matrix was stored.
+
+    ``where`` (a Backend, None: the host) is the device the graph will be
+    built on, against whose memory the vertex count the file implies is
+    checked (see :func:`_check_vertex_count`).
+    """
     if not os.path.isfile(path):
         raise ValueError(f"{path}: no such file")
     data = _read_bytes(path)
     if fmt == "mtx":
-        return _parse_mtx(path, data)
+        return _parse_mtx(path, data, where=where)
     if fmt == "snap":
-        src, dst, w = _parse_edge_list(path, data, delimiter=None, comments=_snap_comments(data))
+        src, dst, w = _parse_edge_list(path, data, delimiter=None, comments=_snap_comments(data), where=where)
         return src, dst, w, None, True, False
-    src, dst, w = _parse_edge_list(path, data, delimiter=",", comments="#")
+    src, dst, w = _parse_edge_list(path, data, delimiter=",", comments="#", where=where)
     return src, dst, w, None, False, False
 
 
@@ -208,6 +244,7 @@ def _progress(total: int, desc: str):
 def _read_bytes(path: str) -> bytes:
     """The whole file, gunzipped when it starts with the gzip magic bytes (whatever its suffix)."""
     size = os.path.getsize(path)
+    memory.check(size, f"{path}: reading its {size:,} bytes")
     with open(path, "rb") as raw, _progress(size, f"reading {os.path.basename(path)}") as bar:
         gz = raw.read(2) == GZIP_MAGIC
         raw.seek(0)
@@ -252,7 +289,7 @@ def _strip_comment(line: bytes, comments) -> bytes:
     return line.strip()
 
 
-def _parse_edge_list(path, data: bytes, *, delimiter, comments):
+def _parse_edge_list(path, data: bytes, *, delimiter, comments, where=None):
     """SNAP (whitespace) or CSV edge lists: 2 or 3 columns, 0-based ids.
 
     A CSV's first line is its header unless it is all numbers; the header or
@@ -264,7 +301,7 @@ def _parse_edge_list(path, data: bytes, *, delimiter, comments):
     ncols, start, first_line = _edge_list_layout(path, first, delimiter, comments)
     table = _Table(path, data, start, first_line, ncols, delimiter, comments, weight_kind="f8")
     src, dst, w = table.columns()
-    _check_edge_list_ids(path, table, src, dst)
+    _check_edge_list_ids(path, table, src, dst, where=where)
     return src, dst, w
 
 
@@ -280,11 +317,35 @@ def _edge_list_layout(path, first, delimiter, comments):
     return len(fields), start, first_line
 
 
-def _check_edge_list_ids(path, table, src, dst):
+def _check_edge_list_ids(path, table, src, dst, *, where=None):
+    """Ids are non-negative, and the vertex count the largest implies fits on the device ``where`` (None: host)."""
     for ids, what in ((src, "source"), (dst, "target")):
         if ids.size and ids.min() < 0:
             row = int(np.argmax(ids < 0))
             raise GraphFormatError(path, table.line_of_row(row), f"negative {what} vertex id {int(ids[row])}")
+    if src.size:
+        top = max(int(src.max()), int(dst.max()))
+
+        def line():  # only on the error path: finding a row's line may walk its chunk
+            return table.line_of_row(int(np.argmax((src == top) | (dst == top))))
+
+        _check_vertex_count(path, line, f"vertex id {top}", top + 1, where)
+
+
+def _check_vertex_count(path, line, what: str, n: int, where=None) -> None:
+    """GraphFormatError at ``line`` (a number, or a function giving it) when no build of ``n`` vertices fits on the
+    device ``where`` (None: the host).
+
+    The vertex count comes from one line (a size line, a largest id), and
+    every build allocates per vertex whatever the edges: a 13-byte file with
+    the id 2**31 asks for 32 GiB.  So it is checked against the least any
+    build needs (:func:`mgraph.memory.vertex_bytes`) before anything sized by
+    it, and the message names the line that asked.
+    """
+    short = memory.shortfall(memory.vertex_bytes(n), where, at_least=True)
+    if short is not None:
+        at = line() if callable(line) else line
+        raise GraphFormatError(path, at, f"{what}: building {memory.describe(n)} {short}")
 
 
 def _is_number(token: bytes) -> bool:
@@ -300,17 +361,21 @@ _MTX_SYMMETRY = ("general", "symmetric")
 _MTX_BANNER = "%%MatrixMarket matrix coordinate <field> <symmetry>"
 
 
-def _parse_mtx(path, data: bytes):
+def _parse_mtx(path, data: bytes, *, where=None):
     """Matrix Market coordinate files: pattern/integer/real, general/symmetric, 1-based ids."""
-    rows, nnz, weight_kind, symmetric, line_no, end = _mtx_header(path, _lines(data, 0, 1))
+    rows, nnz, weight_kind, symmetric, line_no, end = _mtx_header(path, _lines(data, 0, 1), where=where)
     table = _Table(path, data, end, line_no + 1, 2 if weight_kind is None else 3, None, "%", weight_kind)
     src, dst, w = table.columns()
     _check_mtx_entries(path, table, src, dst, rows, nnz)
     return src, dst, w, rows, not symmetric, symmetric
 
 
-def _mtx_header(path, lines):
-    """(rows, entries, weight kind, symmetric, size line number, offset after it) from (line, text, end) lines."""
+def _mtx_header(path, lines, *, where=None):
+    """(rows, entries, weight kind, symmetric, size line number, offset after it) from (line, text, end) lines.
+
+    The size line's vertex count is checked against the memory of the device
+    ``where`` (None: the host) before anything is sized by it.
+    """
     first = next(lines, None)
     banner = first[1].split() if first else []
     if not banner or banner[0].lower() != b"%%matrixmarket":
@@ -337,6 +402,7 @@ def _mtx_header(path, lines):
         raise GraphFormatError(path, None, "no size line 'rows cols entries' after the header")
     if rows != cols:
         raise GraphFormatError(path, line_no, f"matrix is {rows} x {cols}; a graph's adjacency matrix must be square")
+    _check_vertex_count(path, line_no, f"a {rows} x {cols} matrix", rows, where)
     return rows, nnz, _MTX_FIELDS[field], symmetry == "symmetric", line_no, end
 
 
@@ -380,6 +446,7 @@ class _Table:
         # Columns sized by the line count (a bound on the rows) and filled chunk
         # by chunk: concatenating per-chunk tables would copy everything again.
         bound = sum(lines for _, _, lines in pieces)
+        memory.check(bound * (24 if self.weight_kind else 16), f"{self.path}: parsing {bound:,} lines")
         src, dst = np.empty(bound, np.int64), np.empty(bound, np.int64)
         w = np.empty(bound, np.float64) if self.weight_kind else None
         row, line = 0, self.first_line
@@ -416,6 +483,9 @@ class _Table:
         """(line, problem) of the first line loadtxt would refuse; (None, None) when none is found."""
         sep = self.delimiter.encode() if self.delimiter else None
         for line_no, line, _ in _lines(self.data, start, first_line, end):
+            body = line[:-1] if line.endswith(b"\n") else line
+            if b"\r" in (body[:-1] if body.endswith(b"\r") else body):  # loadtxt breaks lines there too
+                return line_no, "a carriage return inside the line"
             text = _strip_comment(line, self.comments)
             if not text:
                 continue
@@ -424,9 +494,9 @@ class _Table:
                 return line_no, f"expected {self.ncols} columns, found {len(fields)} in {_show(text)}"
             for token in fields[:2]:
                 if not _is_int64(token):
-                    return line_no, f"vertex id {_show(token)} is not an integer"
+                    return line_no, f"vertex id {_show(token)} is {_not_int64(token)}"
             if self.weight_kind == "i8" and not _is_int64(fields[2]):
-                return line_no, f"weight {_show(fields[2])} is not an integer"
+                return line_no, f"weight {_show(fields[2])} is {_not_int64(fields[2])}"
             if self.weight_kind == "f8" and not _is_number(fields[2]):
                 return line_no, f"weight {_show(fields[2])} is not a number"
         return None, None
@@ -450,6 +520,11 @@ def _is_int64(token: bytes) -> bool:
     return _INT.fullmatch(token) is not None and -(1 << 63) <= int(token) < (1 << 63)
 
 
+def _not_int64(token: bytes) -> str:
+    """Why a token is no int64: an integer out of range is not 'not an integer'."""
+    return "outside the 64-bit integer range" if _INT.fullmatch(token) else "not an integer"
+
+
 def _show(token: bytes, limit: int = 40) -> str:
     """A token for a one-line message: quoted, printable, shortened."""
     text = token.decode("latin1")
@@ -460,28 +535,21 @@ def _show(token: bytes, limit: int = 40) -> str:
 
 
 def _load_npz(path: str) -> Graph:
-    """The Graph a :func:`save_npz` file holds, after cheap O(n + m) consistency checks."""
+    """The Graph a :func:`save_npz` file holds, after every check of :mod:`mgraph.cachecheck`.
+
+    A cache is an input like any other: a damaged or hand-made one is a
+    GraphFormatError naming the file and the breach, never a graph that
+    misleads the primitives.
+    """
     if not os.path.isfile(path):
         raise ValueError(f"{path}: no such file")
     try:
-        with np.load(path, allow_pickle=False) as z:
-            arrays = {k: z[k] for k in z.files}
-    except (OSError, ValueError, zipfile.BadZipFile, EOFError) as e:
-        raise GraphFormatError(path, None, f"not a readable .npz archive ({e})") from None
-    missing = {"format", "indptr", "indices", "directed", "num_input_edges"} - set(arrays)
-    if missing or str(arrays["format"]) != NPZ_FORMAT:
-        raise GraphFormatError(path, None, f"not an mgraph graph cache (expected format {NPZ_FORMAT!r}"
-                               + (f", missing {', '.join(sorted(missing))})" if missing else ")"))
-    indptr, indices, weights = arrays["indptr"], arrays["indices"], arrays.get("weights")
-    n = indptr.shape[0] - 1 if indptr.ndim == 1 else -1
-    if (n < 0 or indptr.dtype != np.int64 or indices.ndim != 1 or indices.dtype.kind != "i"
-            or indptr[0] != 0 or indptr[-1] != indices.shape[0] or (np.diff(indptr) < 0).any()
-            or (indices.size and (indices.min() < 0 or indices.max() >= n))
-            or (weights is not None and weights.shape != indices.shape)):
-        raise GraphFormatError(path, None, "inconsistent CSR arrays (indptr, indices, weights)")
-    num_input = int(arrays["num_input_edges"])
-    return Graph(indptr, indices, weights, directed=bool(arrays["directed"]),
-                 num_input_edges=None if num_input < 0 else num_input)
+        indptr, indices, weights, directed, num_input = cachecheck.read_cache(path, os.path.getsize(path), NPZ_FORMAT)
+    except cachecheck.CacheError as e:
+        raise GraphFormatError(path, None, str(e)) from None
+    n = indptr.shape[0] - 1
+    return Graph(indptr, indices.astype(index_dtype(n), copy=False), weights, directed=directed,
+                 num_input_edges=num_input)
 
 
 # -- reading a share of a file ------------------------------------------------------
@@ -577,6 +645,20 @@ class FileEdges:
           (an uncompressed member is read in place; a compressed one is
           decompressed up to the slice, streaming); an undirected cache gives
           each edge once (the arc with src < dst), as ``Graph.edges()`` does.
+          Checked as :func:`load` checks a cache (mgraph.cachecheck), as far as
+          the share shows it: on describing, the members, their headers and
+          ``indptr``'s ends; per share, its offsets, its rows (ids in range,
+          sorted, no repeats or self-loops, finite real weights) and, when the
+          cache is undirected, that the arcs between its own rows come in pairs
+          of equal weight.  The reverse of an arc to another share's row is not
+          read here: with ``count == 1`` the symmetry check is whole, with more
+          readers :meth:`check_count` compares the arcs each way over all
+          shares (a count), so an undirected cache whose arcs pair up wrongly
+          across shares in equal numbers passes; the graph built from the
+          shares is then the one its src < dst arcs describe, still undirected.
+          Nor is the zip's CRC checked (it covers a whole member, and a share
+          reads a slice in place): damaged bytes show only where they break a
+          rule.  :func:`load` checks symmetry and the CRC whole.
         """
         index, count = operator.index(index), operator.index(count)
         if count < 1 or not 0 <= index < count:
@@ -588,11 +670,20 @@ class FileEdges:
         return self._text_part(index, count)
 
     def check_count(self, total: int) -> None:
-        """The Matrix Market entry count check for a file read in several parts.
+        """The count check for a file read in several parts: Matrix Market entries, undirected .npz arcs.
 
         ``total`` is the rows of all parts together; GraphFormatError (without
-        a line) unless it is the size line's count.  A no-op for other formats.
+        a line) unless it is the size line's count, or for an undirected .npz
+        half its arcs (the parts give the arcs with src < dst, and a cache
+        without self-loops that stores both arcs of every edge has as many the
+        other way).  A no-op for other formats.
         """
+        if self.format == "npz" and not self.directed:
+            arcs = self._arrays["indices"].shape[0]
+            if 2 * total != arcs:
+                raise GraphFormatError(self.path, None, f"undirected, but {total} of its {arcs} arcs run from a "
+                                       "smaller to a larger id: an undirected cache stores both arcs of every edge")
+            return
         nnz = self.num_entries
         if nnz is None or total == nnz:
             return
@@ -751,36 +842,22 @@ class FileEdges:
     # -- .npz -------------------------------------------------------------------
 
     def _describe_npz(self):
+        """The small members and the arrays' headers, checked as :func:`_load_npz` checks them; no array is read
+        but the two ends of ``indptr``."""
         try:
-            with zipfile.ZipFile(self.path) as zf, open(self.path, "rb") as raw:
-                infos = {i.filename[:-4]: i for i in zf.infolist() if i.filename.endswith(".npy")}
-                missing = {"format", "indptr", "indices", "directed", "num_input_edges"} - set(infos)
-                if missing or str(self._small(zf, infos["format"])) != NPZ_FORMAT:
-                    raise GraphFormatError(self.path, None, f"not an mgraph graph cache (expected format {NPZ_FORMAT!r}"
-                                           + (f", missing {', '.join(sorted(missing))})" if missing else ")"))
-                self.directed = bool(self._small(zf, infos["directed"]))
-                self._arrays = {name: _npy_member(zf, raw, infos[name]) for name in _NPZ_ARRAYS if name in infos}
-                indptr, indices = self._arrays["indptr"], self._arrays["indices"]
-                weights = self._arrays.get("weights")
-                n = indptr.shape[0] - 1 if len(indptr.shape) == 1 else -1
-                ok = (n >= 0 and indptr.dtype == np.int64 and len(indices.shape) == 1 and indices.dtype.kind == "i"
-                      and (weights is None or (weights.shape == indices.shape and weights.dtype.kind in "fiu")))
-                if ok:
-                    ends = self._slice(raw, "indptr", 0, 1), self._slice(raw, "indptr", n, n + 1)
-                    ok = ends[0][0] == 0 and ends[1][0] == indices.shape[0]
-        except GraphFormatError:
-            raise
-        except (OSError, ValueError, zipfile.BadZipFile, EOFError) as e:
-            raise GraphFormatError(self.path, None, f"not a readable .npz archive ({e})") from None
-        if not ok:
-            raise GraphFormatError(self.path, None, "inconsistent CSR arrays (indptr, indices, weights)")
-        self.num_vertices, self.weighted = n, weights is not None
+            with cachecheck.readable(), zipfile.ZipFile(self.path) as zf, open(self.path, "rb") as raw:
+                infos = cachecheck.members(zf, NPZ_FORMAT)
+                small = {name: cachecheck.read_member(zf, infos[name], self.size) for name in cachecheck.SCALARS}
+                self.directed, _ = cachecheck.check_scalars(small, NPZ_FORMAT)
+                self._arrays = {name: _npy_member(zf, raw, infos[name], self.size)
+                                for name in _NPZ_ARRAYS if name in infos}
+                n, m = cachecheck.check_layout({name: (a.dtype, a.shape) for name, a in self._arrays.items()})
+                first, last = self._slice(raw, "indptr", 0, 1), self._slice(raw, "indptr", n, n + 1)
+                cachecheck.check_ends(int(cachecheck.as_signed(first)[0]), int(cachecheck.as_signed(last)[0]), m)
+        except cachecheck.CacheError as e:
+            raise GraphFormatError(self.path, None, str(e)) from None
+        self.num_vertices, self.weighted = n, "weights" in self._arrays
         self.one_triangle = not self.directed
-
-    @staticmethod
-    def _small(zf, info):
-        with zf.open(info) as fp:
-            return np.lib.format.read_array(fp, allow_pickle=False)
 
     def _slice(self, raw, name: str, lo: int, hi: int):
         """Elements [lo, hi) of stored array ``name``, read from the archive in place."""
@@ -799,28 +876,25 @@ class FileEdges:
         return out
 
     def _npz_part(self, index: int, count: int):
+        """Rows [lo, hi), checked as far as a share shows them (see :meth:`part`)."""
         n = self.num_vertices
         lo, hi = n * index // count, n * (index + 1) // count
         if lo == hi:
             return self._empty()
+        m = self._arrays["indices"].shape[0]
         try:
-            with open(self.path, "rb") as raw:
-                indptr = self._slice(raw, "indptr", lo, hi + 1).astype(np.int64, copy=False)
-                degrees = np.diff(indptr)
-                m = self._arrays["indices"].shape[0]
-                if (degrees < 0).any() or indptr[0] < 0 or indptr[-1] > m:
-                    raise GraphFormatError(self.path, None, "inconsistent CSR arrays (indptr, indices, weights)")
-                dst = self._slice(raw, "indices", indptr[0], indptr[-1]).astype(np.int64)
-                if dst.size and (dst.min() < 0 or dst.max() >= n):
-                    raise GraphFormatError(self.path, None, "inconsistent CSR arrays (indptr, indices, weights)")
-                w = None
-                if self.weighted:
-                    w = self._slice(raw, "weights", indptr[0], indptr[-1]).astype(np.float64, copy=False)
-        except GraphFormatError:
-            raise
-        except (OSError, ValueError, zipfile.BadZipFile, EOFError) as e:
-            raise GraphFormatError(self.path, None, f"not a readable .npz archive ({e})") from None
-        src = np.repeat(np.arange(lo, hi, dtype=np.int64), degrees)
+            with cachecheck.readable(), open(self.path, "rb") as raw:
+                indptr = cachecheck.as_signed(self._slice(raw, "indptr", lo, hi + 1)).astype(np.int64, copy=False)
+                cachecheck.check_offsets(indptr, lo, m)
+                dst = cachecheck.as_signed(self._slice(raw, "indices", indptr[0], indptr[-1])).astype(np.int64)
+                w = self._slice(raw, "weights", indptr[0], indptr[-1]) if self.weighted else None
+            src = cachecheck.check_rows(indptr, dst, lo, n)
+            w = cachecheck.as_float64(w)
+            cachecheck.check_weights(w, src, dst)
+            if not self.directed:
+                cachecheck.check_symmetric_between(dst, w, src, lo, hi)
+        except cachecheck.CacheError as e:
+            raise GraphFormatError(self.path, None, str(e)) from None
         if not self.directed:
             keep = src < dst
             src, dst = src[keep], dst[keep]
@@ -835,18 +909,9 @@ class _NpyMember:
         self.name, self.offset, self.data_start, self.dtype, self.shape = name, offset, data_start, dtype, shape
 
 
-def _npy_member(zf: zipfile.ZipFile, raw, info: zipfile.ZipInfo) -> _NpyMember:
-    with zf.open(info) as fp:
-        version = np.lib.format.read_magic(fp)
-        if version == (1, 0):
-            shape, fortran, dtype = np.lib.format.read_array_header_1_0(fp)
-        elif version == (2, 0):
-            shape, fortran, dtype = np.lib.format.read_array_header_2_0(fp)
-        else:
-            raise ValueError(f"{info.filename}: unsupported .npy format version {version}")
-        data_start = fp.tell()
-    if dtype.hasobject or (fortran and len(shape) > 1):
-        raise ValueError(f"{info.filename}: not a plain array")
+def _npy_member(zf: zipfile.ZipFile, raw, info: zipfile.ZipInfo, archive_size: int) -> _NpyMember:
+    """Where member ``info``'s array lies, its header checked by :func:`mgraph.cachecheck.member_header`."""
+    dtype, shape, data_start = cachecheck.member_header(zf, info, archive_size)
     offset = None
     if info.compress_type == zipfile.ZIP_STORED:
         # A stored member's data follows its local header: 30 bytes, the name and an extra field
@@ -854,9 +919,11 @@ def _npy_member(zf: zipfile.ZipFile, raw, info: zipfile.ZipInfo) -> _NpyMember:
         raw.seek(info.header_offset)
         head = raw.read(30)
         if len(head) != 30 or head[:4] != b"PK\x03\x04":
-            raise zipfile.BadZipFile(f"{info.filename}: bad local file header")
+            raise cachecheck.CacheError(f"member {info.filename} has a damaged local zip header")
         name_len, extra_len = struct.unpack("<HH", head[26:30])
         offset = info.header_offset + 30 + name_len + extra_len + data_start
+        if offset + info.file_size - data_start > archive_size:
+            raise cachecheck.CacheError(f"member {info.filename} runs past the end of the file (a truncated archive)")
     return _NpyMember(info.filename, offset, data_start, dtype, shape)
 
 

@@ -29,7 +29,7 @@ import numpy as np
 import partitioners
 
 from . import subgraph
-from .backend import Backend, PeakWatch, peak_bytes, reset_peak, resolve, to_numpy
+from .backend import Backend, PeakWatch, peak_bytes, reset_peak, resolve, to_host, to_numpy
 from .comm import COMMUNICATIONS, Exchange, LocalTransport
 from .enactor import drive, enact_devices, result_of, run_stats, worker_error
 from .graph import Graph
@@ -38,7 +38,9 @@ from .partbuild import Owners, build_part
 from .partitioned import PartitionedGraph
 from .sources import GraphSource
 
-RUN_OPTIONS = ("backend", "devices", "partitioner", "duplication", "communication", "seed", "workers", "gather")
+RUN_OPTIONS = ("backend", "devices", "partitioner", "duplication", "communication", "seed", "workers", "gather",
+               "output")
+OUTPUTS = ("numpy", "device")
 WORKERS = ("auto", "threads")
 
 
@@ -106,6 +108,10 @@ class Placement:
         self.gather = run.get("gather", True)
         if not isinstance(self.gather, bool):
             raise ValueError(f"gather must be True or False, got {self.gather!r}")
+        self.output = run.get("output", "numpy")
+        if not isinstance(self.output, str) or self.output not in OUTPUTS:
+            raise ValueError(f"unknown output {self.output!r}: expected 'numpy' (NumPy arrays on the host) or "
+                             "'device' (arrays where the run's device keeps them: CuPy on a GPU)")
         self.graph = graph if self.world is not None or self.num_devices > 1 else graph.to(self.backends[0])
 
     def _rank_device(self, devices, ids, backend):
@@ -182,7 +188,27 @@ def _run_one(placement, make, sources, stats, count, check, tick):
         stats.update(out, host_elapsed_s=out["elapsed_s"], bytes_sent=[0], run_peak_bytes=[peak_bytes(backend)])
         if count is not None:
             stats.update(count(g, arrays))
-        return {k: to_numpy(v) for k, v in arrays.items()}, stats, prim
+        return arrays, stats, prim
+
+
+def deliver(placement, arrays: dict, dtypes: dict | None = None) -> dict:
+    """The run's result arrays as the caller asked (``output``): NumPy on the host, each cast where it lives
+    before one copy into pinned memory; or ``"device"``: where the run's device keeps them (CuPy on a GPU; a
+    multi-device run's arrays, assembled on the host, go to the first device).  ``dtypes`` (name -> dtype)
+    casts the named arrays; None entries (off rank 0 under MPI) stay None."""
+    dtypes = dtypes or {}
+    b = placement.backends[0]
+    out = {}
+    for name, a in arrays.items():
+        dtype = dtypes.get(name, np.int64 if name == "vertices" else None)
+        if a is None:
+            out[name] = None
+        elif placement.output == "device" and b.is_gpu:
+            with b.context():
+                out[name] = b.asarray(a, dtype=dtype)
+        else:
+            out[name] = to_host(a, dtype)
+    return out
 
 
 def _refuse(messages):

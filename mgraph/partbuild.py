@@ -58,13 +58,14 @@ def build_part(group, source, backend: Backend, owners: Owners, duplication="1-h
     xp, n, p, me = backend.xp, source.num_vertices, group.size, group.rank
     idx = index_dtype(n)
     t0 = time.perf_counter()
+    chunks = source.ranges(me, p, chunk)
+    _check_memory(group, source, backend, chunks)
     own, g2l, num_own = None, None, n  # one worker: every vertex its own, under its own id
     if p > 1:
         own = _own_vertices(xp, owners, n, me)
         num_own = int(own.shape[0])
         g2l = xp.full(n, -1, dtype=idx)
         g2l[own] = xp.arange(num_own, dtype=idx)
-    chunks = source.ranges(me, p, chunk)
     rounds = group.allreduce(len(chunks), "max")
     with _bar(progress and me == 0, rounds * (2 if source.directed else 1) * 2, source.name) as bar:
         fwd = _rows(group, source, xp, owners, g2l, num_own, chunks, rounds, idx, reverse=False, bar=bar)
@@ -83,6 +84,36 @@ def build_part(group, source, backend: Backend, owners: Owners, duplication="1-h
         sub = _one_hop_layout(group, xp, owners, n, me, own, g2l, fwd, rev, source.directed, num_arcs, idx)
     sub.build_s = time.perf_counter() - t0
     return sub
+
+
+def _check_memory(group, source, backend: Backend, chunks) -> None:
+    """Every worker's estimate of its part against its device's memory, before anything is sized by the graph.
+
+    Collective, so that a worker short of memory stops them all (none waits
+    in the routing for it).  Workers sharing one memory (threads of this
+    process, CPU ranks on one node) are counted together.  The arcs are a
+    bound: before self-loops and repeated arcs are dropped, spread evenly.
+    """
+    from . import memory
+    from .group import ThreadGroup
+
+    n, p = source.num_vertices, group.size
+    listed = group.allreduce(sum(int(b) - int(a) for a, b in chunks), "sum")  # edges of the whole list
+    arcs = listed * (2 if source.both_ways else 1)
+    share = -(-arcs // p)
+    round_arcs = max((int(b) - int(a) for a, b in chunks), default=0) * (2 if source.both_ways else 1)
+    need = memory.chunked_build_bytes(n, share, round_arcs, weighted=source.weighted, parts=p)
+    if source.directed:  # the in-arc CSR as well
+        need += memory.chunked_build_bytes(n, share, 0, weighted=source.weighted)
+    sharing = 1
+    if not backend.is_gpu:
+        sharing = p if isinstance(group, ThreadGroup) else getattr(group, "local_size", 1)
+    short = memory.shortfall(need * sharing, backend)
+    errors = [e for e in group.allgather(short) if e]
+    if errors:
+        what = memory.describe(n, arcs, bound=True)
+        per = f" ({p} parts, {sharing} sharing this memory)" if sharing > 1 else f" ({p} parts)" if p > 1 else ""
+        raise ValueError(f"{source.name}: building {what}{per} {errors[0]}")
 
 
 def build_graph(source, backend: Backend, *, chunk=None) -> Graph:

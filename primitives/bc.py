@@ -62,10 +62,11 @@ class BC(Primitive):
 
     def next_phase(self):
         if self.phase == "forward":
-            # the deepest level has no successors; walk up from the one above it
+            # the deepest level has no successors; walk up from the one above it.  A run from no vertex (the sum
+            # over no sources, or an empty graph) iterated no level: back_level < 0 ends the backward sweep at once
             self.phase = "backward"
             self.back_level = len(self.levels) - 2
-            return self.levels[0][:0]
+            return self.frontier_of(None)
         if self.source is not None:
             self.delta[self.source] = 0.0
         self.centrality += self.delta * (1.0 if self.graph.directed else 0.5)

@@ -476,3 +476,34 @@ def test_from_scipy_round_trip_and_errors():
         mgraph.Graph.from_scipy(sp.csr_matrix((2, 3)))
     with pytest.raises(ValueError, match="scipy.sparse"):
         mgraph.Graph.from_scipy(np.eye(3))
+
+
+# ====================================================================== output
+@pytest.mark.gpu
+@pytest.mark.parametrize("devices", [1, [0, 0]])
+def test_output_device_keeps_cupy_arrays_equal_to_numpy_output(devices):
+    """output="device": CuPy arrays on the run's (first) device, with the API's dtypes, equal to the NumPy ones."""
+    import cupy
+    g = get_case("chesapeake").graph
+    for fn, kw in [(mgraph.bfs, {"source": 0}), (mgraph.sssp, {"source": 0}), (mgraph.connected_components, {}),
+                   (mgraph.pagerank, {}), (mgraph.betweenness_centrality, {"sources": [0, 3]})]:
+        host = fn(g, backend="cupy", devices=devices, **kw)
+        dev = fn(g, backend="cupy", devices=devices, output="device", **kw)
+        for name in host.keys():
+            assert isinstance(dev[name], cupy.ndarray) and dev[name].device.id == 0
+            assert dev[name].dtype == host[name].dtype == (np.float64 if host[name].dtype.kind == "f" else np.int64)
+            if name != "predecessor":  # two runs may pick different parents at one depth, both right
+                np.testing.assert_allclose(cupy.asnumpy(dev[name]), host[name], rtol=1e-12)
+        if "predecessor" in host.keys():  # each reached vertex's parent is one step (or one arc) closer
+            value = cupy.asnumpy(dev["depth" if "depth" in host.keys() else "distance"])
+            pred = cupy.asnumpy(dev["predecessor"])
+            reached = (pred >= 0) & (np.arange(len(pred)) != 0)
+            assert (value[pred[reached]] < value[reached]).all()
+
+
+def test_output_is_numpy_or_device(g):
+    assert mgraph.bfs(g, 0, output="device").depth.tolist() == [0, 1, 2, 3, -1]  # the CPU's arrays are NumPy
+    assert isinstance(mgraph.bfs(g, 0, output="numpy").depth, np.ndarray)
+    for bad in ("cupy", "host", None, 1):
+        with pytest.raises(ValueError, match="output"):
+            mgraph.bfs(g, 0, output=bad)
