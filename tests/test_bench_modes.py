@@ -122,3 +122,21 @@ def test_trace_and_peer_on_mpi_ranks(tmp_path):
     assert out.returncode == 0, out.stderr[-3000:]
     (row,) = json.loads(peer_json.read_text())["results"]["peer"]
     assert row["bytes"] == 1 << 19 and row["hop_s"] > 0 and len(row["hops_s"]) == 2
+
+
+def test_bench_puts_the_api_call_and_the_array_library_baselines_beside_mgraph(capsys, tmp_path):
+    """The default mode times the whole mgraph.bfs call next to the run's own time, and the SpMV PageRank and
+    BFS a user would write, on the same graph in the same run, with their ratios to mgraph's figures."""
+    out, record = _run(capsys, tmp_path, "--primitives", "bfs,pr", "--runs", 2)
+    side = record["side_by_side"]
+    for output in ("numpy", "device"):
+        c = side["call"][output]
+        assert c["wall_ms"] > 0 and c["run_ms"] > 0
+        assert c["overhead_ms"] == pytest.approx(c["wall_ms"] - c["run_ms"])
+    assert side["call"]["copy_ms"] >= 0
+    for dtype in ("float64", "float32"):
+        ms = side[f"pr_spmv_{dtype}_ms_per_iter"]
+        assert ms > 0 and side[f"pr_ratio_{dtype}"] == pytest.approx(ms / record["results"]["pr"]["ms_per_iteration"])
+    assert side["bfs_ratio"] == pytest.approx(side["bfs_spmv_ms"] / record["results"]["bfs"]["median_ms"])
+    assert "PageRank as an SpMV loop, float64" in out and "BFS as SpMV over a dense frontier" in out
+    assert "mgraph.bfs call, output='device'" in out
