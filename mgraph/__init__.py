@@ -1,6 +1,8 @@
 """mgraph: multi-GPU graph analytics after Gunrock's multi-GPU design (Pan et al., IPDPS 2017)."""
 from .api import betweenness_centrality, bfs, connected_components, pagerank, run, sssp
+from .convert import as_graph, from_networkx, from_pandas, from_scipy
 from .graph import Graph
+from .result import Result
 
 __version__ = "0.1.0"
 
@@ -25,4 +27,5 @@ def load(path_or_spec, *, directed=None, backend="auto", seed=0, weights=None):
     return _load(path_or_spec, directed=directed, backend=backend, seed=seed, weights=weights)
 
 
-__all__ = ["Graph", "load", "bfs", "sssp", "connected_components", "pagerank", "betweenness_centrality", "run"]
+__all__ = ["Graph", "Result", "load", "from_networkx", "from_scipy", "from_pandas", "as_graph",
+           "bfs", "sssp", "connected_components", "pagerank", "betweenness_centrality", "run"]

@@ -20,6 +20,7 @@ from primitives.pagerank import PageRank
 from primitives.sssp import SSSP
 
 from .backend import to_numpy
+from .convert import accepts_graphs
 from .launch import Placement, deliver
 from .launch import run as run_on
 from .result import Result
@@ -115,6 +116,7 @@ def _traversal_stats(graph, stats):
     return stats
 
 
+@accepts_graphs
 def run(primitive, graph, source=None, *, sources=None, **run) -> Result:
     """Run a primitive of your own: ``primitive`` is a Primitive subclass or any ``graph -> Primitive``.
 
@@ -139,6 +141,7 @@ def run(primitive, graph, source=None, *, sources=None, **run) -> Result:
     return Result(deliver(place, arrays), stats)
 
 
+@accepts_graphs
 def bfs(graph, source, *, direction="push", do_a=1e-5, do_b=0.1, **run) -> Result:
     """Breadth-first search: ``.depth`` (-1 unreached) and ``.predecessor`` (source's is itself).
 
@@ -158,6 +161,7 @@ def bfs(graph, source, *, direction="push", do_a=1e-5, do_b=0.1, **run) -> Resul
     return Result(deliver(place, arrays, {"depth": np.int64, "predecessor": np.int64}), stats)
 
 
+@accepts_graphs
 def sssp(graph, source, **run) -> Result:
     """Single-source shortest paths: ``.distance`` (inf unreached) and a shortest-path-tree ``.predecessor``."""
     place = _place(graph, run, SELECTIVE)
@@ -180,6 +184,7 @@ def _finite(values):
     return array_module(values).isfinite(values)
 
 
+@accepts_graphs
 def connected_components(graph, **run) -> Result:
     """Weakly connected components: ``.labels`` is the smallest vertex id of each vertex's component."""
     place = _place(graph, run, BROADCAST)
@@ -193,6 +198,7 @@ def connected_components(graph, **run) -> Result:
     return Result(deliver(place, arrays, {"labels": np.int64}), stats)
 
 
+@accepts_graphs
 def pagerank(graph, *, alpha=0.85, tol=1e-6, max_iter=100, **run) -> Result:
     """PageRank: ``.rank`` as networkx.pagerank computes it (uniform dangling redistribution, L1 stop at N·tol).
 
@@ -220,6 +226,7 @@ def pagerank(graph, *, alpha=0.85, tol=1e-6, max_iter=100, **run) -> Result:
     return Result(deliver(place, arrays, {"rank": np.float64}), stats)
 
 
+@accepts_graphs
 def betweenness_centrality(graph, *, sources=None, **run) -> Result:
     """Unnormalized betweenness: ``.centrality`` summed over ``sources`` (all vertices when None).
 

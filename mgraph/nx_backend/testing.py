@@ -1,0 +1,26 @@
+"""networkx's own tests that are expected to fail with this backend, and why (``on_start_tests`` marks them).
+
+With ``NETWORKX_FALLBACK_TO_NX=True`` every test of the modules that cover the
+backend's functions passes (tests/test_nx_backend.py runs them), and so did
+networkx's whole suite (networkx 3.6.1): calls the backend declines run in
+networkx, and the ones it runs agree.  So the table is empty.  A test that a
+future networkx adds and the backend cannot pass goes here, keyed by
+``(file name, test name, class name or None)``, with the reason it fails;
+strict xfail, so that one that starts passing is noticed and removed.
+"""
+from __future__ import annotations
+
+EXPECTED_FAILURES: dict = {}
+
+
+def mark_expected_failures(items, expected: dict | None = None) -> None:
+    """Add a strict xfail marker, with its reason, to each collected pytest item listed in ``expected``."""
+    import pytest
+
+    expected = EXPECTED_FAILURES if expected is None else expected
+    for item in items:
+        cls = getattr(item, "cls", None)
+        key = (getattr(getattr(item, "path", None), "name", None), item.name, None if cls is None else cls.__name__)
+        reason = expected.get(key)
+        if reason is not None:
+            item.add_marker(pytest.mark.xfail(reason=reason, strict=True))
