@@ -202,16 +202,33 @@ def _same(what, got, want, *, rtol=0.0, atol=0.0):
                               f"({bad.size} vertices differ)")
 
 
+PR_L1_STOP = 1e-6  # the command line's PageRank stop without --tol: an L1 change below this, whatever the size
+
+
+def _pagerank_tol(tol, n):
+    """networkx's per-vertex tol for the API: --tol as given, else PR_L1_STOP spread over the N vertices."""
+    return tol if tol is not None else PR_L1_STOP / max(n, 1)
+
+
 def code_version() -> dict:
-    """mgraph.__version__, and ``git describe --always --dirty`` of the source tree when it is a git checkout."""
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    """mgraph.__version__, and ``git describe --always --dirty`` of mgraph's own source tree where it is a git
+    checkout (an install inside some other repository records "unknown", not that repository's commit)."""
+    return {"mgraph": __version__, "git": _described(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))}
+
+
+def _described(root: str) -> str:
+    """``git describe`` of ``root`` when ``root`` is the top of a git work tree, else "unknown"."""
+    def git(*args):
+        out = subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, timeout=10)
+        return out.stdout.strip() if out.returncode == 0 else ""
+
     try:
-        git = subprocess.run(["git", "describe", "--always", "--dirty"], cwd=root, capture_output=True, text=True,
-                             timeout=10)
-        described = git.stdout.strip() if git.returncode == 0 and git.stdout.strip() else "unknown"
+        top = git("rev-parse", "--show-toplevel")
+        if not top or os.path.realpath(top) != os.path.realpath(root):
+            return "unknown"
+        return git("describe", "--always", "--dirty") or "unknown"
     except (OSError, subprocess.SubprocessError):
-        described = "unknown"
-    return {"mgraph": __version__, "git": described}
+        return "unknown"
 
 
 def now() -> str:
@@ -363,7 +380,10 @@ def _parser() -> argparse.ArgumentParser:
                            help="draw random integer weights in LO..HI for an unweighted graph")
         if name == "pr":
             q.add_argument("--alpha", type=float, default=0.85, help="damping factor (default 0.85)")
-            q.add_argument("--tol", type=float, default=1e-6, help="stop when the L1 change < N*tol (networkx's rule)")
+            q.add_argument("--tol", type=float, default=None,
+                           help="stop when the L1 change < N*tol (networkx's rule, the API's default tol=1e-6); "
+                                f"by default the L1 change must fall below {PR_L1_STOP:g} whatever N, since N*1e-6 "
+                                "stops a graph of a million vertices after an iteration or two")
             q.add_argument("--max-iter", type=_positive, default=100)
         if name == "bc":
             s = q.add_mutually_exclusive_group()
@@ -499,7 +519,8 @@ def _run(args) -> int:
             raise ValueError("--weights draws weights for a generated graph under MPI; a file's graph needs its own")
         graph = with_random_weights(graph, *args.weights, seed=args.seed)
     params = {"direction": getattr(args, "direction", "push"), "alpha": getattr(args, "alpha", 0.85),
-              "tol": getattr(args, "tol", 1e-6), "max_iter": getattr(args, "max_iter", 100),
+              "tol": _pagerank_tol(getattr(args, "tol", None), graph.num_vertices),
+              "max_iter": getattr(args, "max_iter", 100),
               "do_a": getattr(args, "do_a", None), "do_b": getattr(args, "do_b", None)}
     run = {"backend": backend, "devices": args.devices, "seed": args.seed}
     # only when given, so that the API's per-primitive defaults apply

@@ -310,3 +310,27 @@ def test_multi_device_runs_validate_and_report_devices(capsys, tmp_path, command
 def test_unknown_workers_from_the_command_line(capsys):
     code, _, err = run(capsys, "bfs", CHESAPEAKE, "--devices", 2, "--workers", "fibers")
     assert code == 2 and "fibers" in err
+
+
+def test_the_recorded_commit_is_mgraphs_own(tmp_path):
+    """--json records the commit of mgraph's checkout, never that of a repository an install happens to sit in."""
+    assert cli._described(ROOT) not in ("", "unknown")  # the tests run from a checkout
+    outer = tmp_path / "project"
+    inside = outer / "venv" / "site-packages"
+    inside.mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", str(outer)], check=True)
+    assert cli._described(str(inside)) == "unknown"
+    assert cli._described(str(tmp_path)) == "unknown"  # no repository at all
+
+
+def test_pagerank_on_the_command_line_stops_at_an_absolute_l1_change(capsys, tmp_path):
+    """Without --tol the command line iterates until the L1 change is below 1e-6 whatever the size (networkx's
+    N*1e-6 would stop a large graph after an iteration or two); --tol keeps networkx's per-vertex rule."""
+    out_json = tmp_path / "pr.json"
+    code, out, _ = run(capsys, "pr", "rmat:12", "--json", out_json)
+    assert code == 0
+    last = json.loads(out_json.read_text())["runs"][-1]
+    assert last["error"] < cli.PR_L1_STOP and last["iterations"] > 10
+    code, out, _ = run(capsys, "pr", "rmat:12", "--tol", 1e-6, "--json", out_json)
+    loose = json.loads(out_json.read_text())["runs"][-1]
+    assert loose["error"] < 4096 * 1e-6 and loose["iterations"] < last["iterations"]
