@@ -12,7 +12,7 @@ import time
 
 from primitives.contract import ContractError
 
-from .backend import Backend, allocation_error, to_numpy
+from .backend import allocation_error, to_numpy
 
 
 STAT_KEYS = ("compute_s", "package_s", "push_s", "wait_s", "combine_s", "bytes", "frontier")
@@ -136,7 +136,8 @@ def enact_devices(primitives, exchanges, backends, groups, sources, progress=Non
     for t in threads:
         t.join()
     raise_first(errors)
-    return [result_of(prim, ex.sub, b, d) for d, (prim, ex, b) in enumerate(zip(primitives, exchanges, backends))], run_stats([o[0] for o in out], out[0][1])
+    results = [result_of(prim, ex.sub, b, d) for d, (prim, ex, b) in enumerate(zip(primitives, exchanges, backends))]
+    return results, run_stats([o[0] for o in out], out[0][1])
 
 
 def worker_error(d, backend, prim, e):
@@ -181,28 +182,32 @@ class Contract:
         self.prim, self.graph, self.backend, self.device = prim, graph, backend, device
         self.bounds = not (backend.is_gpu and type(prim).__module__.startswith("primitives."))
 
-    def where(self, what):
-        return f"{type(self.prim).__name__}.{what} on device {self.device}, superstep {getattr(self.prim, 'step', 0)}"
+    def where(self, what, step=None):
+        step = getattr(self.prim, "step", 0) if step is None else step
+        return f"{type(self.prim).__name__}.{what} on device {self.device}, superstep {step}"
 
     def frontier(self, what, make):
-        """``make()``'s frontier (``what``: reset, iterate or next_phase), checked."""
+        """``make()``'s frontier (``what``: reset, iterate or next_phase), checked; an error names the superstep
+        that returned it (iterate counts the step once it returns)."""
+        step = getattr(self.prim, "step", 0)
         frontier = make()
         if frontier is None:
             if what == "next_phase":
                 return None
-            raise ContractError(f"{self.where(what)}: returned None; it must return a frontier (an integer array of "
-                                "this graph's vertex ids, empty where nothing is left)")
+            raise ContractError(f"{self.where(what, step)}: returned None; it must return a frontier (an integer "
+                                "array of this graph's vertex ids, empty where nothing is left)")
         xp, n = self.backend.xp, self.graph.num_vertices
         if not isinstance(frontier, xp.ndarray) or frontier.ndim != 1 or frontier.dtype.kind not in "iu":
-            got = (f"a {frontier.ndim}-D {frontier.dtype} array" if hasattr(frontier, "dtype") and hasattr(frontier, "ndim")
-                   else type(frontier).__name__)
-            raise ContractError(f"{self.where(what)}: returned {got}; a frontier is a 1-D integer {xp.__name__} array "
-                                "of vertex ids (Primitive.frontier_of makes one)")
+            array = hasattr(frontier, "dtype") and hasattr(frontier, "ndim")
+            got = f"a {frontier.ndim}-D {frontier.dtype} array" if array else type(frontier).__name__
+            raise ContractError(f"{self.where(what, step)}: returned {got}; a frontier is a 1-D integer "
+                                f"{xp.__name__} array of vertex ids (Primitive.frontier_of makes one)")
         if self.bounds and frontier.shape[0]:
             lo, hi = (int(v) for v in to_numpy(xp.stack([frontier.min(), frontier.max()])))
             if lo < 0 or hi >= n:
-                raise ContractError(f"{self.where(what)}: returned vertex id {lo if lo < 0 else hi}, outside this "
-                                    f"graph's ids 0..{n - 1}")
+                bad = lo if lo < 0 else hi
+                raise ContractError(f"{self.where(what, step)}: returned vertex id {bad}, outside this graph's ids "
+                                    f"0..{n - 1}")
         if what != "iterate":
             self.names()
         return frontier

@@ -18,6 +18,7 @@ from __future__ import annotations
 import os
 import sys
 import threading
+import time
 
 import numpy as np
 
@@ -59,6 +60,9 @@ def is_root() -> bool:
     """Whether this process prints and writes for the job: rank 0, or any process outside MPI."""
     w = world()
     return w is None or w.rank == 0
+
+
+ABORT_GRACE_S = 0.5  # seconds between a failing rank's last words and MPI_Abort
 
 
 class Group:
@@ -269,8 +273,11 @@ class MpiGroup(Group):
         return False
 
     def abort(self):
-        """An MPI job cannot leave a rank waiting in a collective: end them all (mpiexec reports it)."""
+        """An MPI job cannot leave a rank waiting in a collective: end them all (mpiexec reports it).  The pause
+        lets mpiexec forward what this rank just wrote to stderr (its error) before the abort ends the streams."""
+        sys.stdout.flush()
         sys.stderr.flush()
+        time.sleep(ABORT_GRACE_S)
         self.comm.Abort(1)
 
 
@@ -309,7 +316,6 @@ def _install_abort_hook(group) -> None:
 
     def hook(kind, value, tb):
         previous(kind, value, tb)
-        sys.stderr.flush()
-        group.abort()
+        fail_job(group, value)  # the error's one line last, where a reader of a long traceback looks
 
     sys.excepthook = hook

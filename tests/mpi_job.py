@@ -4,6 +4,7 @@
     python tests/mpi_job.py arcs OUT.npz GRAPH
     python tests/mpi_job.py own OUT.npz GRAPH
     python tests/mpi_job.py raise GRAPH
+    python tests/mpi_job.py contract GRAPH
     python tests/mpi_job.py vanish GRAPH
     python tests/mpi_job.py peak OUT.json SPEC
 """
@@ -37,6 +38,14 @@ class Vanishing(BFS):
         if self.step == 1 and world().rank == 1:
             os._exit(3)  # as a crash or a kill would end it
         return super().iterate(frontier)
+
+
+class Breaking(BFS):
+    """Breaks the contract on one rank only: a list where a frontier array belongs."""
+
+    def iterate(self, frontier):
+        out = super().iterate(frontier)
+        return out.tolist() if self.step >= 1 and world().rank == 1 else out
 
 
 def primitives(out, graph, partitioner, duplication, communication):
@@ -120,6 +129,8 @@ def main(argv):
         own(*argv[1:])
     elif mode == "raise":
         mgraph.run(Exploding, mgraph.load(argv[1]), 0)
+    elif mode == "contract":
+        mgraph.run(Breaking, mgraph.load(argv[1]), 0)
     elif mode == "vanish":
         mgraph.run(Vanishing, mgraph.load(argv[1]), 0)
     elif mode == "peak":

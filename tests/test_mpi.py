@@ -145,6 +145,17 @@ def test_a_rank_that_raises_ends_the_job_with_its_message_once(tmp_path):
     assert not _no_job_left(f"{JOB} raise")
 
 
+def test_a_contract_breach_on_one_rank_ends_the_job_with_its_message():
+    """A ContractError (a ValueError) raised by one rank only still ends every rank: the others wait in a
+    collective, and the script's exception hook aborts the job."""
+    t = time.monotonic()
+    out = run_mpi(3, ["python", JOB, "contract", CHESAPEAKE], timeout=120)
+    assert out.returncode != 0
+    assert "ContractError: Breaking.iterate on device 1, superstep 1: returned list" in out.stderr
+    assert time.monotonic() - t < 60
+    assert not _no_job_left(f"{JOB} contract")
+
+
 def test_a_rank_that_dies_ends_the_whole_job_within_seconds():
     t = time.monotonic()
     out = run_mpi(3, ["python", JOB, "vanish", CHESAPEAKE], timeout=120)
