@@ -19,7 +19,6 @@ from primitives.cc import CC
 from primitives.pagerank import PageRank
 from primitives.sssp import SSSP
 
-from .backend import to_numpy
 from .convert import accepts_graphs
 from .launch import Placement, deliver
 from .launch import run as run_on

@@ -199,16 +199,6 @@ class Graph:
         """This graph's id of caller vertex ``vertex`` (the same; None stays None)."""
         return None if vertex is None else int(vertex)
 
-    def count_own(self, ids) -> int:
-        """How many of ``ids`` are this graph's own vertices: all of them."""
-        return len(ids)
-
-    def own_values(self, arrays: dict, vertex_valued=()):
-        """(caller ids of the own vertices, {name: their values}) as NumPy arrays: here every vertex, as it is."""
-        from .backend import to_numpy
-
-        return np.arange(self.num_vertices, dtype=np.int64), {k: to_numpy(v) for k, v in arrays.items()}
-
     def reverse(self) -> "Graph":
         """The transpose (CSC as CSR): in-edges, for pulling.  Undirected graphs are their own reverse."""
         if not self.directed:

@@ -386,6 +386,16 @@ def mpiexec_path():
     return here if os.path.exists(here) else shutil.which("mpiexec")
 
 
+def load_script(name: str):
+    """scripts/NAME.py as a module (the scripts are not a package: they run from a checkout)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(f"{name}_script", os.path.join(ROOT, "scripts", f"{name}.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def run_mpi(ranks: int, args, *, cwd=None, timeout=240, env=None):
     """``mpiexec -n ranks args`` with this Python and the source tree on PYTHONPATH; the CompletedProcess.
 

@@ -1,7 +1,6 @@
 """scripts/bench.py's diagnostic modes on the CPU: trace, profile and peer, on NumPy devices and a tiny graph."""
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import statistics
@@ -9,18 +8,10 @@ import statistics
 import pytest
 
 import mgraph
-from conftest import ROOT, run_mpi
+from conftest import ROOT, load_script, run_mpi
 from mgraph import generators
 
-
-def _load_script():
-    spec = importlib.util.spec_from_file_location("bench_script", os.path.join(ROOT, "scripts", "bench.py"))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-bench = _load_script()
+bench = load_script("bench")
 TINY = ["--backend", "numpy", "--scale", "8", "--sources", "1"]
 
 

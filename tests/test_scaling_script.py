@@ -1,26 +1,15 @@
 """scripts/scaling.py on the CPU: tiny strong, weak and overhead experiments on virtual devices, and its user errors."""
 from __future__ import annotations
 
-import importlib.util
 import json
-import os
 
 import numpy as np
 import pytest
 
 import mgraph
+from conftest import load_script
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-
-def _load_script():
-    spec = importlib.util.spec_from_file_location("scaling_script", os.path.join(ROOT, "scripts", "scaling.py"))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-scaling = _load_script()
+scaling = load_script("scaling")
 
 
 @pytest.fixture(scope="module")
