@@ -1,10 +1,13 @@
 """mgraph: multi-GPU graph analytics after Gunrock's multi-GPU design (Pan et al., IPDPS 2017)."""
+from . import _tree  # noqa: F401  (first: mgraph.primitives and mgraph.partitioners from a source tree)
 from .api import betweenness_centrality, bfs, connected_components, pagerank, run, sssp
 from .convert import as_graph, from_networkx, from_pandas, from_scipy
 from .graph import Graph
 from .result import Result
 
-__version__ = "0.1.0"
+from ._tree import version as _version
+
+__version__ = _version()
 
 
 def load(path_or_spec, *, directed=None, backend="auto", seed=0, weights=None):

@@ -13,11 +13,11 @@ import warnings
 
 import numpy as np
 
-from primitives.bc import BC
-from primitives.bfs import BFS, DIRECTIONS
-from primitives.cc import CC
-from primitives.pagerank import PageRank
-from primitives.sssp import SSSP
+from mgraph.primitives.bc import BC
+from mgraph.primitives.bfs import BFS, DIRECTIONS
+from mgraph.primitives.cc import CC
+from mgraph.primitives.pagerank import PageRank
+from mgraph.primitives.sssp import SSSP
 
 from .convert import accepts_graphs
 from .launch import Placement, deliver

@@ -34,7 +34,7 @@ import warnings
 
 import numpy as np
 
-import partitioners
+from mgraph import partitioners
 
 from . import __version__, api
 from .backend import BACKENDS, PeakWatch, resolve, to_numpy

@@ -10,7 +10,7 @@ from __future__ import annotations
 import threading
 import time
 
-from primitives.contract import ContractError
+from mgraph.primitives.contract import ContractError
 
 from .backend import allocation_error, to_numpy
 
@@ -168,7 +168,7 @@ def _iterate(prim, frontier):
 
 class Contract:
     """What a primitive hands the framework, checked where it hands it over, so that a mistake is one
-    :class:`~primitives.contract.ContractError` naming the primitive, the device and the superstep, the same on
+    :class:`~mgraph.primitives.contract.ContractError` naming the primitive, the device and the superstep, the same on
     one device and on many, instead of a numpy error deep in the exchange or a run that silently stops.
 
     A frontier must be a 1-D integer array of the backend (reset and iterate must return one, next_phase may
@@ -180,7 +180,7 @@ class Contract:
 
     def __init__(self, prim, graph, backend, device):
         self.prim, self.graph, self.backend, self.device = prim, graph, backend, device
-        self.bounds = not (backend.is_gpu and type(prim).__module__.startswith("primitives."))
+        self.bounds = not (backend.is_gpu and type(prim).__module__.startswith("mgraph.primitives."))
 
     def where(self, what, step=None):
         step = getattr(self.prim, "step", 0) if step is None else step

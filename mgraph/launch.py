@@ -26,7 +26,7 @@ import time
 
 import numpy as np
 
-import partitioners
+from mgraph import partitioners
 
 from . import subgraph
 from .backend import Backend, PeakWatch, peak_bytes, reset_peak, resolve, to_host, to_numpy
@@ -261,7 +261,7 @@ def _owners_on_root(placement, group):
         pieces = group.gatherv(mine.astype(np.int32))
         return None if pieces is None else np.concatenate(pieces)
     if placement.partitioner == "biased-random":  # distributed: each rank scores its own vertices' neighbours
-        from partitioners.biased_parts import biased_random_parts
+        from mgraph.partitioners.biased_parts import biased_random_parts
 
         backend = placement.backends[0]
         hashed = build_part(group, graph.source, backend, Owners(p, placement.seed), "all")

@@ -38,7 +38,7 @@ class Owners:
         if self.num_parts == 1:
             return xp.zeros(ids.shape[0], dtype=np.int32)
         if self.table is None:
-            from partitioners.random import hash_owner
+            from mgraph.partitioners.random import hash_owner
 
             return hash_owner(ids, self.num_parts, self.seed, xp)
         return self.table[ids]

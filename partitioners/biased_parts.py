@@ -1,6 +1,6 @@
 """Biased-random partitioning when no worker holds the whole graph: every rank works from its own part.
 
-The whole-graph partitioner (:mod:`partitioners.biased`) places vertices in
+The whole-graph partitioner (:mod:`mgraph.partitioners.biased`) places vertices in
 batches of a random order, each asking for the part holding most of its
 already-placed neighbours, with a balance bound, then refines in sweeps.
 This is the same algorithm run collectively by the ranks of a
@@ -31,7 +31,7 @@ sending the decisions (one int64 pair per vertex per placement batch, per
 mover in a sweep) and makes the acceptance exactly the whole-graph one: the
 result does not depend on the number of ranks, nor on how the vertices are
 split among them (hash, 1-hop or duplicate-all layouts, or a whole graph on
-one rank).  It differs from :func:`partitioners.biased.biased_random` only in
+one rank).  It differs from :func:`mgraph.partitioners.biased.biased_random` only in
 its random numbers (a hash instead of a drawn permutation and noise) and in
 that hash batches are only about n / R vertices each.
 
@@ -64,7 +64,7 @@ def biased_random_parts(group, part, num_parts: int, seed: int = 0, *, eps: floa
     :class:`~mgraph.subgraph.SubGraph` from ``build_part``, duplicate-all or
     1-hop; or, on a group of one, a whole :class:`~mgraph.graph.Graph`).  No
     part gets more than ``biased.capacity(n, num_parts, eps)`` vertices;
-    stored arcs are bounded softly as in :func:`~partitioners.biased.biased_random`.
+    stored arcs are bounded softly as in :func:`~mgraph.partitioners.biased.biased_random`.
     The result depends on the graph, ``num_parts``, ``seed``, ``eps``,
     ``rounds`` and ``sweeps`` only: not on the number of ranks or the layout.
     Bad ``num_parts`` or ``seed`` raise ValueError (on every rank alike).

@@ -57,7 +57,7 @@ _HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(_HERE))  # run from a checkout
 sys.path.insert(0, _HERE)  # scripts/bench.py
 
-import partitioners  # noqa: E402
+from mgraph import partitioners  # noqa: E402
 from bench import PR_L1, SSSP_WEIGHTS, _fmt  # noqa: E402
 
 import mgraph  # noqa: E402
@@ -68,7 +68,7 @@ from mgraph.cli import (PRIMITIVES, TRAVERSALS, Validator, _Parser, _positive, c
 from mgraph.comm import COMMUNICATIONS  # noqa: E402
 from mgraph.launch import WORKERS  # noqa: E402
 from mgraph.subgraph import DUPLICATIONS  # noqa: E402
-from primitives.contract import Primitive  # noqa: E402
+from mgraph.primitives.contract import Primitive  # noqa: E402
 
 EXPERIMENTS = ("strong", "weak", "overhead")
 SEED_OVERHEAD_US = {1: 66.8, 2: 124.0, 4: 188.0}  # the seed's us per superstep on K40s (one vertex + one edge each)

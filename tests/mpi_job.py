@@ -18,7 +18,7 @@ import numpy as np
 
 import mgraph
 from mgraph.group import world
-from primitives.bfs import BFS
+from mgraph.primitives.bfs import BFS
 
 
 def by_vertex_range(ids, num_parts, seed):

@@ -13,9 +13,9 @@ import pytest
 import scipy.sparse as sp
 
 import mgraph
-from primitives.bc import BC
-from primitives.bfs import BFS
-from primitives.cc import CC
+from mgraph.primitives.bc import BC
+from mgraph.primitives.bfs import BFS
+from mgraph.primitives.cc import CC
 
 ROOT = Path(__file__).parent.parent
 

@@ -14,15 +14,15 @@ import numpy as np
 import pytest
 
 import mgraph
-import partitioners
+from mgraph import partitioners
 from conftest import get_case
 from mgraph.backend import Backend
 from mgraph.generators import grid, rmat
 from mgraph.group import ThreadGroup
 from mgraph.partbuild import Owners, build_part
 from mgraph.sources import GraphSource
-from partitioners.biased import capacity
-from partitioners.biased_parts import biased_random_parts
+from mgraph.partitioners.biased import capacity
+from mgraph.partitioners.biased_parts import biased_random_parts
 
 RANKS = (1, 2, 3, 4)
 

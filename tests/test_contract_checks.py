@@ -6,7 +6,7 @@ import pytest
 
 import mgraph
 from mgraph import ops
-from primitives.contract import ContractError, Primitive
+from mgraph.primitives.contract import ContractError, Primitive
 
 
 class Reach(Primitive):

@@ -13,11 +13,11 @@ import numpy as np
 import pytest
 
 import mgraph
-import partitioners
+from mgraph import partitioners
 from mgraph.generators import with_random_weights
 from mgraph.ops import numpy_ops
 from mgraph.validate import validate_bfs, validate_sssp
-from primitives.bfs import BFS
+from mgraph.primitives.bfs import BFS
 
 pytestmark = pytest.mark.gpu
 

@@ -20,8 +20,8 @@ import scipy.sparse.csgraph as csgraph
 import mgraph
 from conftest import check_bfs_tree, check_sssp_tree, get_case
 from mgraph.comm import LocalTransport
-from primitives.bfs import BFS
-from primitives.sssp import SSSP
+from mgraph.primitives.bfs import BFS
+from mgraph.primitives.sssp import SSSP
 
 GRAPHS = ["chesapeake", "rand_dir_int", "disconnected_dir"]
 PARTITIONERS = ["random", "biased-random", "metis"]
@@ -580,7 +580,7 @@ def test_combine_merge_keeps_marks_for_the_next_hop_on_numpy():
 @pytest.mark.parametrize("duplication", ["1-hop", "all"])
 def test_own_vertices_counted_by_id_range_where_they_come_first(duplication):
     """The merge and the enactor count own vertices by ``own_below`` under 1-hop: it must agree with ``owner``."""
-    import partitioners
+    from mgraph import partitioners
     from mgraph import subgraph
 
     g = get_case("rand_dir").graph
@@ -601,7 +601,7 @@ def test_own_vertices_counted_by_id_range_where_they_come_first(duplication):
 def test_pulls_skip_the_rows_that_hold_no_arcs(name, duplication):
     """A part's ``arc_rows`` (the pull kernels' rows) covers every row with arcs, in the graph and its reverse,
     and stays with the part when it moves."""
-    import partitioners
+    from mgraph import partitioners
     from mgraph import subgraph
     from mgraph.backend import Backend
 
@@ -617,7 +617,7 @@ def test_pulls_skip_the_rows_that_hold_no_arcs(name, duplication):
 @pytest.mark.parametrize("duplication", ["1-hop", "all"])
 def test_border_lists_are_the_own_vertices_each_peer_holds(duplication):
     """PageRank's frontier is every own vertex: hop 2 sends each peer exactly the own vertices it holds."""
-    import partitioners
+    from mgraph import partitioners
     from mgraph import subgraph
     from mgraph.comm import Exchange, LocalTransport
 

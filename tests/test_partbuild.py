@@ -18,7 +18,7 @@ from mgraph.backend import Backend
 from mgraph.group import ThreadGroup
 from mgraph.partbuild import Owners, build_graph, build_part
 from mgraph.sources import GraphSource, SpecSource
-from partitioners.random import random_owner
+from mgraph.partitioners.random import random_owner
 
 
 def build_in_threads(source, p, duplication, chunk=64, table=None):

@@ -8,11 +8,11 @@ import numpy as np
 import pytest
 
 import mgraph
-import partitioners
+from mgraph import partitioners
 from conftest import get_case
 from mgraph import api, cli
 from mgraph.generators import grid, rmat
-from partitioners.biased import capacity
+from mgraph.partitioners.biased import capacity
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CHESAPEAKE = os.path.join(ROOT, "tests", "data", "chesapeake.mtx")
@@ -142,7 +142,7 @@ def test_metis_balances_arcs_on_skewed_graphs(k):
     """R-MAT's degrees are skewed: balanced vertex counts left one part nearly every arc (97.5 % of them at scale
     18, 2 parts).  METIS weighs each vertex by its degree, so arcs (an advance's work) balance, and the borders
     stay below a random partition's."""
-    from partitioners.quality import quality
+    from mgraph.partitioners.quality import quality
 
     g = rmat(14)
     parts = quality(g, partitioners.assign(g, k, "metis"), k)

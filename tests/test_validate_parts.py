@@ -699,7 +699,7 @@ def test_under_mpi(name, tmp_path):
 def test_parts_cut_from_a_whole_graph(duplication):
     """Parts from mgraph.subgraph.build (the in-process multi-device path) serve as well as build_part's."""
     from mgraph import subgraph
-    from partitioners.random import random_owner
+    from mgraph.partitioners.random import random_owner
 
     name, p = "rand_dir_float", 3
     g = get_case(name).graph

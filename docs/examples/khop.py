@@ -14,7 +14,7 @@ same class runs on N devices unchanged:
 import numpy as np
 
 from mgraph import ops
-from primitives.contract import Primitive
+from mgraph.primitives.contract import Primitive
 
 
 class KHop(Primitive):
