@@ -18,12 +18,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import ops
+from .comm import kernels
 from .backend import Backend
 from .graph import Graph
 
 DUPLICATIONS = ("1-hop", "all")
-
 
 class SubGraph(Graph):
     """A device's part: CSR rows for its own vertices, empty rows for proxies, and the maps to its peers.
@@ -77,7 +76,7 @@ class SubGraph(Graph):
 
     def count_own(self, ids) -> int:
         """How many of ``ids`` are this device's own vertices."""
-        return ops.count_own(ids, self.owner, self.index, self.own_below)
+        return kernels.count_own(ids, self.owner, self.index, self.own_below)
 
     def copies_on(self, k):
         """(first id, how many) of the copies of this part's own vertices on part k (1-hop): k keeps them in one
@@ -97,11 +96,11 @@ class SubGraph(Graph):
 
     def to_global(self, ids):
         """Caller ids of local ids (-1 stays -1)."""
-        return ids if self._vertex_ids is None else ops.translate(ids, self._vertex_ids)
+        return ids if self._vertex_ids is None else kernels.translate(ids, self._vertex_ids)
 
     def to_local(self, ids):
         """Local ids of caller ids (-1 for vertices not on this device, and for -1)."""
-        return ids if self.global_to_local is None else ops.translate(ids, self.global_to_local)
+        return ids if self.global_to_local is None else kernels.translate(ids, self.global_to_local)
 
     def arrays(self) -> dict:
         """Every array this part holds, by name (for moving it and for accounting its memory)."""
@@ -160,7 +159,6 @@ class SubGraph(Graph):
         return (f"SubGraph(part {self.index}: {int(self._own.shape[0])} own + "
                 f"{self.num_vertices - int(self._own.shape[0])} other vertices, {self.num_arcs} arcs, {self.duplication})")
 
-
 def build(graph: Graph, owner, num_parts: int, duplication: str = "1-hop") -> list[SubGraph]:
     """Split ``graph`` by ``owner`` into ``num_parts`` subgraphs, on the array module the graph lives on.
 
@@ -183,7 +181,6 @@ def build(graph: Graph, owner, num_parts: int, duplication: str = "1-hop") -> li
                          for k in range(num_parts)]
     return parts
 
-
 def _rows(xp, indptr_src, rows, arc_mask, indices, weights, num_rows, remap):
     """CSR over ``num_rows`` rows: the listed ``rows`` of a source CSR (arcs picked by ``arc_mask``), remapped."""
     deg = xp.zeros(num_rows, dtype=np.int64)
@@ -192,7 +189,6 @@ def _rows(xp, indptr_src, rows, arc_mask, indices, weights, num_rows, remap):
     xp.cumsum(deg, out=indptr[1:])
     cols = remap(indices[arc_mask].astype(np.int64))
     return indptr, cols, None if weights is None else weights[arc_mask]
-
 
 def _part(graph, owner, arc_owner, rev, rev_owner, d, duplication):
     xp, n = graph.xp, graph.num_vertices
@@ -230,7 +226,6 @@ def _part(graph, owner, arc_owner, rev, rev_owner, d, duplication):
                     owner=vertex_owner.astype(np.int32), global_to_local=g2l, num_global=n,
                     num_global_arcs=graph.num_arcs,
                     duplication=duplication, reverse=reverse)
-
 
 def assemble(pieces, n):
     """Whole-graph NumPy arrays from each device's (caller ids, {name: values}) of its own vertices."""

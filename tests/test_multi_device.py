@@ -18,6 +18,7 @@ import pytest
 import scipy.sparse.csgraph as csgraph
 
 import mgraph
+from mgraph.comm import kernels
 from conftest import check_bfs_tree, check_sssp_tree, get_case
 from mgraph.comm import LocalTransport
 from mgraph.primitives.bfs import BFS
@@ -290,18 +291,16 @@ def test_merges_skip_the_dedupe_only_where_no_vertex_can_repeat(monkeypatch):
     BFS's level is the same for every vertex that arrives or is in the frontier (``frontier_values``): none either.
     SSSP's frontier holds relaxed copies too, which an owner's update may repeat.  (The NumPy merge raises where
     a vertex repeats without the bitmap.)"""
-    from mgraph import ops
-
     marked = []
-    original, original_split = ops.combine_merge, ops.split
+    original, original_split = kernels.combine_merge, kernels.split
 
     def spy(frontier, received, seen, *args):
         marked.append(seen is not None)
         return original(frontier, received, seen, *args)
 
-    monkeypatch.setattr(ops, "combine_merge", spy)
+    monkeypatch.setattr(kernels, "combine_merge", spy)
     split = []
-    monkeypatch.setattr(ops, "split", lambda *args: split.append(1) or original_split(*args))
+    monkeypatch.setattr(kernels, "split", lambda *args: split.append(1) or original_split(*args))
     case, ref, _ = reference("rand_dir_int")
     r = mgraph.pagerank(case.graph, devices=3, communication="selective")
     np.testing.assert_allclose(r.rank, ref["pr"], rtol=0, atol=1e-9)
@@ -324,10 +323,8 @@ def test_two_hop_supersteps_mark_the_frontier_once(monkeypatch, run):
     """BC, and SSSP in its tree walk, send to owners and then to copies each superstep: the first hop's merge keeps
     its marks and the second takes them (``marked``) instead of marking the frontier again; every bitmap is zero between
     supersteps, where the kept marks are cleared when the second hop has nothing to merge."""
-    from mgraph import ops
-
     calls, bitmaps = [], {}
-    original, original_unmark = ops.combine_merge, ops.unmark
+    original, original_unmark = kernels.combine_merge, kernels.unmark
 
     def spy(frontier, received, seen, owner, me, own_below=None, marked=False, keep=False):
         out = original(frontier, received, seen, owner, me, own_below, marked, keep)
@@ -341,8 +338,8 @@ def test_two_hop_supersteps_mark_the_frontier_once(monkeypatch, run):
         calls.append("unmark")
         original_unmark(vertices, seen)
 
-    monkeypatch.setattr(ops, "combine_merge", spy)
-    monkeypatch.setattr(ops, "unmark", unmark)
+    monkeypatch.setattr(kernels, "combine_merge", spy)
+    monkeypatch.setattr(kernels, "unmark", unmark)
     case, ref, _ = reference("rand_dir_int")
     if run == "sssp":
         np.testing.assert_array_equal(mgraph.sssp(case.graph, 0, devices=3).distance, ref["dist"])
@@ -468,18 +465,16 @@ def test_run_a_primitive_class_on_one_and_many_devices():
 
 
 def test_out_of_memory_names_the_device_and_what_was_allocated(monkeypatch):
-    from mgraph import ops
-
     with pytest.raises(MemoryError, match=r"device 1 .*bfs allocating the arrays of its superstep: .*8,589,934,592 bytes"):
         mgraph.run(Hungry, get_case("chesapeake").graph, 0, devices=2)
-    original = ops.combine_merge
+    original = kernels.combine_merge
 
     def hungry_merge(frontier, received, seen, owner, me, *args):
         if me == 1:
             raise MemoryError("out of memory allocating 4,096 bytes")
         return original(frontier, received, seen, owner, me, *args)
 
-    monkeypatch.setattr(ops, "combine_merge", hungry_merge)
+    monkeypatch.setattr(kernels, "combine_merge", hungry_merge)
     with pytest.raises(MemoryError, match=r"^device 1 .*in sssp allocating the merged frontier \(\d+ vertices and what "
                                           r"arrived\): out of memory allocating 4,096 bytes$"):
         mgraph.sssp(get_case("chesapeake").graph, 0, devices=2)
@@ -501,13 +496,12 @@ def test_a_combined_vertex_valued_array_is_a_value_error(devices):
 
 
 def test_vertex_valued_package_arrays_must_hold_integer_ids():
-    from mgraph import ops
     vertices, table = np.array([0, 2]), np.arange(4, dtype=np.int64)
     with pytest.raises(ValueError, match="integer vertex ids"):
-        ops.gather(vertices, [np.zeros(4)], [table])
+        kernels.gather(vertices, [np.zeros(4)], [table])
     with pytest.raises(ValueError, match="integer vertex ids"):
-        ops.split(vertices, np.array([0, 1, 1, 0], dtype=np.int32), 0, 2, [np.zeros(4)], [table])
-    assert ops.gather(vertices, [np.array([3, -1, 1, 0])], [table])[0].tolist() == [3, 1]
+        kernels.split(vertices, np.array([0, 1, 1, 0], dtype=np.int32), 0, 2, [np.zeros(4)], [table])
+    assert kernels.gather(vertices, [np.array([3, -1, 1, 0])], [table])[0].tolist() == [3, 1]
 
 
 def test_combine_merge_on_numpy():
@@ -522,39 +516,39 @@ def test_combine_merge_on_numpy():
     # ids through a table to local ones: -1 (a vertex this device lacks) is skipped
     second = (np.array([3, 0, 2]), np.array([-1, 1, 2, 3]), [(depth, "min", np.array([0, 1, 0], dtype=np.int32))],
               [(pred, np.array([20, 21, 22]), None)])
-    out, own = ops.combine_merge(np.array([4, 6]), [first, second], seen, owner, 1)
+    out, own = kernels.combine_merge(np.array([4, 6]), [first, second], seen, owner, 1)
     assert depth.tolist() == [4, 9, 0, 0, 1, 2, 0] and pred.tolist() == [110, 111, 22, 20, 113, 0, 0]
     assert out.tolist() == [4, 6, 0, 1, 3, 2] and own == 3  # 4 (already in the frontier) appears once
-    out, own = ops.combine_merge(np.array([4, 6]), [first, second], seen, None, 1, own_below=2)
+    out, own = kernels.combine_merge(np.array([4, 6]), [first, second], seen, None, 1, own_below=2)
     assert out.tolist() == [4, 6] and own == 0  # nothing lower any more; own vertices are the ids 0 and 1
     # sum: every entry counts as changed unless another field says otherwise; assign: where it differs
     sigma = np.ones(7)
-    out, _ = ops.combine_merge(np.array([], dtype=np.int64), [(np.array([5, 2]), None,
+    out, _ = kernels.combine_merge(np.array([], dtype=np.int64), [(np.array([5, 2]), None,
                                                                [(sigma, "sum", np.array([0.5, 2.0]))], [])],
                                seen, owner, 1)
     assert sigma.tolist() == [1, 1, 3, 1, 1, 1.5, 1] and out.tolist() == [5, 2]
-    out, _ = ops.combine_merge(np.array([], dtype=np.int64), [(np.array([5, 2, 0]), None,
+    out, _ = kernels.combine_merge(np.array([], dtype=np.int64), [(np.array([5, 2, 0]), None,
                                                                [(depth, "max", np.array([3, 3, 3], dtype=np.int32)),
                                                                 (sigma, "sum", np.array([1.0, 1.0, 1.0]))], [])],
                                seen, owner, 1)
     assert depth[[5, 2, 0]].tolist() == [3, 3, 4] and sigma[[5, 2, 0]].tolist() == [2.5, 4, 2]
     assert out.tolist() == [5, 2]  # 0 took a sum but no larger depth
-    out, _ = ops.combine_merge(np.array([3]), [(np.array([3, 6, 1]), None,
+    out, _ = kernels.combine_merge(np.array([3]), [(np.array([3, 6, 1]), None,
                                                 [(depth, "assign", np.array([8, 0, 2], dtype=np.int32))], [])],
                                seen, owner, 1)
     assert depth.tolist() == [4, 2, 3, 8, 1, 3, 0] and out.tolist() == [3, 1]
     # a package sent as bits: the set bits' ids (here through a table), one value per field
     bits = ops.Bits(ops.bitmap(np.array([0, 2, 5]), 7))
-    out, _ = ops.combine_merge(np.array([2]), [(bits, np.array([0, 1, 2, 3, 4, -1, 6]), [(depth, "min", 1)], [])],
+    out, _ = kernels.combine_merge(np.array([2]), [(bits, np.array([0, 1, 2, 3, 4, -1, 6]), [(depth, "min", 1)], [])],
                                seen, owner, 1)
     assert depth.tolist() == [1, 2, 1, 8, 1, 3, 0] and out.tolist() == [2, 0]
     # bits of a block of ids: bit i is id base + i; the sender sets them through its table of ids there
     block = ops.bitmap(np.array([0, 1, 3]), 3, table=np.array([5, -1, 9, 4]), base=4)
     assert block.tolist() == [0b11]  # vertex 0 -> id 5 -> bit 1, vertex 3 -> id 4 -> bit 0, vertex 1 not there
-    out, _ = ops.combine_merge(np.array([], dtype=np.int64), [(ops.Bits(block, 4), None, [(depth, "min", 0)], [])],
+    out, _ = kernels.combine_merge(np.array([], dtype=np.int64), [(ops.Bits(block, 4), None, [(depth, "min", 0)], [])],
                                seen, owner, 1)
     assert depth.tolist() == [1, 2, 1, 8, 0, 0, 0] and out.tolist() == [4, 5]
-    assert ops.translate(np.array([2, -1, 0]), np.array([10, 11, 12])).tolist() == [12, -1, 10]
+    assert kernels.translate(np.array([2, -1, 0]), np.array([10, 11, 12])).tolist() == [12, -1, 10]
 
 
 def test_combine_merge_keeps_marks_for_the_next_hop_on_numpy():
@@ -565,15 +559,15 @@ def test_combine_merge_keeps_marks_for_the_next_hop_on_numpy():
     seen = ops.bitmap(np.array([], dtype=np.int64), 40)
     depth = np.full(40, 9, dtype=np.int32)
     hop = (np.array([33, 2, 7]), None, [(depth, "min", np.array([1, 1, 9], dtype=np.int32))], [])
-    out, _ = ops.combine_merge(np.array([7, 1]), [hop], seen, owner, 0, keep=True)
+    out, _ = kernels.combine_merge(np.array([7, 1]), [hop], seen, owner, 0, keep=True)
     assert out.tolist() == [7, 1, 33, 2]
     np.testing.assert_array_equal(seen, ops.bitmap(out, 40))
     hop = (np.array([2, 5, 39]), None, [(depth, "assign", np.array([0, 0, 0], dtype=np.int32))], [])
-    out, _ = ops.combine_merge(out, [hop], seen, owner, 0, marked=True)
+    out, _ = kernels.combine_merge(out, [hop], seen, owner, 0, marked=True)
     assert out.tolist() == [7, 1, 33, 2, 5, 39] and not seen.any()
-    out, _ = ops.combine_merge(out, [], seen, owner, 0, keep=True)
+    out, _ = kernels.combine_merge(out, [], seen, owner, 0, keep=True)
     np.testing.assert_array_equal(seen, ops.bitmap(out, 40))
-    ops.unmark(out, seen)
+    kernels.unmark(out, seen)
     assert not seen.any()
 
 

@@ -34,6 +34,7 @@ from typing import NamedTuple
 import numpy as np
 
 from .. import ops
+from . import kernels
 from ..backend import allocation_error
 from .transport import LocalTransport, Transport
 
@@ -57,7 +58,7 @@ class Exchange:
 
     Per hop the host reads only what sizes the packages (one count per peer)
     and the merged frontier's length; each received package is combined and
-    merged in one pass (ops.combine_merge), which dedupes with a scratch
+    merged in one pass (kernels.combine_merge), which dedupes with a scratch
     bitmap instead of a sort, or not at all where no vertex can repeat.
     """
 
@@ -189,7 +190,7 @@ class Exchange:
 
     def _package(self, prim, vertices, ids, names):
         """{"ids": ids, name: the array ``name`` at ``vertices`` (vertex-valued ones in caller ids)}: one gather."""
-        return _named(ids, names, ops.gather(vertices, *self._fields(prim, names)))
+        return _named(ids, names, kernels.gather(vertices, *self._fields(prim, names)))
 
     def _broadcast(self, prim, frontier, combines, fields, carry):
         """Hop 0's packages of a broadcast: the whole frontier for every peer, as a list of caller ids with the
@@ -227,7 +228,7 @@ class Exchange:
         if not len(vertices):
             return []
         sub = self.sub
-        counts, packed = ops.split(vertices, sub.owner, self.me, self.p, *self._fields(prim, names), sub.id_on)
+        counts, packed = kernels.split(vertices, sub.owner, self.me, self.p, *self._fields(prim, names), sub.id_on)
         self.own_count = counts[self.me]
         return [(k, _named(ids, names, values)) for k, (ids, values) in packed.items()]
 
@@ -240,7 +241,7 @@ class Exchange:
         if sub.id_on is None:  # duplicate-all: every peer holds every vertex under the same id
             return [(k, mine, mine) for k in self.peers]
         for k in self.peers:
-            vertices, ids = ops.select_mapped(mine, sub.id_on[k], below)  # one compaction, one host read
+            vertices, ids = kernels.select_mapped(mine, sub.id_on[k], below)  # one compaction, one host read
             if len(vertices):
                 out.append((k, vertices, ids))
         return out
@@ -253,7 +254,7 @@ class Exchange:
 
     # -- combine --------------------------------------------------------------------------------------
     def _unpack(self, prim, src, package, hop, assign):
-        """A received package (from device ``src``) as ops.combine_merge takes it: (ids, table to local ids or None,
+        """A received package (from device ``src``) as kernels.combine_merge takes it: (ids, table to local ids or None,
         fields, carried)."""
         sub, combines, carry, implied = self.sub, hop.combines, hop.carry, hop.implied
         to_local = None
@@ -293,7 +294,7 @@ class Exchange:
         what it appends (a superstep of two hops, BC's or SSSP's tree walk, marks its frontier once)."""
         marked, self._marked = self._marked, None
         if marked is not None and (marked is not frontier or not (received and repeats)):  # not needed: clear
-            ops.unmark(marked, self._seen)
+            kernels.unmark(marked, self._seen)
             marked = None
         if not received:
             return frontier
@@ -301,7 +302,7 @@ class Exchange:
         if self._seen is None and repeats:
             self._seen = ops.bitmap(frontier[:0], sub.num_vertices)
         packages = [self._unpack(prim, src, package, hop, assign) for src, package in received]
-        merged, self.own_count = ops.combine_merge(frontier, packages, self._seen if repeats else None, sub.owner,
+        merged, self.own_count = kernels.combine_merge(frontier, packages, self._seen if repeats else None, sub.owner,
                                                    self.me, sub.own_below, marked is not None, keep and repeats)
         if keep and repeats:
             self._marked = merged
