@@ -20,7 +20,7 @@ from mgraph.primitives.pagerank import PageRank
 from mgraph.primitives.sssp import SSSP
 
 from .convert import accepts_graphs
-from .launch import Placement, deliver
+from .launch import Placement, declared, deliver
 from .launch import run as run_on
 from .result import Result
 
@@ -136,8 +136,19 @@ def run(primitive, graph, source=None, *, sources=None, **run) -> Result:
         sources = _check_sources(graph, sources)
         if not sources:  # nothing would run, and a primitive's result() before any reset() is not defined
             raise ValueError("sources is empty: give at least one source (or source=None for a run without one)")
+    wants = declared(primitive, "needs_source", None)
+    if wants is True and sources == [None]:
+        raise ValueError(f"{_named(primitive)} needs a source (needs_source = True): give source= or sources=")
+    if wants is False and sources != [None]:
+        raise ValueError(f"{_named(primitive)} takes no source (needs_source = False), got {sources}")
     arrays, stats, _ = run_on(place, primitive, sources)
     return Result(deliver(place, arrays), stats)
+
+
+def _named(primitive):
+    while isinstance(primitive, functools.partial):
+        primitive = primitive.func
+    return getattr(primitive, "__name__", "the primitive")
 
 
 @accepts_graphs

@@ -18,6 +18,7 @@ keeps its own vertices'.
 from __future__ import annotations
 
 import contextlib
+import functools
 import numbers
 import socket
 import sys
@@ -36,6 +37,7 @@ from .graph import Graph
 from .group import SoloGroup, ThreadGroup, fail_job, world
 from .partbuild import Owners, build_part
 from .partitioned import PartitionedGraph
+from .proxyarcs import with_proxy_arcs
 from .sources import GraphSource
 
 RUN_OPTIONS = ("backend", "devices", "partitioner", "duplication", "communication", "seed", "workers", "gather",
@@ -161,6 +163,9 @@ def run(placement: Placement, make, sources=(None,), *, count=None, check=None):
     vertices' (``vertices`` holds their caller ids).
     """
     stats = placement.stats()
+    if placement.num_devices > 1 and not declared(make, "runs_on_parts", True):
+        raise ValueError(f"{_name(make)} runs on one device only (it declares runs_on_parts = False); "
+                         f"this run asks for {placement.num_devices}")
     with _source_bar(len(sources)) as bar:
         tick = None if bar is None else bar.update
         if placement.world is not None:
@@ -168,6 +173,22 @@ def run(placement: Placement, make, sources=(None,), *, count=None, check=None):
         if placement.num_devices > 1:
             return _run_threads(placement, make, sources, stats, count, check, tick)
         return _run_one(placement, make, sources, stats, count, check, tick)
+
+
+def declared(make, attr, default=False):
+    """What the primitive class behind ``make`` (a class, or a functools.partial of one) declares; ``default`` for
+    any other factory, which cannot be asked before it builds a primitive."""
+    target = make
+    while isinstance(target, functools.partial):
+        target = target.func
+    return getattr(target, attr, default) if isinstance(target, type) else default
+
+
+def _name(make):
+    target = make
+    while isinstance(target, functools.partial):
+        target = target.func
+    return getattr(target, "__name__", type(target).__name__)
 
 
 def _run_one(placement, make, sources, stats, count, check, tick):
@@ -315,6 +336,8 @@ def _run_rank(placement, make, sources, stats, count, check, tick):
     try:
         with backend.context():
             part = _rank_part(placement)
+            if declared(make, "proxy_arcs"):
+                part = with_proxy_arcs(part, group)
             _refuse(group.allgather(check(part) if check else None))
             transport = _transport(group, backend, MpiTransport, NcclTransport, StagedTransport)
             prim = make(part)
@@ -473,6 +496,8 @@ def _run_threads(placement, make, sources, stats, count, check, tick):
             graph.__dict__["_parts_info"] = info
     else:
         info = dict(graph.__dict__.get("_parts_info", {}), parts_reused=True)
+    if declared(make, "proxy_arcs"):
+        parts = _in_threads(backends, lambda d, group: with_proxy_arcs(parts[d], group))
     _refuse([check(part) for part in parts] if check else [])
     prims = []
     for part, b in zip(parts, backends):
@@ -504,3 +529,29 @@ def _run_threads(placement, make, sources, stats, count, check, tick):
                     totals[k] = totals.get(k, 0) + v
         stats.update(totals)
     return arrays, stats, prims[0]
+
+
+def _in_threads(backends, work):
+    """``work(d, group)`` for every device d at once, one thread each (a collective step over a ThreadGroup); the
+    results in device order, or the first worker's error."""
+    from .enactor import raise_first
+
+    p = len(backends)
+    shared = ThreadGroup.shared_state(p)
+    out, errors = [None] * p, [None] * p
+
+    def worker(d):
+        try:
+            with backends[d].context():
+                out[d] = work(d, ThreadGroup(shared, d))
+        except BaseException as e:  # noqa: BLE001 - re-raised in the caller
+            errors[d] = e
+            shared["barrier"].abort()
+
+    threads = [threading.Thread(target=worker, args=(d,), name=f"mgraph-step-{d}", daemon=True) for d in range(p)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    raise_first(errors)
+    return out

@@ -47,8 +47,15 @@ class Primitive:
     #: May be a property that depends on the phase: where it turns on, copies of the arrays combined while it
     #: was off are first brought up to date (a plain False never reads them, and nothing is tracked)
     reads_proxies = True
-    #: True when the run starts from one source vertex
+    #: True when the run starts from one source vertex: mgraph.run then requires ``source`` (or ``sources``);
+    #: False: a source given to mgraph.run is refused
     needs_source = False
+    #: False: the primitive needs a whole graph (one device); a run on several is refused before it starts
+    runs_on_parts = True
+    #: True: on a part, proxies carry their arcs to the other vertices the part holds (rows sorted), fetched from
+    #: their owners before the run, so that an own vertex's neighbours' lists are whole where they meet its own
+    #: (triangle counting); undirected graphs only
+    proxy_arcs = False
     #: set by the enactor before each iterate: how many vertices the whole frontier has, on all devices
     frontier_total = 0
 

@@ -39,8 +39,16 @@ def test_the_version_is_the_distributions():
 
 
 def test_the_wheel_holds_only_mgraph_and_its_networkx_info(tmp_path):
+    import shutil
+
+    tree = tmp_path / "tree"  # a copy of what the wheel is built from: setuptools writes build/ beside its sources
+    tree.mkdir()
+    for name in ("pyproject.toml", "README.md", "LICENSE"):
+        shutil.copy(os.path.join(ROOT, name), tree / name)
+    for name in ("mgraph", "mgraph_nx_info", "primitives", "partitioners"):
+        shutil.copytree(os.path.join(ROOT, name), tree / name, ignore=shutil.ignore_patterns("__pycache__"))
     out = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q",
-                          "-w", str(tmp_path), ROOT], capture_output=True, text=True, timeout=300)
+                          "-w", str(tmp_path), str(tree)], capture_output=True, text=True, timeout=300)
     if out.returncode != 0:
         pytest.fail(out.stderr[-2000:])
     (wheel,) = tmp_path.glob("mgraph_analytics-*.whl")

@@ -1,22 +1,40 @@
-"""Operators over frontiers, in the Gunrock model: advance (push; pull with early exit), filter, compute.
+"""Operators over frontiers, in the Gunrock model: advance, filter, neighbour-reduce, intersection, compute.
 
 A frontier is an array of vertex ids (or, for pulling, a bitmap).  Every
-operator runs on the array module its arrays live in: CuPy RawKernels in
+operator runs on the array module its arrays live in: CuPy kernels in
 :mod:`.cupy_ops`, their NumPy twins in :mod:`.numpy_ops`.  Primitives call
-only these functions, so the same primitive runs on either backend.
+only these functions (and plain array code on their own per-vertex arrays),
+so the same primitive runs on either backend and on a part of a graph.
+
+The generic operators, for primitives of your own:
+
+* :func:`advance` runs a :class:`Functor` (a CUDA body and its NumPy twin,
+  :mod:`.functors`) on every out-arc of a frontier, load-balanced over the
+  arcs, and returns the vertices it emits;
+* :func:`neighbor_reduce` reduces a per-vertex array over each vertex's
+  out-neighbours (in-neighbours: pass ``graph.reverse()``): sum, min, max,
+  mode, mex;
+* :func:`intersect_count` counts the neighbours two vertices share;
+* :func:`arcs` lists a frontier's arcs; :func:`filter` keeps part of a frontier.
+
+The named advances (:func:`advance_visit`, :func:`advance_relax`, ...) are
+:func:`advance` with the built-in functors of :mod:`.functors`.
+docs/write-a-primitive.md lists every operator with its dtype rules.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from ..backend import array_module
-from . import numpy_ops
+from . import functors, numpy_ops, segments
+from .functors import Functor, first_claims
 
 UNVISITED = numpy_ops.UNVISITED
 Bits = numpy_ops.Bits
 __all__ = ["UNVISITED", "advance_visit", "advance_visit_pull", "advance_relax", "advance_count_paths",
            "advance_dependency", "pull_sum", "prepare_pull", "hook_components", "compress", "bitmap", "Bits", "bit_test",
-           "filter", "segment_min"]
+           "filter", "segment_min", "advance", "Functor", "first_claims", "functors", "neighbor_reduce", "intersect_count",
+           "arcs"]
 
 
 def _impl(a):
@@ -25,6 +43,61 @@ def _impl(a):
     from . import cupy_ops
 
     return cupy_ops
+
+
+def advance(graph, frontier, functor, *args):
+    """Push advance with a functor: run ``functor`` on every out-arc u -> v of ``frontier`` (every arc of the
+    graph where ``frontier`` is None) and return the vertices it emits, each once (None for a functor declared
+    with ``emits=False``).  ``args`` fill the functor's declared parameters: arrays of the declared dtypes on the
+    graph's array module, numbers converted to the declared types (a mismatch is a ValueError)."""
+    if not isinstance(functor, Functor):
+        raise ValueError(f"advance needs an ops.Functor, got {type(functor).__name__}")
+    xp = graph.xp
+    if frontier is not None:
+        if not isinstance(frontier, xp.ndarray) or frontier.ndim != 1 or frontier.dtype.kind not in "iu":
+            raise ValueError(f"advance's frontier must be a 1-D integer {xp.__name__} array of vertex ids, or None")
+    args = functor.arguments(graph, args, xp)
+    impl = numpy_ops if xp is np else _impl(graph.indptr)
+    return impl.advance(graph, frontier, functor, args)
+
+
+def neighbor_reduce(graph, values, op, vertices=None, *, weighted=False, prefer=None, empty=None):
+    """Reduce ``values`` (one per vertex) over the out-neighbours of each of ``vertices`` (every vertex when None;
+    in-neighbours: pass ``graph.reverse()``); one result per listed vertex, in their order.
+
+    ``op``: "sum" (of values, times the arc's weight where ``weighted``), "min", "max" (in the values' dtype; a
+    vertex without neighbours gets ``empty``, by default the dtype's largest / smallest value or +-inf), "mode"
+    (the most frequent value; a tie goes to ``prefer``'s entry for the vertex where it is among the most frequent,
+    else to the largest; a vertex without neighbours gets ``prefer``'s entry, or ``empty``, default -1) or "mex"
+    (the smallest non-negative integer not among the neighbours' values, negative values ignored; int64).  On a
+    part of a graph, only own vertices have their neighbours here.
+    """
+    if op not in segments.REDUCTIONS:
+        raise ValueError(f"unknown reduction {op!r}: expected one of {', '.join(segments.REDUCTIONS)}")
+    xp = graph.xp
+    if not isinstance(values, xp.ndarray) or values.shape != (graph.num_vertices,):
+        raise ValueError(f"neighbor_reduce needs one value per vertex ({graph.num_vertices}) in a {xp.__name__} array")
+    if op in ("mode", "mex") and values.dtype.kind not in "iu":
+        raise ValueError(f"the {op} of neighbours' values needs integer values, got {values.dtype}")
+    if prefer is not None and (op != "mode" or getattr(prefer, "shape", None) != values.shape):
+        raise ValueError("prefer goes with op='mode', one value per vertex like values")
+    return segments.neighbor_reduce(graph, values, op, vertices, weighted, prefer, empty)
+
+
+def intersect_count(graph, a, b):
+    """For each pair (a[i], b[i]) of vertices, how many out-neighbours they share (int64).  Every row of ``graph``
+    must list its neighbours in increasing order, as a whole Graph and a part with proxies' arcs do (ValueError
+    otherwise)."""
+    if a.shape != b.shape or a.ndim != 1:
+        raise ValueError("intersect_count needs two 1-D arrays of vertex ids of one length")
+    if not segments.rows_sorted(graph):
+        raise ValueError("intersect_count needs each row's neighbours in increasing order; this graph's are not")
+    return _impl(graph.indptr).intersect_count(graph, a, b)
+
+
+def arcs(graph, vertices=None):
+    """(sources, targets) of the out-arcs of ``vertices`` (every vertex when None), int64, in CSR order."""
+    return segments.arcs(graph, vertices)
 
 
 def advance_visit(graph, frontier, label, pred, level, dist=None):

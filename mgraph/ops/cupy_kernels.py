@@ -8,6 +8,8 @@ relax, count paths, ...) is fused into the same kernel and appends its output
 vertices with one atomic per block (``block_append``), so an advance+filter is one launch.
 """
 
+from .functors import BUILTIN
+
 ITEMS = 8  # arcs per thread in a push advance
 SCAN_ITEMS = 4  # frontier vertices per thread in frontier_offsets_small
 SCAN_BLOCK = 1024  # its one block: frontiers of up to SCAN_ITEMS * SCAN_BLOCK vertices
@@ -128,71 +130,30 @@ extern "C" __global__ void advance_{name}(
 }}
 """
 
-FUNCTORS = {
-    # BFS / k-hop: claim an unvisited vertex once
-    "visit": (
-        ", int* __restrict__ label, idx_t* __restrict__ pred, int level",
-        r"""
-        if (label[v] == -1 && atomicCAS(&label[v], -1, level) == -1) { pred[v] = u; emit = true; }
-""",
-    ),
-    # SSSP tree: claim along tight arcs only
-    "visit_tight": (
-        ", int* __restrict__ label, idx_t* __restrict__ pred, int level, const double* __restrict__ dist",
-        r"""
-        if (label[v] == -1 && dist[u] + w == dist[v] && atomicCAS(&label[v], -1, level) == -1) {
-            pred[v] = u; emit = true;
-        }
-""",
-    ),
-    # SSSP: atomic min on the distance's bits (non-negative doubles order like their bit patterns);
-    # marks[v] == stamp dedupes the output within one superstep
-    "relax": (
-        ", double* __restrict__ dist, int* __restrict__ marks, int stamp",
-        r"""
-        const double nd = dist[u] + w;
-        if (nd < dist[v]) {
-            const u64 old = atomicMin((u64*)&dist[v], (u64)__double_as_longlong(nd));
-            if (nd < __longlong_as_double((i64)old) && atomicExch(&marks[v], stamp) != stamp) emit = true;
-        }
-""",
-    ),
-    # Brandes forward: claim the next level, count shortest paths into it
-    "count_paths": (
-        ", int* __restrict__ label, double* __restrict__ sigma, int level",
-        r"""
-        int old = label[v];
-        if (old == -1) old = atomicCAS(&label[v], -1, level);
-        if (old == -1 || old == level) atomicAdd(&sigma[v], sigma[u]);
-        emit = old == -1;
-""",
-    ),
-    # Brandes backward: dependency of u on its successors at level + 1
-    "dependency": (
-        ", const int* __restrict__ label, const double* __restrict__ sigma, double* __restrict__ delta, int level",
-        r"""
-        if (label[v] == level + 1) atomicAdd(&delta[u], sigma[u] / sigma[v] * (1.0 + delta[v]));
-""",
-    ),
-    # CC: lock-free union-find, the larger root hooked under the smaller
-    "hook": (
-        ", i64* __restrict__ parent, i64 pairs_below",
-        r"""
-        if (v >= pairs_below || u < v) {
-            i64 ru = find_root(parent, u), rv = find_root(parent, v);
-            while (ru != rv) {
-                if (ru > rv) { i64 t = ru; ru = rv; rv = t; }
-                const i64 old = (i64)atomicCAS((u64*)&parent[rv], (u64)rv, (u64)ru);
-                if (old == rv) break;
-                ru = find_root(parent, ru);
-                rv = find_root(parent, old);
-            }
-        }
-""",
-    ),
-}
+# The built-in functors' bodies (mgraph.ops.functors), compiled together into the one shared module
+FUNCTORS = {f.name: (f.signature, f.cuda) for f in BUILTIN.values()}
 
 OTHERS = r"""
+// For each pair (a[k], b[k]), how many column ids their rows share (rows sorted): the shorter row's ids are
+// looked up in the longer by binary search, each search starting where the previous one ended.
+extern "C" __global__ void intersect_count(const i64* __restrict__ indptr, const idx_t* __restrict__ indices,
+                                           const idx_t* __restrict__ a, const idx_t* __restrict__ b, i64 n,
+                                           long long* __restrict__ out) {
+    const i64 k = (i64)blockIdx.x * blockDim.x + threadIdx.x;
+    if (k >= n) return;
+    i64 xs = indptr[a[k]], xe = indptr[a[k] + 1], ys = indptr[b[k]], ye = indptr[b[k] + 1];
+    if (xe - xs > ye - ys) { i64 t = xs; xs = ys; ys = t; t = xe; xe = ye; ye = t; }
+    long long c = 0;
+    i64 lo = ys;
+    for (i64 e = xs; e < xe && lo < ye; ++e) {
+        const idx_t want = indices[e];
+        i64 l = lo, h = ye;
+        while (l < h) { const i64 m = (l + h) >> 1; if (indices[m] < want) l = m + 1; else h = m; }
+        if (l < ye && indices[l] == want) { ++c; lo = l + 1; } else lo = l;
+    }
+    out[k] = c;
+}
+
 extern "C" __global__ void frontier_degrees(const i64* __restrict__ indptr, const idx_t* __restrict__ frontier,
                                             i64 n_front, i64* __restrict__ offs) {
     const i64 k = (i64)blockIdx.x * blockDim.x + threadIdx.x;
@@ -484,7 +445,7 @@ EMITTING = {
     "finish": "    block_append(got, hits, out, out_count);",
 }
 SILENT = {"declare": "", "collect": "        (void)emit;\n        __syncwarp();", "finish": ""}
-NEVER_EMIT = ("dependency", "hook")
+NEVER_EMIT = tuple(name for name, f in BUILTIN.items() if not f.emits)
 
 
 # The package gather, for one list of value arrays: output entry `at` takes frontier entry order[at] (at itself
@@ -618,3 +579,10 @@ def source(idx_ctype: str) -> str:
                        for name, (params, body) in FUNCTORS.items())
     return (f"#define IDX_T {idx_ctype}\n#define ITEMS {ITEMS}\n#define SCAN_ITEMS {SCAN_ITEMS}\n" + PRELUDE + advances
             + OTHERS)
+
+
+def functor_source(idx_ctype: str, functor) -> str:
+    """A module of one user functor's advance (``advance_<name>``), with the prelude's helpers."""
+    return (f"#define IDX_T {idx_ctype}\n#define ITEMS {ITEMS}\n" + PRELUDE
+            + ADVANCE.format(name=functor.name, params=functor.signature, body=functor.cuda,
+                             **(EMITTING if functor.emits else SILENT)))

@@ -59,7 +59,7 @@ def _dummy(dtype):
     return cp.empty(1, dtype=dtype)
 
 
-def _advance(name, graph, frontier, params, emits=True):
+def _advance(name, graph, frontier, params, emits=True, kernel=None):
     """Run one fused advance over ``frontier`` (None: every vertex); the emitted vertices when ``emits``.
 
     The frontier's arcs are counted on the device.  Where a bound on them (the
@@ -96,11 +96,48 @@ def _advance(name, graph, frontier, params, emits=True):
     has_w = graph.weights is not None
     args = (graph.indptr, graph.indices, graph.weights if has_w else _dummy(np.float64), np.int32(has_w),
             front, np.int32(frontier is not None), offs, np.int64(n_front), out, count) + params
-    _kernel(graph, "advance_" + name)(_blocks(bound, BLOCK * cupy_kernels.ITEMS), (BLOCK,), args)
+    (kernel or _kernel(graph, "advance_" + name))(_blocks(bound, BLOCK * cupy_kernels.ITEMS), (BLOCK,), args)
     if not emits:
         return None
     n = int(count[0])
     return out[:n] if out.shape[0] - n <= SLACK else out[:n].copy()  # a frontier kept (BC's) keeps its base
+
+
+@lru_cache(maxsize=None)
+def _functor_kernel(key, idx_dtype, device_id):
+    """A user functor's advance kernel, compiled once per functor source, id type and device (NVRTC also caches
+    on disk)."""
+    name, signature, body, emits = key
+    functor = _FUNCTORS[key]
+    with cp.cuda.Device(device_id):
+        module = cp.RawModule(code=cupy_kernels.functor_source(_CTYPES[np.dtype(idx_dtype)], functor),
+                              options=("-std=c++17",))
+        return module.get_function("advance_" + name)
+
+
+_FUNCTORS = {}  # functor key -> a functor with that source (the compile cache is keyed by source, not object)
+
+
+def advance(graph, frontier, functor, args):
+    """ops.advance on the GPU: a built-in functor runs its kernel of the shared module, a user's its own."""
+    kernel = None
+    if not (functor.builtin and cupy_kernels.BUILTIN.get(functor.name) is functor):
+        _FUNCTORS.setdefault(functor.key, functor)
+        kernel = _functor_kernel(functor.key, np.dtype(graph.indices.dtype), graph.indptr.device.id)
+    if frontier is not None and frontier.dtype != graph.indices.dtype:
+        frontier = frontier.astype(graph.indices.dtype)
+    out = _advance(functor.name, graph, frontier, args, emits=functor.emits, kernel=kernel)
+    return out if functor.emits else None
+
+
+def intersect_count(graph, a, b):
+    n = a.shape[0]
+    out = cp.empty(n, dtype=np.int64)
+    if n:
+        idx = graph.indices.dtype
+        _kernel(graph, "intersect_count")(_blocks(n), (BLOCK,), (graph.indptr, graph.indices, a.astype(idx, copy=False),
+                                                               b.astype(idx, copy=False), np.int64(n), out))
+    return out
 
 
 def advance_visit(graph, frontier, label, pred, level, dist=None):

@@ -11,6 +11,8 @@ from typing import NamedTuple
 
 import numpy as np
 
+from . import functors
+
 UNVISITED = -1
 
 
@@ -53,6 +55,39 @@ def expand(graph, frontier):
     return np.repeat(f, degs), graph.indices[arcs].astype(np.int64, copy=False), arcs
 
 
+def advance(graph, frontier, functor, args):
+    """ops.advance on the CPU: the functor's twin over the frontier's arcs (every arc where ``frontier`` is None);
+    the emitted vertices once each, in increasing order (None for a functor that does not emit)."""
+    if frontier is None:
+        u = np.repeat(np.arange(graph.num_vertices, dtype=np.int64), np.diff(graph.indptr))
+        v, arcs = graph.indices.astype(np.int64, copy=False), slice(None)
+    else:
+        u, v, arcs = expand(graph, frontier)
+    w = None if graph.weights is None else graph.weights[arcs]
+    emit = functor.numpy(u, v, w, *args)
+    if not functor.emits:
+        return None
+    emit = np.asarray(emit)
+    if emit.dtype != bool or emit.shape != v.shape:
+        raise ValueError(f"functor {functor.name}: its NumPy twin must return a boolean mask over the {v.shape[0]} "
+                         f"arcs, got {emit.dtype} of shape {emit.shape}")
+    return np.unique(v[emit]).astype(graph.indices.dtype)
+
+
+def intersect_count(graph, a, b):
+    """For each pair (a[i], b[i]), how many out-neighbours the two share (rows sorted): each arc of a[i]'s row is
+    looked up among b[i]'s arcs by its (row, column) key, which the sorted rows order globally."""
+    from .segments import expand_rows
+
+    n = max(graph.num_vertices, 1)
+    k, at = expand_rows(np, graph.indptr, a)
+    keys = b.astype(np.int64)[k] * n + graph.indices[at].astype(np.int64)
+    arcs = graph.arc_sources().astype(np.int64) * n + graph.indices.astype(np.int64)
+    pos = np.minimum(np.searchsorted(arcs, keys), max(arcs.shape[0] - 1, 0))
+    hit = arcs[pos] == keys if arcs.shape[0] else np.zeros(keys.shape[0], dtype=bool)
+    return np.bincount(k[hit], minlength=a.shape[0]).astype(np.int64)
+
+
 def _weights(graph, arcs):
     return np.ones(arcs.size) if graph.weights is None else graph.weights[arcs]
 
@@ -63,15 +98,9 @@ def advance_visit(graph, frontier, label, pred, level, dist=None):
     With ``dist``, only tight arcs (dist[u] + w == dist[v]) are followed: the
     SSSP tree walk.
     """
-    u, v, arcs = expand(graph, frontier)
-    keep = label[v] == UNVISITED
-    if dist is not None:
-        keep &= dist[u] + _weights(graph, arcs) == dist[v]
-    u, v = u[keep], v[keep]
-    new, first = np.unique(v, return_index=True)
-    label[new] = level
-    pred[new] = u[first]
-    return new.astype(frontier.dtype)
+    if dist is None:
+        return advance(graph, frontier, functors.VISIT, (label, pred, level))
+    return advance(graph, frontier, functors.VISIT_TIGHT, (label, pred, level, dist))
 
 
 def advance_visit_pull(rgraph, label, pred, level, frontier_bits):
@@ -89,32 +118,17 @@ def advance_visit_pull(rgraph, label, pred, level, frontier_bits):
 
 def advance_relax(graph, frontier, dist, marks, stamp):
     """Push: dist[v] = min(dist[v], dist[u] + w); return the improved vertices once each (marked ``stamp``)."""
-    u, v, arcs = expand(graph, frontier)
-    cand = dist[u] + _weights(graph, arcs)
-    better = cand < dist[v]
-    v, cand = v[better], cand[better]
-    np.minimum.at(dist, v, cand)
-    new = np.unique(v)
-    marks[new] = stamp
-    return new.astype(frontier.dtype)
+    return advance(graph, frontier, functors.RELAX, (dist, marks, stamp))
 
 
 def advance_count_paths(graph, frontier, label, sigma, level):
     """Brandes forward step: visit like BFS, and add sigma[u] into every successor on the next level."""
-    u, v, _ = expand(graph, frontier)
-    new = np.unique(v[label[v] == UNVISITED])
-    label[new] = level
-    on_next = label[v] == level
-    np.add.at(sigma, v[on_next], sigma[u[on_next]])
-    return new.astype(frontier.dtype)
+    return advance(graph, frontier, functors.COUNT_PATHS, (label, sigma, level))
 
 
 def advance_dependency(graph, frontier, label, sigma, delta, level):
     """Brandes backward step: delta[u] += sigma[u] / sigma[v] * (1 + delta[v]) over arcs u->v to ``level + 1``."""
-    u, v, _ = expand(graph, frontier)
-    succ = label[v] == level + 1
-    u, v = u[succ], v[succ]
-    np.add.at(delta, u, sigma[u] / sigma[v] * (1.0 + delta[v]))
+    advance(graph, frontier, functors.DEPENDENCY, (label, sigma, delta, level))
 
 
 def prepare_pull(rgraph):
@@ -137,19 +151,7 @@ def hook_components(graph, parent, pairs_below=None):
     Leaves ``parent`` a forest whose roots are the smallest ids of the
     components those arcs connect (the GPU's union-find gives the same roots).
     """
-    u = np.repeat(np.arange(graph.num_vertices, dtype=np.int64), np.diff(graph.indptr))
-    v = graph.indices.astype(np.int64)
-    up = (v >= (pairs_below or 0)) | (u < v)
-    u, v = u[up], v[up]
-    while True:
-        compress(parent)
-        pu, pv = parent[u], parent[v]
-        lo, hi = np.minimum(pu, pv), np.maximum(pu, pv)
-        moved = lo != hi
-        if not moved.any():
-            return
-        np.minimum.at(parent, hi[moved], lo[moved])
-        u, v = u[moved], v[moved]
+    advance(graph, None, functors.HOOK, (parent, pairs_below or 0))
 
 
 def segment_min(seg, values, initial):

@@ -1,0 +1,139 @@
+"""Neighbour lists as segments: the array code behind ``ops.arcs`` and the sorting reductions (mode, mex).
+
+Written once against the array module ``xp`` (NumPy or CuPy): these are
+sorts, scans and scatters that both libraries provide, so the GPU path and
+its NumPy twin are the same code run on different arrays.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+
+def scatter(xp, op, out, at, values):
+    """``out[at] op= values`` with repeats in ``at`` (op "add", "min" or "max")."""
+    if xp is np:
+        getattr(np, {"add": "add", "min": "minimum", "max": "maximum"}[op]).at(out, at, values)
+    else:
+        import cupyx
+
+        getattr(cupyx, "scatter_" + op)(out, at, values)
+
+
+def expand_rows(xp, indptr, rows):
+    """(k, arc) for every arc of the listed ``rows``: k is the row's position in ``rows``, arc its CSR index."""
+    rows = rows.astype(np.int64, copy=False)
+    starts = indptr[rows]
+    deg = indptr[rows + 1] - starts
+    offs = xp.zeros(rows.shape[0] + 1, dtype=np.int64)
+    xp.cumsum(deg, out=offs[1:])
+    total = int(offs[-1])
+    pos = xp.arange(total, dtype=np.int64)
+    k = xp.searchsorted(offs, pos, side="right") - 1
+    return k, starts[k] + (pos - offs[k])
+
+
+def arcs(graph, vertices=None):
+    """(sources, targets) of the out-arcs of ``vertices`` (every vertex where None), in CSR order, int64."""
+    xp = graph.xp
+    if vertices is None:
+        return graph.arc_sources().astype(np.int64, copy=False), graph.indices.astype(np.int64)
+    k, at = expand_rows(xp, graph.indptr, vertices)
+    return vertices.astype(np.int64)[k], graph.indices[at].astype(np.int64)
+
+
+def _runs(xp, k, vals):
+    """The distinct (k, value) pairs, sorted, with how many times each occurs."""
+    order = xp.lexsort(xp.stack([vals.astype(np.int64), k.astype(np.int64)]))
+    k, vals = k[order], vals[order]
+    if k.shape[0] == 0:
+        return k, vals, xp.zeros(0, dtype=np.int64)
+    new = xp.ones(k.shape[0], dtype=bool)
+    new[1:] = (k[1:] != k[:-1]) | (vals[1:] != vals[:-1])
+    start = xp.flatnonzero(new)
+    ends = xp.empty_like(start)
+    ends[:-1] = start[1:]
+    ends[-1] = k.shape[0]
+    return k[start], vals[start], ends - start
+
+
+def mode(xp, k, vals, num_rows, prefer, empty):
+    """Per row, the most frequent of its ``vals`` (``k``: each value's row); ties go to ``prefer``'s entry where it
+    is among the most frequent, else to the largest.  Rows without values get ``prefer`` (or ``empty``)."""
+    rk, rv, count = _runs(xp, k, vals)
+    best = xp.zeros(num_rows, dtype=np.int64)
+    scatter(xp, "max", best, rk, count)
+    top = count == best[rk]
+    info = np.iinfo(vals.dtype) if vals.dtype.kind in "iu" else None
+    low = info.min if info is not None else -np.inf
+    out = xp.full(num_rows, low, dtype=vals.dtype)
+    scatter(xp, "max", out, rk[top], rv[top])
+    if prefer is not None:
+        prefer = prefer.astype(vals.dtype, copy=False)
+        hit = top & (rv == prefer[rk])
+        keep = xp.zeros(num_rows, dtype=bool)
+        keep[rk[hit]] = True
+        out = xp.where(keep, prefer, out)
+    none = best == 0
+    fill = prefer if prefer is not None else xp.full(num_rows, empty, dtype=vals.dtype)
+    return xp.where(none, fill, out)
+
+
+def mex(xp, k, vals, num_rows):
+    """Per row, the smallest non-negative integer not among its ``vals`` (negative values are ignored)."""
+    keep = vals >= 0
+    rk, rv, _ = _runs(xp, k[keep], vals[keep])
+    count = xp.zeros(num_rows, dtype=np.int64)
+    scatter(xp, "add", count, rk, xp.ones(rk.shape[0], dtype=np.int64))
+    first = xp.zeros(num_rows + 1, dtype=np.int64)
+    xp.cumsum(count, out=first[1:])
+    rank = xp.arange(rk.shape[0], dtype=np.int64) - first[rk]  # distinct values sorted: rank j holds a value >= j
+    out = count.copy()
+    gap = rv.astype(np.int64) != rank
+    scatter(xp, "min", out, rk[gap], rank[gap])
+    return out
+
+
+def rows_sorted(graph) -> bool:
+    """Whether every row's column ids increase strictly (what the intersection's merge needs); kept per graph."""
+    got = graph.__dict__.get("_rows_sorted")
+    if got is None:
+        xp = graph.xp
+        idx = graph.indices.astype(np.int64, copy=False)
+        down = xp.zeros(idx.shape[0], dtype=bool)
+        if idx.shape[0] > 1:
+            down[1:] = idx[1:] <= idx[:-1]
+            down[graph.indptr[:-1][graph.indptr[:-1] < idx.shape[0]]] = False  # a row's first arc starts afresh
+        got = not bool(down.any())
+        graph.__dict__["_rows_sorted"] = got
+    return got
+
+
+REDUCTIONS = ("sum", "min", "max", "mode", "mex")
+
+
+def neighbor_reduce(graph, values, op, rows=None, weighted=False, prefer=None, empty=None):
+    """ops.neighbor_reduce on either array module (its docstring has the rules)."""
+    xp = graph.xp
+    listed = xp.arange(graph.num_vertices, dtype=np.int64) if rows is None else rows.astype(np.int64, copy=False)
+    num_rows = listed.shape[0]
+    k, at = expand_rows(xp, graph.indptr, listed)
+    vals = values[graph.indices[at]]
+    if weighted and graph.weights is not None:
+        vals = vals * graph.weights[at]
+    if op == "mode":
+        return mode(xp, k, vals, num_rows, None if prefer is None else prefer[listed], -1 if empty is None else empty)
+    if op == "mex":
+        return mex(xp, k, vals, num_rows)
+    dtype = vals.dtype
+    if op == "sum":
+        out = xp.zeros(num_rows, dtype=dtype)
+        scatter(xp, "add", out, k, vals)
+        return out
+    info = np.iinfo(dtype) if dtype.kind in "iu" else None
+    identity = (info.max if info else np.inf) if op == "min" else (info.min if info else -np.inf)
+    out = xp.full(num_rows, identity, dtype=dtype)
+    scatter(xp, op, out, k, vals)
+    if empty is not None:
+        deg = graph.indptr[listed + 1] - graph.indptr[listed]
+        out[deg == 0] = empty
+    return out
