@@ -1,6 +1,7 @@
 """mgraph: multi-GPU graph analytics after Gunrock's multi-GPU design (Pan et al., IPDPS 2017)."""
 from . import _tree  # noqa: F401  (first: mgraph.primitives and mgraph.partitioners from a source tree)
-from .api import betweenness_centrality, bfs, connected_components, pagerank, run, sssp
+from .api import (betweenness_centrality, bfs, connected_components, core_number, label_propagation, pagerank, run,
+                  sssp, triangles)
 from .convert import as_graph, from_networkx, from_pandas, from_scipy
 from .graph import Graph
 from .result import Result
@@ -31,4 +32,5 @@ def load(path_or_spec, *, directed=None, backend="auto", seed=0, weights=None):
 
 
 __all__ = ["Graph", "Result", "load", "from_networkx", "from_scipy", "from_pandas", "as_graph",
-           "bfs", "sssp", "connected_components", "pagerank", "betweenness_centrality", "run"]
+           "bfs", "sssp", "connected_components", "pagerank", "betweenness_centrality", "triangles", "core_number",
+           "label_propagation", "run"]

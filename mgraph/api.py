@@ -16,8 +16,11 @@ import numpy as np
 from mgraph.primitives.bc import BC
 from mgraph.primitives.bfs import BFS, DIRECTIONS
 from mgraph.primitives.cc import CC
+from mgraph.primitives.kcore import KCore
+from mgraph.primitives.lpa import LabelPropagation
 from mgraph.primitives.pagerank import PageRank
 from mgraph.primitives.sssp import SSSP
+from mgraph.primitives.triangles import Triangles
 
 from .convert import accepts_graphs
 from .launch import Placement, declared, deliver
@@ -254,3 +257,44 @@ def betweenness_centrality(graph, *, sources=None, **run) -> Result:
         stats["last_source_frontier_sizes"] = stats["frontier_sizes"]
     stats.pop("frontier_sizes", None)
     return Result(deliver(place, arrays, {"centrality": np.float64}), stats)
+
+
+@accepts_graphs
+def triangles(graph, **run) -> Result:
+    """Triangles through each vertex: ``.triangles`` (int64), as ``networkx.triangles``; ``stats["triangles"]`` is
+    the graph's total.  Undirected graphs only (a directed one is a ValueError, as in networkx).  On several
+    devices each part first fetches its proxies' arcs among the vertices it holds (``proxy_arcs``)."""
+    place = _place(graph, run, SELECTIVE)
+    arrays, stats, _ = run_on(place, Triangles, count=_own_sum("triangles"))
+    stats["triangles"] = stats.pop("triangles_sum") // 3
+    return Result(deliver(place, arrays, {"triangles": np.int64}), stats)
+
+
+@accepts_graphs
+def core_number(graph, **run) -> Result:
+    """Core numbers: ``.core`` (int64), the largest k of a k-core that holds each vertex, as
+    ``networkx.core_number`` (a directed graph's degree is in-degree plus out-degree)."""
+    place = _place(graph, run, SELECTIVE)
+    arrays, stats, _ = run_on(place, KCore)
+    return Result(deliver(place, arrays, {"core": np.int64}), stats)
+
+
+@accepts_graphs
+def label_propagation(graph, **run) -> Result:
+    """Communities by semi-synchronous label propagation: ``.labels`` (int64: the id of the vertex whose starting
+    label the community kept), the communities ``networkx.algorithms.community.label_propagation_communities``
+    finds (the same deterministic colouring and tie rule); ``stats["communities"]`` counts them where the labels
+    are gathered.  Undirected graphs only."""
+    place = _place(graph, run, SELECTIVE)
+    arrays, stats, _ = run_on(place, LabelPropagation)
+    labels = arrays.get("labels")
+    if labels is not None and place.gather:
+        stats["communities"] = int(np.unique(labels).shape[0])
+    return Result(deliver(place, arrays, {"labels": np.int64}), stats)
+
+
+def _own_sum(key):
+    def count(part, own):
+        return {key + "_sum": int(own[key].sum())}
+    return count
+

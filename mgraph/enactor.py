@@ -34,10 +34,12 @@ def drive(d, prim, ex, backend, group, sources, progress=None):
 
     def agree(frontier, finished=False):
         t = time.perf_counter()
-        if prim.global_sums and not finished:  # a finishing step computes nothing new to add up
-            shares = group.share([float(getattr(prim, name)) for name in prim.global_sums])
-            for k, name in enumerate(prim.global_sums):
-                setattr(prim, name, sum(s[k] for s in shares))
+        totals = tuple(prim.global_sums) + tuple(prim.global_mins)
+        if totals and not finished:  # a finishing step computes nothing new to add up
+            shares = group.share([float(getattr(prim, name)) for name in totals])
+            for k, name in enumerate(totals):
+                setattr(prim, name, sum(s[k] for s in shares) if k < len(prim.global_sums) else
+                        min(s[k] for s in shares))
         own = 0 if finished else ex.own_count if ex.own_count is not None else ex.sub.count_own(frontier)
         flags = group.share((bool(finished or prim.converged(frontier)), bool(finished), int(own)))
         if len({bool(f[1]) for f in flags}) != 1:

@@ -289,3 +289,77 @@ def test_components_on_rmat_repeatedly():
     expected = reference_components(g)
     for _ in range(10):
         assert np.array_equal(mgraph.connected_components(g, backend="cupy").labels, expected)
+
+
+# ---- the public operators with a user's functor, neighbour-reduce and intersection -----------------------------
+
+def _reach_twin(u, v, w, label, level):
+    claim = ops.first_claims(v, label[v] == -1)
+    label[v[claim]] = level
+    return claim
+
+
+REACH = ops.Functor("reach_gpu", "int* label, int level",
+                    "if (label[v] == -1 && atomicCAS(&label[v], -1, level) == -1) emit = true;", _reach_twin)
+
+
+def _weigh_twin(u, v, w, sums, hits):
+    np.add.at(sums, v, 1.0 if w is None else w)
+    np.add.at(hits, v, 1)
+    return None
+
+
+WEIGH = ops.Functor("weigh_gpu", "double* sums, unsigned long long* hits",
+                    "atomicAdd(&sums[v], w); atomicAdd(&hits[v], 1ull);", _weigh_twin, emits=False)
+
+
+def test_a_users_functor_matches_its_twin(graphs):
+    g, d = graphs
+    frontier, label = frontier_state(g, 4)
+    dl = cp.asarray(label)
+    new_h = ops.advance(g, frontier, REACH, label, 3)
+    new_d = ops.advance(d, cp.asarray(frontier), REACH, dl, 3)
+    np.testing.assert_array_equal(np.sort(h(new_d)), new_h)
+    np.testing.assert_array_equal(h(dl), label)
+    sums, hits = np.zeros(g.num_vertices), np.zeros(g.num_vertices, dtype=np.uint64)
+    dsums, dhits = cp.asarray(sums), cp.asarray(hits)
+    assert ops.advance(g, None, WEIGH, sums, hits) is None
+    assert ops.advance(d, None, WEIGH, dsums, dhits) is None
+    np.testing.assert_allclose(h(dsums), sums)
+    np.testing.assert_array_equal(h(dhits), hits)
+
+
+@pytest.mark.parametrize("op", ["sum", "min", "max", "mode", "mex"])
+def test_neighbor_reduce_matches_its_twin(graphs, op):
+    g, d = graphs
+    rng = np.random.default_rng(8)
+    values = rng.integers(-3, 12, g.num_vertices).astype(np.int64)
+    rows = rng.choice(g.num_vertices, g.num_vertices // 3, replace=False).astype(np.int64)
+    kw = dict(prefer=values[::-1].copy()) if op == "mode" else dict(empty=-5) if op in ("min", "max") else {}
+    dkw = {k: cp.asarray(v) if isinstance(v, np.ndarray) else v for k, v in kw.items()}
+    for listed in (None, rows):
+        want = ops.neighbor_reduce(g, values, op, listed, **kw)
+        got = ops.neighbor_reduce(d, cp.asarray(values), op, None if listed is None else cp.asarray(listed), **dkw)
+        np.testing.assert_array_equal(h(got), want)
+    if op == "sum":
+        x = rng.random(g.num_vertices)
+        np.testing.assert_allclose(h(ops.neighbor_reduce(d, cp.asarray(x), "sum", weighted=True)),
+                                   ops.neighbor_reduce(g, x, "sum", weighted=True), rtol=1e-12)
+
+
+def test_intersect_count_matches_its_twin(graphs):
+    g, d = graphs
+    src, dst = ops.arcs(g)
+    dsrc, ddst = ops.arcs(d)
+    np.testing.assert_array_equal(h(dsrc), src)
+    np.testing.assert_array_equal(h(ddst), dst)
+    np.testing.assert_array_equal(h(ops.intersect_count(d, dsrc, ddst)), ops.intersect_count(g, src, dst))
+
+
+@pytest.mark.parametrize("devices", [1, [0, 0, 0]])
+def test_triangles_cores_and_communities_on_the_gpu_match_the_cpu(devices):
+    g = mgraph.load("rmat:12", backend="numpy")
+    for call, key in ((mgraph.triangles, "triangles"), (mgraph.core_number, "core"),
+                      (mgraph.label_propagation, "labels")):
+        np.testing.assert_array_equal(getattr(call(g, devices=devices, backend="cupy"), key),
+                                      getattr(call(g, backend="numpy"), key))
