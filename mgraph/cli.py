@@ -5,6 +5,7 @@
                                          [--workers auto|threads] ...
     mpiexec -n P mgraph bfs ...                 (one rank per device; docs/distributed.md)
     mgraph partition GRAPH --parts N [--partitioner P] [--seed S] [--json FILE]
+    mgraph graph500 SCALE [--edge-factor 16] [--roots 64] [--sssp] [--json FILE] ...   (mgraph.graph500)
     mgraph info GRAPH
     mgraph convert IN OUT.npz
 
@@ -389,6 +390,28 @@ def _parser() -> argparse.ArgumentParser:
             s = q.add_mutually_exclusive_group()
             s.add_argument("--source", type=int, help="one source vertex")
             s.add_argument("--sources", type=_positive, metavar="K", help="K random sources of out-degree >= 1")
+    q = sub.add_parser("graph500", help="the Graph500 benchmark: generate, build, search from 64 roots, validate each",
+                       description="Graph500's kernels on an R-MAT graph of 2^SCALE vertices: generation and "
+                                   "construction timed, then one BFS (and with --sssp one SSSP) per root, each "
+                                   "validated; the reference's report (docs/graph500.md).")
+    q.add_argument("scale", type=int, metavar="SCALE", help="log2 of the number of vertices")
+    q.add_argument("--edge-factor", type=_positive, default=16, help="edges per vertex (default 16)")
+    q.add_argument("--roots", type=_positive, default=64, help="search keys, vertices of degree >= 1 (default 64)")
+    q.add_argument("--sssp", action="store_true", help="kernel 3 as well: one SSSP per root")
+    q.add_argument("--weights", type=_weight_range, metavar="LO:HI",
+                   help="SSSP's random integer edge weights (default 1:64)")
+    q.add_argument("--direction", choices=("push", "pull", "auto"), default="auto",
+                   help="BFS direction (default auto: direction-optimizing)")
+    q.add_argument("--backend", choices=BACKENDS, default="auto", help="cupy (GPU), numpy (CPU) or auto")
+    d = q.add_mutually_exclusive_group()
+    d.add_argument("--devices", type=_positive, default=1, help="GPUs (or CPU virtual devices) to use (default 1)")
+    d.add_argument("--gpus", type=_gpu_ids, metavar="0,1,..", help="GPU ids to use, one partition each")
+    q.add_argument("--partitioner", choices=tuple(partitioners.PARTITIONERS), help="vertex -> device assignment")
+    q.add_argument("--duplication", choices=DUPLICATIONS, help="proxies of remote neighbours (1-hop) or of all")
+    q.add_argument("--communication", choices=COMMUNICATIONS, help="selective or broadcast frontier exchange")
+    q.add_argument("--workers", choices=WORKERS, help="devices of one process run in threads")
+    q.add_argument("--seed", type=int, default=0, help="seed of the graph, the roots and the partitioner")
+    q.add_argument("--json", metavar="FILE", help="write the report and every root's figures as one JSON record")
     q = sub.add_parser("partition", help="partition a graph and report each part's size, border and edge cut",
                        description="Assign vertices to N parts and report per part: vertices, edges (stored arcs), "
                                    "border |B_i| (remote vertices adjacent to it), edge cut and load imbalance.")
@@ -788,6 +811,10 @@ def _main(argv=None) -> int:
             return _convert(args)
         if args.command == "partition":
             return _partition(args)
+        if args.command == "graph500":
+            from .graph500 import main as graph500
+
+            return graph500(args)
         return _run(args)
     except SystemExit as e:  # --help and --version
         return e.code if isinstance(e.code, int) else 0
