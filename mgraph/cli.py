@@ -1,6 +1,6 @@
 """The ``mgraph`` command: run a primitive on a graph, partition, describe or convert a graph.
 
-    mgraph bfs|dobfs|sssp|cc|pr|bc GRAPH [--source S] [--runs N] [--validate] [--json FILE]
+    mgraph bfs|dobfs|sssp|cc|pr|bc|tc|kcore|lpa GRAPH [--source S] [--runs N] [--validate] [--json FILE]
                                          [--devices N | --gpus 0,1,..] [--partitioner P]
                                          [--workers auto|threads] ...
     mpiexec -n P mgraph bfs ...                 (one rank per device; docs/distributed.md)
@@ -46,11 +46,13 @@ from .group import fail_job, is_root, world
 from .launch import WORKERS, prepare
 from .partitioned import PartitionedGraph
 from .subgraph import DUPLICATIONS
-from .validate import (ValidationError, pagerank_step, reference_betweenness, reference_components, validate_bfs,
+from .validate import (ValidationError, pagerank_step, reference_betweenness, reference_components,
+                       reference_core_numbers, reference_triangles, validate_bfs, validate_label_propagation,
                        validate_sssp)
 
 TRAVERSALS = ("bfs", "dobfs", "sssp")
-PRIMITIVES = TRAVERSALS + ("cc", "pr", "bc")
+PRIMITIVES = TRAVERSALS + ("cc", "pr", "bc", "tc", "kcore", "lpa")
+WHOLE_REFERENCE = ("bc", "tc", "kcore", "lpa")  # validated against the whole graph on one process
 BC_ALL_SOURCES_MAX = 5000  # all-sources BC is |V| traversals: beyond this it must be asked for explicitly
 
 
@@ -88,6 +90,12 @@ def run_primitive(name: str, graph, source=None, *, run: dict, direction="push",
             return api.pagerank(graph, alpha=alpha, tol=tol, max_iter=max_iter, **run)
     if name == "bc":
         return api.betweenness_centrality(graph, sources=source, **run)
+    if name == "tc":
+        return api.triangles(graph, **run)
+    if name == "kcore":
+        return api.core_number(graph, **run)
+    if name == "lpa":
+        return api.label_propagation(graph, **run)
     raise ValueError(f"unknown primitive {name!r}: expected one of {', '.join(PRIMITIVES)}")
 
 
@@ -126,6 +134,12 @@ class Validator:
             _same("CC label", result.labels, self._reference("cc", lambda: reference_components(g)))
         elif self.name == "pr":
             self._check_pagerank(result)
+        elif self.name == "tc":
+            _same("triangle count", result.triangles, self._reference("tc", lambda: reference_triangles(g)))
+        elif self.name == "kcore":
+            _same("core number", result.core, self._reference("kcore", lambda: reference_core_numbers(g)))
+        elif self.name == "lpa":
+            validate_label_propagation(g, result.labels)
         else:
             key = None if source is None else tuple(source)
             ref = self._reference(key, lambda: reference_betweenness(g, range(g.num_vertices) if key is None else key))
@@ -154,9 +168,9 @@ class PartsValidator:
     Collective; every rank returns the same verdict."""
 
     def __init__(self, name: str, graph, *, alpha=0.85):
-        if name == "bc":
-            raise ValueError("--validate for bc needs a reference over the whole graph, which no rank holds under "
-                             "MPI: validate bc on one process")
+        if name in WHOLE_REFERENCE:
+            raise ValueError(f"--validate for {name} needs a reference over the whole graph, which no rank holds "
+                             f"under MPI: validate {name} on one process")
         self.name, self.alpha = name, alpha
         if isinstance(graph, PartitionedGraph):
             self.group, self.part = graph.group, lambda: next(iter(graph._parts.values()))
@@ -348,7 +362,9 @@ def _parser() -> argparse.ArgumentParser:
         q.add_argument("--backend", choices=BACKENDS, default="auto", help="cupy (GPU), numpy (CPU) or auto")
 
     helps = {"bfs": "breadth-first search", "dobfs": "direction-optimizing BFS", "sssp": "single-source shortest paths",
-             "cc": "connected components", "pr": "PageRank", "bc": "betweenness centrality"}
+             "cc": "connected components", "pr": "PageRank", "bc": "betweenness centrality",
+             "tc": "triangle counting (triangles through each vertex)", "kcore": "k-core decomposition (core numbers)",
+             "lpa": "label propagation communities (networkx's semi-synchronous rule)"}
     for name in PRIMITIVES:
         q = sub.add_parser(name, help=helps[name], description=helps[name])
         graph_args(q)
@@ -559,7 +575,7 @@ def _run(args) -> int:
             results.append(run_primitive(name, graph, s, run=run, **params))
     failures = []
     if args.validate:
-        on_gpu = isinstance(graph, Graph) and graph.xp is not np and name != "bc"  # no host copy of the graph
+        on_gpu = isinstance(graph, Graph) and graph.xp is not np and name not in WHOLE_REFERENCE  # no host copy
         check = (PartsValidator if isinstance(graph, PartitionedGraph) or on_gpu else Validator)(
             name, graph, alpha=params["alpha"])
         for i, (s, r) in enumerate(zip(sources, results)):
@@ -598,6 +614,12 @@ def _summary(name, results) -> dict:
         out["converged"] = all(r.stats["converged"] for r in results)
     if name == "cc":
         out["num_components"] = results[-1].stats["num_components"]
+    if name == "tc":
+        out["triangles"] = results[-1].stats["triangles"]
+    if name == "kcore":
+        out["max_core"] = int(np.max(results[-1].core, initial=0))
+    if name == "lpa" and "communities" in results[-1].stats:
+        out["communities"] = results[-1].stats["communities"]
     if name == "bc":
         out["sources"] = results[-1].stats["sources"]
         out["ms_per_source_median"] = 1e3 * out["median_s"] / max(out["sources"], 1)
@@ -641,6 +663,12 @@ def _print_summary(args, graph, load_s, sources, results, summary, failures):
               f"{'converged' if summary['converged'] else 'NOT converged'} (L1 change {stats['error']:.3g})")
     if name == "cc":
         print(f"components  {_n(summary['num_components'])}")
+    if name == "tc":
+        print(f"triangles   {_n(summary['triangles'])}")
+    if name == "kcore":
+        print(f"max core    {_n(summary['max_core'])}")
+    if "communities" in summary:
+        print(f"communities {_n(summary['communities'])}")
     if name == "bc":
         print(f"ms/source   {summary['ms_per_source_median']:.4g} median over {_n(summary['sources'])} source"
               f"{'s' if summary['sources'] > 1 else ''}")

@@ -51,10 +51,12 @@ PART_MAP_VERTEX_BYTES = 16
 # (whose big BFS levels expand most arcs at once) and a 1000 x 1000 grid, rounded up.  The traversals' cost
 # per arc grows with the scale, as their largest level holds a larger share of the arcs (BFS 21, 23, 26 B/arc
 # at scales 18, 20, 22; direction-optimizing BFS 29, 33, 37; BC 24, 24, 27), so theirs carry that trend on
-# to about scale 26; the all-active ones (CC, PageRank) and every validation stay flat.
-RUN_BYTES = {"bfs": (32, 16), "dobfs": (46, 56), "sssp": (47, 24), "cc": (36, 40), "pr": (18, 40), "bc": (33, 16)}
+# to about scale 26; the all-active ones (CC, PageRank) and every validation stay flat.  Triangle counting,
+# k-core and label propagation (and their validations) were measured on R-MAT 18 only.
+RUN_BYTES = {"bfs": (32, 16), "dobfs": (46, 56), "sssp": (47, 24), "cc": (36, 40), "pr": (18, 40), "bc": (33, 16),
+             "tc": (100, 16), "kcore": (24, 64), "lpa": (96, 80)}
 VALIDATE_BYTES = {"bfs": (33, 40), "dobfs": (33, 40), "sssp": (44, 56), "cc": (22, 24), "pr": (22, 32),
-                  "bc": (46, 40)}
+                  "bc": (46, 40), "tc": (100, 16), "kcore": (40, 40), "lpa": (96, 40)}
 RESULT_VERTEX_BYTES = 16  # what one kept result holds per vertex (depth and predecessor, say)
 
 

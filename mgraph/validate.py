@@ -164,6 +164,74 @@ def reference_components(graph) -> np.ndarray:
     return first.astype(np.int64)[comp]
 
 
+def reference_triangles(graph, rows_per_block: int = 4096) -> np.ndarray:
+    """Triangles through each vertex of an undirected graph (int64), by scipy's sparse products over the graph
+    oriented from lower to higher (degree, id): each triangle u -> v -> w (u -> w) is found once, as an entry of
+    (D @ D) * D for its first corner u and last w, and of (D^T @ D) * D for its middle v.  Orienting bounds a
+    row's out-degree by sqrt(2m), and the products go in blocks of rows, so hubs do not fill memory."""
+    a = _matrix(graph, np.ones(graph.num_arcs)).tocoo()
+    deg = np.diff(to_numpy(graph.indptr))
+    rank = np.lexsort((np.arange(graph.num_vertices), deg))  # vertices by (degree, id)
+    order = np.empty_like(rank)
+    order[rank] = np.arange(rank.shape[0])
+    up = order[a.row] < order[a.col]
+    n = graph.num_vertices
+    d = sp.csr_matrix((np.ones(int(up.sum())), (a.row[up], a.col[up])), shape=(n, n))
+    dt = d.T.tocsr()
+    t = np.zeros(n)
+    for lo in range(0, n, rows_per_block):
+        block = d[lo:lo + rows_per_block]
+        ends = (block @ d).multiply(block)  # (u, w): the triangles with first corner u and last w
+        t[lo:lo + rows_per_block] += np.asarray(ends.sum(axis=1)).ravel()
+        t += np.asarray(ends.sum(axis=0)).ravel()
+        middle = (dt[lo:lo + rows_per_block] @ d).multiply(block)  # (v, w): the triangles with middle v
+        t[lo:lo + rows_per_block] += np.asarray(middle.sum(axis=1)).ravel()
+    return np.rint(t).astype(np.int64)
+
+
+def reference_core_numbers(graph) -> np.ndarray:
+    """Core numbers by peeling with sparse products: every vertex of degree <= k leaves at level k, its neighbours
+    lose a degree per arc, and the level rises to the smallest remaining degree when none is left to peel.  A
+    directed graph's degree counts in-arcs and out-arcs, as networkx.core_number does."""
+    a = _matrix(graph, np.ones(graph.num_arcs))
+    if graph.directed:
+        a = (a + a.T).tocsr()
+    deg = np.asarray(a.sum(axis=1)).ravel().astype(np.int64)
+    core = np.full(graph.num_vertices, -1, dtype=np.int64)
+    alive = np.ones(graph.num_vertices, dtype=bool)
+    level = 0
+    while alive.any():
+        level = max(level, int(deg[alive].min()))
+        while True:
+            peel = alive & (deg <= level)
+            if not peel.any():
+                break
+            core[peel] = level
+            alive &= ~peel
+            deg -= np.rint(a @ peel.astype(np.float64)).astype(np.int64)
+    return core
+
+
+def validate_label_propagation(graph, labels) -> None:
+    """Converged label propagation: every vertex with neighbours holds one of its neighbours' most frequent labels
+    (what ends networkx's semi-synchronous rounds).  A check of the end state, not of equality with networkx."""
+    labels = _ids(labels, graph.num_vertices, "label")
+    src, dst, _ = _arcs(graph)
+    if not src.size:
+        return
+    pairs, counts = np.unique(np.stack([src, labels[dst]]), axis=1, return_counts=True)
+    best = np.zeros(graph.num_vertices, dtype=np.int64)
+    np.maximum.at(best, pairs[0], counts)
+    mine = np.zeros(graph.num_vertices, dtype=np.int64)
+    own = pairs[1] == labels[pairs[0]]
+    mine[pairs[0][own]] = counts[own]
+    bad = np.flatnonzero((np.bincount(src, minlength=graph.num_vertices) > 0) & (mine < best))
+    if bad.size:
+        v = int(bad[0])
+        _fail(f"label propagation: vertex {v}'s label {int(labels[v])} is not among its neighbours' most frequent "
+              f"({int(mine[v])} of them hold it, {int(best[v])} hold another); {bad.size} such vertices")
+
+
 # -- helpers -------------------------------------------------------------------
 def _fail(message: str):
     raise ValidationError(message)

@@ -30,10 +30,19 @@ class Triangles(Primitive):
         super().__init__(graph)
 
     def reset(self, source=None):
-        src, dst = ops.arcs(self.graph, self.graph.own_vertices)
-        common = ops.intersect_count(self.graph, src, dst)
-        twice = self.xp.bincount(src, weights=common, minlength=self.num_vertices)
-        self.triangles = self.xp.rint(twice).astype(np.int64) // 2  # float sums of counts are exact below 2^53
+        g, xp, n = self.graph, self.xp, self.num_vertices
+        mine = xp.zeros(n, dtype=bool)
+        mine[g.own_vertices] = True
+        src, dst = ops.arcs(g, g.own_vertices)
+        # an edge between two own vertices is intersected once and counts for both; one to a proxy counts here
+        # for the own end only (the proxy's owner counts it for the other)
+        keep = ~mine[dst] | (src < dst)
+        src, dst = src[keep], dst[keep]
+        common = ops.intersect_count(g, src, dst)
+        both = mine[dst]
+        twice = xp.bincount(src, weights=common, minlength=n) + xp.bincount(dst[both], weights=common[both],
+                                                                             minlength=n)
+        self.triangles = xp.rint(twice).astype(np.int64) // 2  # float sums of counts are exact below 2^53
         return self.frontier_of(None)
 
     def iterate(self, frontier):

@@ -3,6 +3,7 @@
     python tests/mpi_job.py primitives OUT.npz GRAPH PARTITIONER DUPLICATION COMMUNICATION
     python tests/mpi_job.py arcs OUT.npz GRAPH
     python tests/mpi_job.py own OUT.npz GRAPH
+    python tests/mpi_job.py communities OUT.npz GRAPH
     python tests/mpi_job.py raise GRAPH
     python tests/mpi_job.py contract GRAPH
     python tests/mpi_job.py vanish GRAPH
@@ -89,6 +90,15 @@ def arcs(out, graph):
                  n=g.num_vertices, directed=g.directed)
 
 
+def communities(out, graph):
+    """Triangles, core numbers and label propagation of a file's graph on the ranks."""
+    g = mgraph.load(graph)
+    got = {"triangles": mgraph.triangles(g).triangles, "core": mgraph.core_number(g).core,
+           "labels": mgraph.label_propagation(g).labels}
+    if world().rank == 0:
+        np.savez(out, **got)
+
+
 def own(out, graph):
     """gather=False: each rank keeps its own vertices; rank 0 collects them to show they tile the graph."""
     g = mgraph.load(graph)
@@ -125,6 +135,8 @@ def main(argv):
         primitives(*argv[1:])
     elif mode == "arcs":
         arcs(*argv[1:])
+    elif mode == "communities":
+        communities(*argv[1:])
     elif mode == "own":
         own(*argv[1:])
     elif mode == "raise":

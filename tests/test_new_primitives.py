@@ -141,3 +141,42 @@ def test_without_proxy_arcs_triangles_on_parts_would_be_short(tmp_path):
         mgraph.run(Blind, g, devices=3)
     for duplication in ("1-hop", "all"):
         assert mgraph.run(Triangles, g, devices=3, duplication=duplication).triangles.sum() == 3 * 194
+
+
+@pytest.mark.parametrize("command, key", [("tc", "triangles"), ("kcore", "max core"), ("lpa", "communities")])
+def test_the_command_line_runs_and_validates_them(tmp_path, command, key):
+    from mgraph.cli import main
+
+    record = tmp_path / "out.json"
+    code = main([command, os.path.join(ROOT, "tests", "data", "chesapeake.mtx"), "--devices", "3", "--runs", "2",
+                 "--validate", "--json", str(record)])
+    assert code == 0
+    import json
+
+    r = json.loads(record.read_text())
+    assert r["validation"]["status"] == "PASS" and len(r["runs"]) == 2
+    if command == "tc":
+        assert r["summary"]["triangles"] == 194
+
+
+def test_the_command_line_refuses_triangles_of_a_directed_graph(capsys):
+    from mgraph.cli import main
+
+    path = os.path.join(ROOT, "tests", "data", "chesapeake.mtx")
+    assert main(["tc", path, "--directed"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "directed" in err[0]
+
+
+def test_the_three_under_mpi_equal_networkx(tmp_path):
+    from conftest import run_mpi
+
+    out = tmp_path / "out.npz"
+    job = os.path.join(ROOT, "tests", "mpi_job.py")
+    done = run_mpi(3, ["python", job, "communities", out, os.path.join(ROOT, "tests", "data", "chesapeake.mtx")])
+    assert done.returncode == 0, done.stderr[-3000:]
+    got = np.load(out)
+    c = get_case("chesapeake")
+    np.testing.assert_array_equal(got["triangles"], per_vertex(c.n, nx.triangles(c.nx)))
+    np.testing.assert_array_equal(got["core"], per_vertex(c.n, nx.core_number(c.nx)))
+    assert communities(got["labels"]) == sorted(sorted(s) for s in label_propagation_communities(c.nx))

@@ -74,18 +74,35 @@ def advance(graph, frontier, functor, args):
     return np.unique(v[emit]).astype(graph.indices.dtype)
 
 
+INTERSECT_CHUNK = 1 << 22  # arcs looked up at once by intersect_count: bounds its memory on hub-heavy graphs
+
+
 def intersect_count(graph, a, b):
-    """For each pair (a[i], b[i]), how many out-neighbours the two share (rows sorted): each arc of a[i]'s row is
-    looked up among b[i]'s arcs by its (row, column) key, which the sorted rows order globally."""
+    """For each pair (a[i], b[i]), how many out-neighbours the two share (rows sorted): each arc of the shorter row is
+    looked up among the other's arcs by its (row, column) key, which the sorted rows order globally.  Pairs go in
+    chunks of about INTERSECT_CHUNK looked-up arcs, since two hubs' rows may hold millions."""
     from .segments import expand_rows
 
     n = max(graph.num_vertices, 1)
-    k, at = expand_rows(np, graph.indptr, a)
-    keys = b.astype(np.int64)[k] * n + graph.indices[at].astype(np.int64)
-    arcs = graph.arc_sources().astype(np.int64) * n + graph.indices.astype(np.int64)
-    pos = np.minimum(np.searchsorted(arcs, keys), max(arcs.shape[0] - 1, 0))
-    hit = arcs[pos] == keys if arcs.shape[0] else np.zeros(keys.shape[0], dtype=bool)
-    return np.bincount(k[hit], minlength=a.shape[0]).astype(np.int64)
+    deg = np.diff(graph.indptr)
+    a, b = a.astype(np.int64), b.astype(np.int64)
+    swap = deg[a] > deg[b]  # walk the shorter list of each pair: sum of min degrees, not of the first's
+    a, b = np.where(swap, b, a), np.where(swap, a, b)
+    keys = graph.arc_sources().astype(np.int64) * n + graph.indices.astype(np.int64)
+    out = np.zeros(a.shape[0], dtype=np.int64)
+    if not keys.shape[0]:
+        return out
+    work = np.cumsum(deg[a])
+    start = 0
+    while start < a.shape[0]:
+        stop = max(int(np.searchsorted(work, (work[start - 1] if start else 0) + INTERSECT_CHUNK, side="right")),
+                   start + 1)
+        k, at = expand_rows(np, graph.indptr, a[start:stop])
+        want = b[start:stop][k] * n + graph.indices[at].astype(np.int64)
+        pos = np.minimum(np.searchsorted(keys, want), keys.shape[0] - 1)
+        out[start:stop] = np.bincount(k[keys[pos] == want], minlength=stop - start)
+        start = stop
+    return out
 
 
 def _weights(graph, arcs):
