@@ -10,13 +10,8 @@ import numpy as np
 
 
 def scatter(xp, op, out, at, values):
-    """``out[at] op= values`` with repeats in ``at`` (op "add", "min" or "max")."""
-    if xp is np:
-        getattr(np, {"add": "add", "min": "minimum", "max": "maximum"}[op]).at(out, at, values)
-    else:
-        import cupyx
-
-        getattr(cupyx, "scatter_" + op)(out, at, values)
+    """``out[at] op= values`` with repeats in ``at`` (op "add", "min" or "max"): the ufuncs' unbuffered ``at``."""
+    getattr(xp, {"add": "add", "min": "minimum", "max": "maximum"}[op]).at(out, at, values)
 
 
 def expand_rows(xp, indptr, rows):
@@ -28,7 +23,10 @@ def expand_rows(xp, indptr, rows):
     xp.cumsum(deg, out=offs[1:])
     total = int(offs[-1])
     pos = xp.arange(total, dtype=np.int64)
-    k = xp.searchsorted(offs, pos, side="right") - 1
+    if xp is np:  # NumPy repeats by counts; CuPy's repeat takes no array of counts, so it searches the offsets
+        k = np.repeat(np.arange(rows.shape[0], dtype=np.int64), deg)
+    else:
+        k = xp.searchsorted(offs, pos, side="right") - 1
     return k, starts[k] + (pos - offs[k])
 
 
@@ -42,18 +40,31 @@ def arcs(graph, vertices=None):
 
 
 def _runs(xp, k, vals):
-    """The distinct (k, value) pairs, sorted, with how many times each occurs."""
-    order = xp.lexsort(xp.stack([vals.astype(np.int64), k.astype(np.int64)]))
-    k, vals = k[order], vals[order]
+    """The distinct (k, value) pairs, sorted, with how many times each occurs.  Both go into one int64 key where
+    it fits (a plain radix sort on the GPU), else they are sorted as two keys."""
     if k.shape[0] == 0:
         return k, vals, xp.zeros(0, dtype=np.int64)
-    new = xp.ones(k.shape[0], dtype=bool)
-    new[1:] = (k[1:] != k[:-1]) | (vals[1:] != vals[:-1])
-    start = xp.flatnonzero(new)
+    k = k.astype(np.int64, copy=False)
+    low, high = int(vals.min()), int(vals.max())
+    span = high - low + 1
+    if (int(k[-1]) + 1) * span < 2 ** 62:  # k is non-decreasing (CSR order), so k[-1] is its largest
+        key = xp.sort(k * span + (vals.astype(np.int64) - low))
+        new = xp.ones(key.shape[0], dtype=bool)
+        new[1:] = key[1:] != key[:-1]
+        start = xp.flatnonzero(new)
+        first = key[start]
+        runs_k, runs_v = first // span, (first % span + low).astype(vals.dtype)
+    else:
+        order = xp.lexsort(xp.stack([vals.astype(np.int64), k]))
+        k, vals = k[order], vals[order]
+        new = xp.ones(k.shape[0], dtype=bool)
+        new[1:] = (k[1:] != k[:-1]) | (vals[1:] != vals[:-1])
+        start = xp.flatnonzero(new)
+        runs_k, runs_v = k[start], vals[start]
     ends = xp.empty_like(start)
     ends[:-1] = start[1:]
-    ends[-1] = k.shape[0]
-    return k[start], vals[start], ends - start
+    ends[-1] = new.shape[0]
+    return runs_k, runs_v, ends - start
 
 
 def mode(xp, k, vals, num_rows, prefer, empty):
