@@ -24,6 +24,8 @@ _FUNCTIONS = {
                 "edges; mgraph graphs are simple).",
     "single_source_shortest_path_length": "Runs on any graph; the dict holds networkx's keys and values, ordered by "
                                           "distance (networkx's order within a level may differ).",
+    "triangles": "Runs on undirected graphs (self-loops and parallel edges do not count, as in networkx).",
+    "core_number": "Runs on graphs without self-loops (networkx refuses those with its own error).",
     "single_source_dijkstra_path_length": "Runs where weight is an attribute name (not a function) and every "
                                           "weight is non-negative; integer weights give integer distances.",
 }

@@ -273,6 +273,8 @@ NX_TEST_MODULES = [
     "algorithms/shortest_paths/tests/test_unweighted.py",
     "algorithms/shortest_paths/tests/test_weighted.py",
     "algorithms/shortest_paths/tests/test_generic.py",
+    "algorithms/tests/test_cluster.py",
+    "algorithms/tests/test_core.py",
 ]
 
 # A pytest plugin for the subprocess: runs the backend on MGRAPH_NX_TEST_DEVICES devices and counts the calls that

@@ -57,6 +57,8 @@ class BackendInterface:
                                                    a["nstart"], a["weight"], a["dangling"])
         elif name == "betweenness_centrality":
             reason = algorithms._betweenness_declines(a["k"], a["weight"], a["endpoints"])
+        elif name == "core_number" and algorithms._has_self_loops(a["G"]):
+            reason = "networkx's core_number refuses self-loops (its own error); mgraph graphs drop them"
         elif name == "single_source_dijkstra_path_length" and not (a["weight"] is None or isinstance(a["weight"], str)):
             reason = "mgraph takes weights from an edge attribute, not a function"
         if name.startswith("single_source") and not (a["cutoff"] is None or algorithms._real(a["cutoff"])):

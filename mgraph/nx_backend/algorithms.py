@@ -283,7 +283,36 @@ def _rescale(b: np.ndarray, n: int, *, normalized, directed: bool, sampled) -> n
     return b * scale
 
 
+# -- triangles and cores -----------------------------------------------------------
+
+
+def triangles(G, nodes=None, **run):
+    """networkx's: ``{node: triangles}`` over ``nodes`` (all where None), or the count of one node given alone."""
+    _undirected_only(G)
+    G = _graph(G)
+    counts = api.triangles(G.for_weight(None), **_options(run)).triangles.tolist() if len(G) else []
+    try:
+        single = nodes is not None and nodes in G
+    except TypeError:
+        single = False
+    if single:
+        return counts[G.index[nodes]]
+    if nodes is None:
+        return dict(zip(G.node_list, counts))
+    return {v: counts[G.index[v]] for v in nodes if v in G}
+
+
+def core_number(G, **run):
+    """networkx's: ``{node: core number}`` (a directed graph's degree counts in- and out-arcs)."""
+    if _has_self_loops(G):  # networkx refuses them; mgraph graphs have dropped them
+        raise NotImplementedError("networkx's core_number refuses self-loops; mgraph graphs drop them")
+    G = _graph(G)
+    if len(G) == 0:
+        return {}
+    return dict(zip(G.node_list, api.core_number(G.for_weight(None), **_options(run)).core.tolist()))
+
+
 FUNCTIONS = {f.__name__: f for f in (
     betweenness_centrality, connected_components, is_connected, number_connected_components,
     weakly_connected_components, is_weakly_connected, number_weakly_connected_components,
-    pagerank, single_source_shortest_path_length, single_source_dijkstra_path_length)}
+    pagerank, single_source_shortest_path_length, single_source_dijkstra_path_length, triangles, core_number)}
