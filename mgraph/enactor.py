@@ -232,6 +232,13 @@ class Contract:
                 if not isinstance(arr, xp.ndarray) or arr.ndim != 1 or arr.shape[0] != n:
                     raise ContractError(f"{self.where(kind)}: {name!r} names no per-vertex array of the primitive "
                                         f"(an attribute of {n} values, one per vertex of this graph)")
+                op = dict(prim.combine).get(name) if kind == "combine" else None
+                if op in ("min", "max") and arr.dtype.kind == "f" and n and bool((arr == -1).any()):
+                    # "min" orders -1 above every value in integer arrays only; in a float array -1 is a value,
+                    # and it would win every min: the unreached vertices would spread as reached ones
+                    raise ContractError(f"{self.where(kind)}: {name!r} is a float array combined by {op!r} and "
+                                        "holds -1; -1 means unreached in integer arrays only (ops.UNVISITED): "
+                                        "mark unreached float values with inf (min) or -inf (max)")
 
     def result(self):
         """The primitive's result() checked: {name: a per-vertex array of the backend}."""

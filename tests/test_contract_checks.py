@@ -107,3 +107,25 @@ def test_combine_must_name_a_known_op_and_an_array(devices):
 
 def test_a_contract_error_is_a_value_error():
     assert issubclass(ContractError, ValueError)
+
+
+class FloatHops(Reach):
+    """Keeps hops as floats with -1 for unreached: a min combine would let -1 win over every real value."""
+
+    def reset(self, source=None):
+        frontier = super().reset(source)
+        self.hops = self.hops.astype(np.float64)
+        return frontier
+
+    def iterate(self, frontier):
+        hops = self.hops.astype(np.int32)
+        out = ops.advance_visit(self.graph, frontier, hops, self.via, self.step + 1)
+        self.hops = hops.astype(np.float64)
+        return out
+
+
+@pytest.mark.parametrize("devices", [1, 3])
+def test_a_float_combine_that_uses_minus_one_for_unreached_is_refused(devices):
+    with pytest.raises(ContractError, match=r"FloatHops.combine on device \d, superstep 0: 'hops' is a float array "
+                                            r"combined by 'min' and holds -1"):
+        mgraph.run(FloatHops, graph(), 0, devices=devices)
