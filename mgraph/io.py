@@ -1,14 +1,19 @@
 """Graph loaders: Matrix Market, SNAP and CSV edge lists, an .npz CSR cache, and generator specs.
 
 Text is parsed vectorized: the file is read whole (gunzipped when it starts
-with the gzip magic bytes), cut into chunks at line ends, and each chunk goes
-through NumPy's C ``loadtxt``, which on numpy 2 parses several million edges a
-second: as fast as ``np.fromstring``, 5x faster than ``bytes.split``, and
-unlike them it checks every line's column count (see docs/loaders.md).  Only
-when a chunk fails to parse does a Python loop walk that chunk's lines to name
-the bad one, so a malformed file costs time only on the error path.  Every
-format error is a :class:`GraphFormatError` with a one-line message
-``FILE, line N: problem``.
+with the gzip magic bytes), its header read line by line, and the table of
+edges after it handed to pyarrow's multithreaded CSV reader
+(:mod:`mgraph.parse`), with options under which it reads every token as the
+line-aware reader below does.  Where pyarrow is absent, declines the text
+(comment lines between the edges, a carriage return inside a line, ...),
+refuses a line, or the parsed edges break a check (a negative or
+out-of-range id, a weight that is not finite), the line-aware reader parses
+the text again: it cuts it into chunks at line ends and hands each to NumPy's
+C ``loadtxt``, and only when a chunk fails does a Python loop walk that
+chunk's lines to name the bad one.  So a malformed file costs time only on
+the error path, and every format error is a :class:`GraphFormatError` with
+the one-line message ``FILE, line N: problem`` the line-aware reader gives
+(see docs/loaders.md).
 
 :class:`FileEdges` reads a share of a file instead, so that P readers (MPI
 ranks) together read it once and none holds the whole graph: a byte range of
@@ -245,7 +250,8 @@ def _read_bytes(path: str) -> bytes:
     """The whole file, gunzipped when it starts with the gzip magic bytes (whatever its suffix)."""
     size = os.path.getsize(path)
     memory.check(size, f"{path}: reading its {size:,} bytes")
-    with open(path, "rb") as raw, _progress(size, f"reading {os.path.basename(path)}") as bar:
+    # Unbuffered: a buffered reader's read() joins its read-ahead to the rest, a copy of the whole file
+    with open(path, "rb", buffering=0) as raw, _progress(size, f"reading {os.path.basename(path)}") as bar:
         gz = raw.read(2) == GZIP_MAGIC
         raw.seek(0)
         src = raw
@@ -299,10 +305,46 @@ def _parse_edge_list(path, data: bytes, *, delimiter, comments, where=None):
     if first is None:
         return np.empty(0, np.int64), np.empty(0, np.int64), None
     ncols, start, first_line = _edge_list_layout(path, first, delimiter, comments)
+    fast = _fast_columns(data, start, ncols, delimiter, "f8")
+    if fast is not None and _edge_list_fits(*fast, where=where):
+        return fast
     table = _Table(path, data, start, first_line, ncols, delimiter, comments, weight_kind="f8")
     src, dst, w = table.columns()
     _check_edge_list_ids(path, table, src, dst, where=where)
     return src, dst, w
+
+
+def _fast_columns(data, start: int, ncols: int, delimiter, weight_kind):
+    """The table after ``start`` parsed by pyarrow (mgraph.parse), or None: the line-aware reader (_Table) parses it."""
+    from . import parse
+
+    return parse.columns(data, start, len(data), ncols, delimiter, weight_kind)
+
+
+def _edge_list_fits(src, dst, w, *, where=None) -> bool:
+    """Whether an edge list passes every check of the line-aware path (_Table.columns, _check_edge_list_ids).
+
+    When it does not, the caller parses the text again with that path, whose
+    message names the line; so the vertex count is checked here exactly as
+    :func:`_check_vertex_count` checks it.
+    """
+    if w is not None and not np.isfinite(w).all():
+        return False
+    if not src.size:
+        return True
+    if min(int(src.min()), int(dst.min())) < 0:
+        return False
+    top = max(int(src.max()), int(dst.max()))
+    return memory.shortfall(memory.vertex_bytes(top + 1), where, at_least=True) is None
+
+
+def _mtx_fits(src, dst, w, rows: int, nnz: int | None) -> bool:
+    """Whether Matrix Market entries pass every check of the line-aware path (_Table.columns, _check_mtx_entries)."""
+    if w is not None and not np.isfinite(w).all():
+        return False
+    if nnz is not None and src.size != nnz:
+        return False
+    return not src.size or (min(int(src.min()), int(dst.min())) >= 1 and max(int(src.max()), int(dst.max())) <= rows)
 
 
 def _edge_list_layout(path, first, delimiter, comments):
@@ -364,7 +406,14 @@ _MTX_BANNER = "%%MatrixMarket matrix coordinate <field> <symmetry>"
 def _parse_mtx(path, data: bytes, *, where=None):
     """Matrix Market coordinate files: pattern/integer/real, general/symmetric, 1-based ids."""
     rows, nnz, weight_kind, symmetric, line_no, end = _mtx_header(path, _lines(data, 0, 1), where=where)
-    table = _Table(path, data, end, line_no + 1, 2 if weight_kind is None else 3, None, "%", weight_kind)
+    ncols = 2 if weight_kind is None else 3
+    fast = _fast_columns(data, end, ncols, None, weight_kind)
+    if fast is not None and _mtx_fits(*fast, rows, nnz):
+        src, dst, w = fast
+        src -= 1
+        dst -= 1
+        return src, dst, w, rows, not symmetric, symmetric
+    table = _Table(path, data, end, line_no + 1, ncols, None, "%", weight_kind)
     src, dst, w = table.columns()
     _check_mtx_entries(path, table, src, dst, rows, nnz)
     return src, dst, w, rows, not symmetric, symmetric
@@ -629,7 +678,8 @@ class FileEdges:
           size*(index+1)/count)`` of the data after the header (``size``: the
           data's bytes), cut at line ends: the reader owns every line that
           starts in its range, and reads its range (with one byte before it)
-          and the rest of its last line, nothing else.  Parsed and checked as
+          and the rest of its last line, nothing else.  Parsed (by pyarrow
+          where it can, as :func:`read_edges`) and checked as
           :func:`read_edges` does, with the same messages; ids are checked per
           part, and the Matrix Market entry count only with ``count == 1``
           (else see :meth:`check_count`).  Line numbers: exact for a part that
@@ -797,6 +847,15 @@ class FileEdges:
             raise self._locate(e, buf, start, a - lead) from None
 
     def _parse(self, data, start: int, first_line: int, whole: bool):
+        fast = _fast_columns(data, start, self._ncols, self._delimiter, self._kind)
+        if fast is not None:
+            if self.format != "mtx" and _edge_list_fits(*fast):
+                return fast
+            if self.format == "mtx" and _mtx_fits(*fast, self.num_vertices, self.num_entries if whole else None):
+                src, dst, w = fast
+                src -= 1
+                dst -= 1
+                return src, dst, w
         comments = self._comments(data)
         try:
             table = _Table(self.path, data, start, first_line, self._ncols, self._delimiter, comments, self._kind)

@@ -84,8 +84,9 @@ class SpecSource(EdgeSource):
 
 
 class FileSource(EdgeSource):
-    """A graph file: this worker parses its byte range once (its share stays in host memory) and hands it out in
-    chunks.  A gzip file cannot be cut by bytes: worker 0 reads it whole."""
+    """A graph file: this worker parses its byte range once (its share stays in host memory; pyarrow parses it
+    where it can, as for a whole file: mgraph.parse) and hands it out in chunks.  A gzip file cannot be cut by
+    bytes: worker 0 reads it whole."""
 
     def __init__(self, path, *, directed=None):
         from .io import FileEdges

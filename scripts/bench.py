@@ -19,6 +19,17 @@ Modes (``--mode``, default ``bench``, the benchmark below):
   process, MPI or NCCL between ranks): every device sends ``--sizes`` MiB to
   every other at once, median of ``--runs`` hops after a warm-up, GB/s per
   peer and direction.  No graph is built.
+* ``load``: the loaders' rate on files it writes first (``--formats`` of
+  ``--edges`` random edges, ids below a power of two near edges / 2.4, in
+  ``--dir`` or a temporary folder it removes): SNAP text (tab-separated, a
+  comment header), the same gzipped, CSV with a header and Matrix Market
+  real general (weights k/8).  Per format, after one untimed read (which
+  imports pyarrow and records which parser took the file), ``--runs`` times
+  ``mgraph.io.read_edges`` (read + parse) and ``mgraph.load`` (+ building the
+  simple CSR graph on ``--backend``'s device); medians in M edges/s, with the
+  line-aware reader alone beside them (``--no-baselines`` leaves it out) and
+  the SNAP floors at 10 M edges (parse >= 12, load >= 6 M edges/s on the
+  project's 2-core CPU box).  No R-MAT graph is generated.
 
 Beside the table (``--no-baselines`` leaves it out): the wall time of a whole
 ``mgraph.bfs`` call, with NumPy results and with ``output="device"``, next to
@@ -49,11 +60,11 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__)))) 
 
 from mgraph import generators  # noqa: E402
 from mgraph.backend import BACKENDS, Backend, resolve  # noqa: E402
-from mgraph.cli import (PRIMITIVES, TRAVERSALS, Validator, code_version, harmonic_mean, now,  # noqa: E402
+from mgraph.cli import (TRAVERSALS, Validator, code_version, harmonic_mean, now,  # noqa: E402
                         random_sources, run_primitive, write_json)
 from mgraph.group import is_root, world  # noqa: E402
 
-MODES = ("bench", "trace", "profile", "peer")
+MODES = ("bench", "trace", "profile", "peer", "load")
 SSSP_WEIGHTS = (1, 64)  # integer weights, as Gunrock's SSSP benchmarks use
 PR_L1 = 1e-6  # PageRank runs until the rank vector's L1 change is below this (networkx's tol = PR_L1 / |V|)
 FLOOR_SCALE, FLOOR_EDGE_FACTOR = 24, 16
@@ -67,7 +78,12 @@ FLOORS = {
     "pr": ("ms_per_iteration", "<=", 3.5, "ms/iter"),
     "bc": ("median_ms", "<=", 18, "ms/source"),
 }
+BENCHED = tuple(FLOORS)  # the primitives with floors; the others run from the command line (mgraph tc ...)
 BASELINE_PR_ITERATIONS = 20
+# --mode load: the formats it writes, and the floors of issue 22 on a 10 M-edge SNAP edge list (2-core CPU box)
+LOAD_FORMATS = ("txt", "txt.gz", "csv", "mtx")
+LOAD_FLOOR_EDGES = 10_000_000
+LOAD_FLOORS = {"parse": 12.0, "load": 6.0}  # M edges/s, SNAP .txt
 
 
 def _log(message: str) -> None:
@@ -78,7 +94,7 @@ def _arguments(argv):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--scale", type=int, default=24, help="R-MAT scale: 2**SCALE vertices (default 24)")
     p.add_argument("--edge-factor", type=int, default=16, help="edges per vertex (default 16)")
-    p.add_argument("--primitives", default=",".join(PRIMITIVES), help=f"comma list of {','.join(PRIMITIVES)}")
+    p.add_argument("--primitives", default=",".join(BENCHED), help=f"comma list of {','.join(BENCHED)}")
     p.add_argument("--runs", type=int, default=5, help="timed runs per source (default 5)")
     p.add_argument("--sources", type=int, default=8, help="random sources for traversals and BC (default 8)")
     p.add_argument("--seed", type=int, default=0, help="seed for the graph, sources and weights")
@@ -88,12 +104,27 @@ def _arguments(argv):
     p.add_argument("--json", metavar="FILE", help="write the full results here")
     p.add_argument("--baselines", action=argparse.BooleanOptionalAction, default=True,
                    help="bench: also time the API call around BFS and the SpMV PageRank / BFS a user would write")
-    p.add_argument("--mode", choices=MODES, default="bench", help="bench (default), trace, profile or peer")
+    p.add_argument("--mode", choices=MODES, default="bench", help="bench (default), trace, profile, peer or load")
     p.add_argument("--devices", type=int, default=None,
                    help="trace, peer: devices in this process (default 2); profile: 1; under mpiexec the ranks")
     p.add_argument("--top", type=int, default=25, help="profile: functions listed per table (default 25)")
     p.add_argument("--sizes", default="1,8,64,256", help="peer: MiB per package, a comma list (default 1,8,64,256)")
+    p.add_argument("--edges", type=int, default=LOAD_FLOOR_EDGES,
+                   help=f"load: edges per generated file (default {LOAD_FLOOR_EDGES:,})")
+    p.add_argument("--formats", default=",".join(LOAD_FORMATS),
+                   help=f"load: comma list of {','.join(LOAD_FORMATS)} (default all)")
+    p.add_argument("--dir", help="load: write the files here and keep them (default: a temporary folder, removed)")
     args = p.parse_args(argv)
+    if args.mode == "load":
+        args.formats = [x.strip() for x in args.formats.split(",") if x.strip()]
+        unknown = sorted(set(args.formats) - set(LOAD_FORMATS))
+        if unknown or not args.formats:
+            p.error(f"--formats takes a comma list of {', '.join(LOAD_FORMATS)}, got {unknown[0] if unknown else 'none'}")
+        if args.edges < 1 or args.runs < 1:
+            p.error("--edges and --runs must be >= 1")
+        if world() is not None:
+            p.error("--mode load times one process's loaders: run it without mpiexec")
+        return args
     if args.devices is None:
         args.devices = 1 if args.mode in ("bench", "profile") else 2
     if args.devices < 1 or args.top < 1:
@@ -110,9 +141,9 @@ def _arguments(argv):
     if not args.sizes or min(args.sizes) <= 0:
         p.error("--sizes must list positive sizes in MiB")
     args.primitives = [x.strip() for x in args.primitives.split(",") if x.strip()]
-    unknown = sorted(set(args.primitives) - set(PRIMITIVES))
+    unknown = sorted(set(args.primitives) - set(BENCHED))
     if unknown:
-        p.error(f"unknown primitive {unknown[0]!r}: choose from {', '.join(PRIMITIVES)}")
+        p.error(f"unknown primitive {unknown[0]!r}: choose from {', '.join(BENCHED)}")
     if args.runs < 1 or args.sources < 1:
         p.error("--runs and --sources must be >= 1")
     return args
@@ -478,10 +509,177 @@ def _report(args, argv, backend, device, graph, records) -> int:
     return 0
 
 
+# -- the loaders' rate: --mode load ---------------------------------------------------------------------------
+
+
+def _write_columns(f, cols, delimiter: str) -> None:
+    """Rows of ``cols`` (int64 ids, float64 weights) as text: pyarrow's CSV writer, or NumPy's (slow) without it."""
+    import numpy as np
+
+    try:
+        import pyarrow as pa
+        import pyarrow.csv as pcsv
+    except ImportError:
+        fmt = ["%d", "%d", "%.17g"][:len(cols)]
+        np.savetxt(f, np.column_stack(cols) if len(cols) == 2 else np.rec.fromarrays(cols), fmt=fmt,
+                   delimiter=delimiter)
+        return
+    table = pa.table({f"c{k}": c for k, c in enumerate(cols)})
+    pcsv.write_csv(table, f, pcsv.WriteOptions(include_header=False, delimiter=delimiter, quoting_style="none",
+                                               batch_size=1 << 20))
+
+
+def write_load_files(folder: str, edges: int, formats, seed: int) -> dict:
+    """format -> (path, vertices): ``edges`` random edges (and weights k/8, k in 1..64) in each format."""
+    import gzip
+    import math
+    import shutil
+
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    n = 1 << max(4, math.ceil(math.log2(max(edges / 2.4, 1))))
+    src, dst = rng.integers(0, n, edges), rng.integers(0, n, edges)
+    out = {}
+    txt = os.path.join(folder, "edges.txt")
+    if {"txt", "txt.gz"} & set(formats):
+        with open(txt, "wb") as f:
+            f.write(b"# generated by scripts/bench.py --mode load\n# Nodes: %d Edges: %d\n# FromNodeId\tToNodeId\n"
+                    % (n, edges))
+            _write_columns(f, [src, dst], "\t")
+        out["txt"] = (txt, n)
+    if "txt.gz" in formats:
+        with open(txt, "rb") as raw, gzip.open(txt + ".gz", "wb", compresslevel=1) as z:
+            shutil.copyfileobj(raw, z, 1 << 24)
+        out["txt.gz"] = (txt + ".gz", n)
+    if "txt" not in formats and "txt" in out:
+        os.remove(txt)
+        del out["txt"]
+    if "csv" in formats:
+        path = os.path.join(folder, "edges.csv")
+        with open(path, "wb") as f:
+            f.write(b"src,dst\n")
+            _write_columns(f, [src, dst], ",")
+        out["csv"] = (path, n)
+    if "mtx" in formats:
+        path = os.path.join(folder, "edges.mtx")
+        with open(path, "wb") as f:
+            f.write(b"%%%%MatrixMarket matrix coordinate real general\n%% generated by scripts/bench.py\n%d %d %d\n"
+                    % (n, n, edges))
+            _write_columns(f, [src + 1, dst + 1, rng.integers(1, 65, edges) / 8], " ")
+        out["mtx"] = (path, n)
+    return out
+
+
+def load_rates(args, backend) -> dict:
+    """Per format: ``args.runs`` timings of read_edges and mgraph.load (and of the line-aware reader alone)."""
+    import gc
+    import shutil
+    import tempfile
+
+    import mgraph
+    from mgraph import io as mio
+    from mgraph import parse
+
+    folder = args.dir or tempfile.mkdtemp(prefix="mgraph-load-")
+    os.makedirs(folder, exist_ok=True)
+    try:
+        _log(f"load: writing {args.edges:,} edges as {', '.join(args.formats)} in {folder}")
+        t0 = time.perf_counter()
+        files = write_load_files(folder, args.edges, args.formats, args.seed)
+        write_s = time.perf_counter() - t0
+        records = {}
+        for fmt in args.formats:
+            path, n = files[fmt]
+            used = []
+            columns = parse.columns
+
+            def counted(*a, **k):
+                got = columns(*a, **k)
+                used.append(got is not None)
+                return got
+
+            parse.columns = counted  # the untimed first read says which parser took the file
+            try:
+                m = int(mio.read_edges(path)[0].shape[0])
+            finally:
+                parse.columns = columns
+            rec = {"path": os.path.basename(path), "bytes": os.path.getsize(path), "edges": m, "vertices": n,
+                   "parser": "pyarrow" if used and all(used) else "line reader", "loadavg_before": os.getloadavg(),
+                   "parse_s": [], "load_s": []}
+            for _ in range(args.runs):
+                t = time.perf_counter()
+                mio.read_edges(path)
+                rec["parse_s"].append(time.perf_counter() - t)
+                gc.collect()
+                t = time.perf_counter()
+                g = mgraph.load(path, backend=backend)
+                backend.synchronize()
+                rec["load_s"].append(time.perf_counter() - t)
+                rec["arcs"] = g.num_arcs
+                del g
+                gc.collect()
+            if args.baselines:
+                rec["line_reader_parse_s"] = []
+                parse.ENABLED, enabled = False, parse.ENABLED
+                try:
+                    for _ in range(args.runs):
+                        t = time.perf_counter()
+                        mio.read_edges(path)
+                        rec["line_reader_parse_s"].append(time.perf_counter() - t)
+                        gc.collect()
+                finally:
+                    parse.ENABLED = enabled
+            rec["loadavg_after"] = os.getloadavg()
+            for key in ("parse_s", "load_s", "line_reader_parse_s"):
+                if key in rec:
+                    rec[key.replace("_s", "_median_s")] = statistics.median(rec[key])
+                    rec[key.replace("_s", "_medges_per_s")] = m / statistics.median(rec[key]) / 1e6
+            _log(f"load: {fmt}: parse {rec['parse_medges_per_s']:.3g}, load {rec['load_medges_per_s']:.3g} M edges/s")
+            records[fmt] = rec
+        return {"write_s": write_s, "threads": parse.cpu_threads(), "pyarrow": parse.available(), "formats": records}
+    finally:
+        if not args.dir:
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+def _report_load(args, argv, backend, device, result) -> int:
+    at_floor = args.edges == LOAD_FLOOR_EDGES
+    floors = {"parse": LOAD_FLOORS["parse"], "load": LOAD_FLOORS["load"]}
+    for fmt, rec in result["formats"].items():
+        if fmt == "txt":
+            rec["floors_medges_per_s"] = floors
+            rec["met"] = {k: rec[f"{k}_medges_per_s"] >= v for k, v in floors.items()} if at_floor else None
+    if args.json:
+        write_json(args.json, {"date": now(), "command": sys.argv if argv is None else ["scripts/bench.py", *argv],
+                               "version": code_version(), "mode": "load", "backend": backend.name, "device": device,
+                               "cpus": os.cpu_count(), "edges": args.edges, "runs": args.runs, "seed": args.seed,
+                               "results": result})
+        _log(f"wrote {args.json}")
+    rows = []
+    for fmt, rec in result["formats"].items():
+        met = rec.get("met")
+        rows.append([fmt, f"{rec['bytes'] / 1e6:.1f}", f"{rec['edges']:,}", rec["parser"],
+                     f"{rec['parse_median_s']:.3f}", f"{rec['parse_medges_per_s']:.3g}",
+                     f"{rec['load_median_s']:.3f}", f"{rec['load_medges_per_s']:.3g}",
+                     _fmt(rec.get("line_reader_parse_median_s")), _fmt(rec.get("line_reader_parse_medges_per_s"), 3),
+                     "-" if fmt != "txt" else f"{floors['parse']:g} / {floors['load']:g}",
+                     "-" if met is None else "/".join("yes" if met[k] else "no" for k in ("parse", "load"))])
+    print(f"{args.edges:,} random edges per file (written in {result['write_s']:.3g} s); {backend.name} on {device}; "
+          f"{os.cpu_count()} CPUs, pyarrow {'on' if result['pyarrow'] else 'absent'} ({result['threads']} threads); "
+          f"median of {args.runs} run(s); load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}; {now()}")
+    print(_table(rows, ["format", "MB", "edges", "parser", "parse s", "parse M edges/s", "load s", "load M edges/s",
+                        "line reader s", "line reader M edges/s",
+                        f"floor (M edges/s, {LOAD_FLOOR_EDGES // 1_000_000} M)", "met" if at_floor else "met (n/a)"]))
+    return 0
+
+
 def main(argv=None) -> int:
     args = _arguments(argv)
     backend = _backend(args.backend)
     device = backend.device_name()
+    if args.mode == "load":
+        return _report_load(args, argv, backend, device, load_rates(args, backend))
     if args.mode == "peer":
         return _report(args, argv, backend, device, None, {"peer": peer(args, backend)})
     _log(f"generating R-MAT scale {args.scale}, edge factor {args.edge_factor} on {backend.name} ({device})")

@@ -131,3 +131,41 @@ def test_bench_puts_the_api_call_and_the_array_library_baselines_beside_mgraph(c
     assert side["bfs_ratio"] == pytest.approx(side["bfs_spmv_ms"] / record["results"]["bfs"]["median_ms"])
     assert "PageRank as an SpMV loop, float64" in out and "BFS as SpMV over a dense frontier" in out
     assert "mgraph.bfs call, output='device'" in out
+
+
+def test_load_times_each_format_and_says_which_parser_took_it(capsys, tmp_path):
+    folder = tmp_path / "files"
+    out, record = _run(capsys, tmp_path, "--mode", "load", "--edges", 3000, "--runs", 2, "--dir", folder)
+    assert record["mode"] == "load" and record["edges"] == 3000 and record["runs"] == 2
+    formats = record["results"]["formats"]
+    assert list(formats) == list(bench.LOAD_FORMATS)
+    for fmt, r in formats.items():
+        assert r["edges"] == 3000 and r["parser"] == "pyarrow"
+        assert len(r["parse_s"]) == len(r["load_s"]) == len(r["line_reader_parse_s"]) == 2
+        assert r["parse_median_s"] == statistics.median(r["parse_s"]) > 0
+        assert r["load_medges_per_s"] == pytest.approx(3000 / statistics.median(r["load_s"]) / 1e6)
+        assert (folder / r["path"]).is_file()  # --dir keeps the files
+    # the files hold what they say: the same edges in every format (Matrix Market ids are 1-based)
+    from mgraph import io as mio
+
+    ref = mio.read_edges(folder / "edges.txt")
+    for name in ("edges.txt.gz", "edges.csv", "edges.mtx"):
+        got = mio.read_edges(folder / name)
+        assert all(a.tolist() == b.tolist() for a, b in zip(got[:2], ref[:2])), name
+    assert mio.read_edges(folder / "edges.mtx")[2].min() >= 0.125
+    assert formats["txt"]["arcs"] <= 3000 < formats["csv"]["arcs"]  # SNAP directed, CSV undirected
+    assert formats["txt"]["met"] is None and "met (n/a)" in out and "pyarrow on" in out
+
+
+def test_load_without_baselines_in_a_temporary_folder(capsys, tmp_path):
+    _, record = _run(capsys, tmp_path, "--mode", "load", "--edges", 500, "--runs", 1, "--formats", "csv",
+                     "--no-baselines")
+    (r,) = record["results"]["formats"].values()
+    assert "line_reader_parse_s" not in r and r["edges"] == 500 and r["parser"] == "pyarrow"
+
+
+@pytest.mark.parametrize("argv", [["--mode", "load", "--formats", "xml"], ["--mode", "load", "--edges", "0"]])
+def test_load_user_errors(capsys, argv):
+    with pytest.raises(SystemExit) as e:
+        bench.main([*TINY, *argv])
+    assert e.value.code == 2 and "error" in capsys.readouterr().err
