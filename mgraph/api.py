@@ -23,7 +23,7 @@ from mgraph.primitives.sssp import SSSP
 from mgraph.primitives.triangles import Triangles
 
 from .convert import accepts_graphs
-from .launch import Placement, declared, deliver
+from .launch import Placement, declared, deliver, primitive_name
 from .launch import run as run_on
 from .result import Result
 
@@ -141,17 +141,12 @@ def run(primitive, graph, source=None, *, sources=None, **run) -> Result:
             raise ValueError("sources is empty: give at least one source (or source=None for a run without one)")
     wants = declared(primitive, "needs_source", None)
     if wants is True and sources == [None]:
-        raise ValueError(f"{_named(primitive)} needs a source (needs_source = True): give source= or sources=")
+        raise ValueError(f"{primitive_name(primitive)} needs a source (needs_source = True): give source= or sources=")
     if wants is False and sources != [None]:
-        raise ValueError(f"{_named(primitive)} takes no source (needs_source = False), got {sources}")
+        raise ValueError(f"{primitive_name(primitive)} takes no source (needs_source = False), got {sources}")
     arrays, stats, _ = run_on(place, primitive, sources)
     return Result(deliver(place, arrays), stats)
 
-
-def _named(primitive):
-    while isinstance(primitive, functools.partial):
-        primitive = primitive.func
-    return getattr(primitive, "__name__", "the primitive")
 
 
 @accepts_graphs

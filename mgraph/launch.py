@@ -164,7 +164,7 @@ def run(placement: Placement, make, sources=(None,), *, count=None, check=None):
     """
     stats = placement.stats()
     if placement.num_devices > 1 and not declared(make, "runs_on_parts", True):
-        raise ValueError(f"{_name(make)} runs on one device only (it declares runs_on_parts = False); "
+        raise ValueError(f"{primitive_name(make)} runs on one device only (it declares runs_on_parts = False); "
                          f"this run asks for {placement.num_devices}")
     with _source_bar(len(sources)) as bar:
         tick = None if bar is None else bar.update
@@ -178,16 +178,19 @@ def run(placement: Placement, make, sources=(None,), *, count=None, check=None):
 def declared(make, attr, default=False):
     """What the primitive class behind ``make`` (a class, or a functools.partial of one) declares; ``default`` for
     any other factory, which cannot be asked before it builds a primitive."""
-    target = make
-    while isinstance(target, functools.partial):
-        target = target.func
+    target = _unwrapped(make)
     return getattr(target, attr, default) if isinstance(target, type) else default
 
 
-def _name(make):
-    target = make
-    while isinstance(target, functools.partial):
-        target = target.func
+def _unwrapped(make):
+    while isinstance(make, functools.partial):
+        make = make.func
+    return make
+
+
+def primitive_name(make):
+    """The class name behind ``make`` (a class or a functools.partial of one), for messages."""
+    target = _unwrapped(make)
     return getattr(target, "__name__", type(target).__name__)
 
 
@@ -462,33 +465,16 @@ def _run_threads(placement, make, sources, stats, count, check, tick):
         if host is None:
             table = partitioners.assign(graph, p, placement.partitioner, placement.seed)
         t1 = time.perf_counter()
-        shared = ThreadGroup.shared_state(p)
-        parts, errors, peaks = [None] * p, [None] * p, [0] * p
 
-        def worker(d):
+        def build(d, group):
             b = backends[d]
-            try:
-                with b.context(), PeakWatch(b) as watch:
-                    owners = host or Owners(p, placement.seed, b.asarray(table))
-                    parts[d] = build_part(ThreadGroup(shared, d), GraphSource(graph), b, owners,
-                                          placement.duplication)
-                    b.synchronize()
-                peaks[d] = watch.bytes
-            except threading.BrokenBarrierError as e:
-                errors[d] = e
-            except BaseException as e:  # noqa: BLE001 - re-raised in the caller
-                errors[d] = e
-                shared["barrier"].abort()
+            with PeakWatch(b) as watch:
+                owners = host or Owners(p, placement.seed, b.asarray(table))
+                part = build_part(group, GraphSource(graph), b, owners, placement.duplication)
+                b.synchronize()
+            return part, watch.bytes
 
-        threads = [threading.Thread(target=worker, args=(d,), name=f"mgraph-build-{d}", daemon=True)
-                   for d in range(p)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-        from .enactor import raise_first
-
-        raise_first(errors)
+        parts, peaks = (list(x) for x in zip(*_in_threads(backends, build, "build")))
         info = {"partition_s": t1 - t0, "subgraph_s": time.perf_counter() - t1,
                 "build_peak_bytes": peaks}
         if key is not None:
@@ -497,7 +483,7 @@ def _run_threads(placement, make, sources, stats, count, check, tick):
     else:
         info = dict(graph.__dict__.get("_parts_info", {}), parts_reused=True)
     if declared(make, "proxy_arcs"):
-        parts = _in_threads(backends, lambda d, group: with_proxy_arcs(parts[d], group))
+        parts = _in_threads(backends, lambda d, group: with_proxy_arcs(parts[d], group), "proxy-arcs")
     _refuse([check(part) for part in parts] if check else [])
     prims = []
     for part, b in zip(parts, backends):
@@ -531,9 +517,9 @@ def _run_threads(placement, make, sources, stats, count, check, tick):
     return arrays, stats, prims[0]
 
 
-def _in_threads(backends, work):
+def _in_threads(backends, work, what):
     """``work(d, group)`` for every device d at once, one thread each (a collective step over a ThreadGroup); the
-    results in device order, or the first worker's error."""
+    results in device order, or the first worker's error (a failing worker breaks the others' barrier)."""
     from .enactor import raise_first
 
     p = len(backends)
@@ -548,7 +534,7 @@ def _in_threads(backends, work):
             errors[d] = e
             shared["barrier"].abort()
 
-    threads = [threading.Thread(target=worker, args=(d,), name=f"mgraph-step-{d}", daemon=True) for d in range(p)]
+    threads = [threading.Thread(target=worker, args=(d,), name=f"mgraph-{what}-{d}", daemon=True) for d in range(p)]
     for t in threads:
         t.start()
     for t in threads:

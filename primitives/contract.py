@@ -26,6 +26,12 @@ class ContractError(ValueError):
     the device and the superstep."""
 
 
+def owners_value(local, received):
+    """A combine for values only a vertex's owner computes (PageRank's shares, label propagation's labels): a copy
+    takes what arrives."""
+    return received
+
+
 class Primitive:
     """Base class.  Subclasses set ``name`` and implement reset/iterate/result."""
 

@@ -4,17 +4,12 @@ from __future__ import annotations
 import numpy as np
 
 from mgraph import ops
-from mgraph.primitives.contract import Primitive
-
-
-def _owners_value(local, received):
-    """Only a vertex's owner computes its values: a copy takes what arrives."""
-    return received
+from mgraph.primitives.contract import Primitive, owners_value
 
 
 class LabelPropagation(Primitive):
     """``labels``: each vertex's community label, the communities that networkx's semi-synchronous label
-    propagation finds (Cordasco and Gargano), labelled by the id of one member.
+    propagation finds (Cordasco and Gargano), each labelled by the id of the vertex whose starting label it kept.
 
     Every vertex starts with its own id.  The vertices are greedily coloured
     in networkx's order (largest degree first, then smallest id), so that no
@@ -33,7 +28,7 @@ class LabelPropagation(Primitive):
     """
 
     name = "label_propagation"
-    combine = {"priority": _owners_value, "color": _owners_value, "label": _owners_value}
+    combine = {"priority": owners_value, "color": owners_value, "label": owners_value}
     global_sums = ("waiting", "later", "unsettled")
 
     def __init__(self, graph):

@@ -5,12 +5,7 @@ import numpy as np
 
 from mgraph import ops
 
-from .contract import Primitive
-
-
-def _owners_value(local, received):
-    """Only a vertex's own device computes its share: a copy takes the received value."""
-    return received
+from .contract import Primitive, owners_value
 
 
 class PageRank(Primitive):
@@ -24,7 +19,7 @@ class PageRank(Primitive):
     """
 
     name = "pagerank"
-    combine = {"share": _owners_value}
+    combine = {"share": owners_value}
     global_sums = ("error", "dangling_mass")
 
     def __init__(self, graph, alpha=0.85, tol=1e-6, max_iter=100):

@@ -412,3 +412,15 @@ def run_mpi(ranks: int, args, *, cwd=None, timeout=240, env=None):
     full_env.update(env or {})
     cmd = [exe, "-n", str(ranks)] + [sys.executable if a == "python" else str(a) for a in args]
     return subprocess.run(cmd, cwd=cwd or ROOT, env=full_env, capture_output=True, text=True, timeout=timeout)
+
+
+# -- a user's functor, shared by the operator tests on the CPU and their GPU twins ------------------------------
+def _reach_twin(u, v, w, label, level):
+    claim = mgraph.ops.first_claims(v, label[v] == -1)
+    label[v[claim]] = level
+    return claim
+
+
+REACH = mgraph.ops.Functor("reach", "int* label, int level",
+                           "if (label[v] == -1 && atomicCAS(&label[v], -1, level) == -1) emit = true;", _reach_twin)
+"""Claims each unvisited out-neighbour once, with label ``level``, as a user's reachability would."""

@@ -10,6 +10,8 @@ from mgraph import ops
 from mgraph.graph import Graph
 from mgraph.ops import numpy_ops
 
+from conftest import REACH
+
 pytestmark = pytest.mark.gpu
 
 cp = pytest.importorskip("cupy")
@@ -292,16 +294,6 @@ def test_components_on_rmat_repeatedly():
 
 
 # ---- the public operators with a user's functor, neighbour-reduce and intersection -----------------------------
-
-def _reach_twin(u, v, w, label, level):
-    claim = ops.first_claims(v, label[v] == -1)
-    label[v[claim]] = level
-    return claim
-
-
-REACH = ops.Functor("reach_gpu", "int* label, int level",
-                    "if (label[v] == -1 && atomicCAS(&label[v], -1, level) == -1) emit = true;", _reach_twin)
-
 
 def _weigh_twin(u, v, w, sums, hits):
     np.add.at(sums, v, 1.0 if w is None else w)

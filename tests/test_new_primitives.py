@@ -110,7 +110,8 @@ def test_each_is_written_with_public_operators_only(module):
             imported |= {a.name for a in node.names}
         elif isinstance(node, ast.ImportFrom):
             imported |= {f"{node.module}.{a.name}" for a in node.names}
-    assert imported <= {"__future__.annotations", "numpy", "mgraph.ops", "mgraph.primitives.contract.Primitive"}
+    assert imported <= {"__future__.annotations", "numpy", "mgraph.ops", "mgraph.primitives.contract.Primitive",
+                        "mgraph.primitives.contract.owners_value"}
 
 
 @pytest.mark.parametrize("devices", [1, 3])

@@ -12,18 +12,8 @@ import numpy as np
 import pytest
 
 import mgraph
-from conftest import get_case
+from conftest import REACH, get_case
 from mgraph import ops
-
-
-def reach_twin(u, v, w, label, level):
-    claim = ops.first_claims(v, label[v] == -1)
-    label[v[claim]] = level
-    return claim
-
-
-REACH = ops.Functor("reach", "int* label, int level",
-                    "if (label[v] == -1 && atomicCAS(&label[v], -1, level) == -1) emit = true;", reach_twin)
 
 
 def heavy_twin(u, v, w, sums, limit):

@@ -45,9 +45,11 @@ def _runs(xp, k, vals):
     if k.shape[0] == 0:
         return k, vals, xp.zeros(0, dtype=np.int64)
     k = k.astype(np.int64, copy=False)
-    low, high = int(vals.min()), int(vals.max())
+    # k is non-decreasing (CSR order), so k[-1] is its largest: the three bounds in one read
+    bounds = xp.stack([k[-1], vals.min().astype(np.int64), vals.max().astype(np.int64)])
+    last, low, high = (int(x) for x in bounds.tolist())
     span = high - low + 1
-    if (int(k[-1]) + 1) * span < 2 ** 62:  # k is non-decreasing (CSR order), so k[-1] is its largest
+    if (last + 1) * span < 2 ** 62:
         key = xp.sort(k * span + (vals.astype(np.int64) - low))
         new = xp.ones(key.shape[0], dtype=bool)
         new[1:] = key[1:] != key[:-1]
