@@ -58,6 +58,8 @@ def drive(d, prim, ex, backend, group, sources, progress=None):
             frontier = check.frontier(*step)
         except MemoryError as e:
             raise allocation_error(e, "the arrays of its superstep")
+        if frontier is not None and step[0] != "iterate":  # a phase begins: its exchange follows its declarations
+            ex.begin_phase(prim)
         backend.synchronize_stream()  # compute is the device's time: kernels launched without a host read included
         rec["compute_s"] = time.perf_counter() - t
         if frontier is None:
@@ -177,11 +179,14 @@ class Contract:
     return None to finish) holding ids of this graph (its local ids on a part).  The bounds cost one min/max
     read; on a GPU the shipped primitives, which the tests hold to references, skip that read.  The names in
     ``combine``, ``carry`` and ``vertex_valued`` must be per-vertex arrays of the primitive, checked when a phase
-    starts (a combine may depend on the phase).
+    starts (a combine may depend on the phase); the names ``frontier_values()`` gives may change only there too,
+    since the exchange plans each phase from them (mgraph.comm.plan).  A primitive that declares
+    ``every_own_vertex`` must return ``graph.own_vertices``.
     """
 
     def __init__(self, prim, graph, backend, device):
         self.prim, self.graph, self.backend, self.device = prim, graph, backend, device
+        self.implied = frozenset()  # the names of frontier_values() when the phase began
         self.bounds = not (backend.is_gpu and type(prim).__module__.startswith("mgraph.primitives."))
 
     def where(self, what, step=None):
@@ -210,9 +215,25 @@ class Contract:
                 bad = lo if lo < 0 else hi
                 raise ContractError(f"{self.where(what, step)}: returned vertex id {bad}, outside this graph's ids "
                                     f"0..{n - 1}")
+        if getattr(self.prim, "every_own_vertex", False) and frontier is not self.graph.own_vertices:
+            self._every_own(what, step, frontier)
         if what != "iterate":
             self.names()
+            self.implied = frozenset(self.prim.frontier_values())
+        elif frozenset(self.prim.frontier_values()) != self.implied:
+            raise ContractError(f"{self.where(what, step)}: frontier_values() names "
+                                f"{sorted(self.prim.frontier_values())}, but {sorted(self.implied)} when the phase "
+                                "began; the names may change between phases only")
         return frontier
+
+    def _every_own(self, what, step, frontier):
+        """A primitive that declares ``every_own_vertex`` returned another array: it must hold the own vertices."""
+        own = self.graph.own_vertices
+        same = frontier.shape == own.shape and (not self.bounds or bool((frontier == own).all()))
+        if not same:
+            raise ContractError(f"{self.where(what, step)}: declares every_own_vertex but returned a frontier of "
+                                f"{frontier.shape[0]} vertices that is not graph.own_vertices ({own.shape[0]}); "
+                                "return graph.own_vertices itself")
 
     def names(self):
         from .comm import COMBINES

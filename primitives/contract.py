@@ -55,6 +55,10 @@ class Primitive:
     #: May be a property that depends on the phase: where it turns on, copies of the arrays combined while it
     #: was off are first brought up to date (a plain False never reads them, and nothing is tracked)
     reads_proxies = True
+    #: True: every frontier reset, iterate and next_phase return is ``graph.own_vertices`` itself (every own vertex
+    #: changes every superstep: PageRank).  The exchange then sends no frontier to owners and each own vertex's
+    #: values to the devices holding copies over lists built once; another frontier is a ContractError
+    every_own_vertex = False
     #: True when the run starts from one source vertex: mgraph.run then requires ``source`` (or ``sources``);
     #: False: a source given to mgraph.run is refused
     needs_source = False
@@ -99,7 +103,8 @@ class Primitive:
 
     def frontier_values(self) -> dict:
         """Values that every vertex of the frontier just returned (by reset, iterate or next_phase) holds in
-        ``combine`` arrays, the same on every device: BFS's {"depth": level}.  Optional; with it a large
+        ``combine`` arrays, the same on every device: BFS's {"depth": level}.  The names may change between phases,
+        not within one (the exchange is planned per phase).  Optional; with it a large
         broadcast frontier travels as bits and these values are restored where it arrives, and
         where every combine is a min or max and named here the merges skip their dedupe (what arrives cannot
         change a frontier vertex, nor any vertex twice), so a wrong value here is a wrong frontier."""

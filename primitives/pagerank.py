@@ -20,6 +20,7 @@ class PageRank(Primitive):
 
     name = "pagerank"
     combine = {"share": owners_value}
+    every_own_vertex = True  # every rank changes every iteration
     global_sums = ("error", "dangling_mass")
 
     def __init__(self, graph, alpha=0.85, tol=1e-6, max_iter=100):

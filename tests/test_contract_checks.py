@@ -129,3 +129,26 @@ def test_a_float_combine_that_uses_minus_one_for_unreached_is_refused(devices):
     with pytest.raises(ContractError, match=r"FloatHops.combine on device \d, superstep 0: 'hops' is a float array "
                                             r"combined by 'min' and holds -1"):
         mgraph.run(FloatHops, graph(), 0, devices=devices)
+
+
+def _frontier_values_from(step):
+    def frontier_values(self):
+        return {"hops": self.step} if self.step < step else {}
+    return frontier_values
+
+
+@pytest.mark.parametrize("devices", [1, 3])
+def test_frontier_values_names_may_not_change_within_a_phase(devices):
+    """The exchange plans a phase from the names frontier_values() gives when it begins."""
+    with pytest.raises(ContractError, match=r"Broken\.iterate on device \d, superstep \d+: frontier_values\(\) names "
+                                            r"\[\], but \['hops'\] when the phase began"):
+        mgraph.run(broken(frontier_values=_frontier_values_from(2)), graph(), source=0, devices=devices)
+
+
+@pytest.mark.parametrize("devices", [1, 3])
+def test_every_own_vertex_must_return_the_own_vertices(devices):
+    """A primitive that declares every_own_vertex but returns another frontier would have the exchange skip the
+    owners of vertices it sends: refused, the same on one device and on several."""
+    with pytest.raises(ContractError, match=r"Broken\.reset on device \d, superstep 0: declares every_own_vertex but "
+                                            r"returned a frontier of 1 vertices that is not graph.own_vertices"):
+        mgraph.run(broken(every_own_vertex=True), graph(), source=0, devices=devices)

@@ -24,7 +24,8 @@ One :class:`Exchange` per device.  Per superstep, :meth:`Exchange.run`:
    (the arrays those supersteps combined), once, so copies agree again.
 
 The new frontier is the device's own output plus every vertex whose value
-changed by what arrived.
+changed by what arrived.  Which of these steps apply, what a package holds and
+whether a merge dedupes are decided once per phase (:mod:`mgraph.comm.plan`).
 """
 from __future__ import annotations
 
@@ -36,26 +37,29 @@ import numpy as np
 from .. import ops
 from . import kernels
 from ..backend import allocation_error
+from .plan import (COMMUNICATIONS, HOLDERS_BORDERS, HOLDERS_BY_OWNER, HOLDERS_OWN_FIRST, TO_EVERY_PEER, TO_NOBODY, Plan,
+                   plan as plan_of)
 from .transport import LocalTransport, Transport
 
-COMMUNICATIONS = ("selective", "broadcast")
 COMBINES = ("min", "max", "sum")  # or a function (local values, received values) -> combined values
-__all__ = ["COMBINES", "COMMUNICATIONS", "Exchange", "LocalTransport", "Transport"]
+__all__ = ["COMBINES", "COMMUNICATIONS", "Exchange", "LocalTransport", "Plan", "Transport"]
 
 
 class _Hop(NamedTuple):
-    """What a superstep's hops share: the primitive's combines and carried arrays, the values it implies for every
-    frontier vertex, and whether no vertex can change twice (see _changes_once)."""
+    """What a hop combines: the phase's plan and the values the primitive implies for this superstep's frontier
+    (``frontier_values``), or for the catch-up hop its own combines (assign) with nothing implied."""
 
     combines: dict
     carry: tuple
     implied: dict
-    changes_once: bool
+    dedupe: bool
 
 
 class Exchange:
     """Split, package, push and combine for one device (``sub``, a SubGraph) of a run.
 
+    :meth:`begin_phase` derives the phase's :class:`~mgraph.comm.plan.Plan`
+    from the primitive's declarations; :meth:`run` follows it every superstep.
     Per hop the host reads only what sizes the packages (one count per peer)
     and the merged frontier's length; each received package is combined and
     merged in one pass (kernels.combine_merge), which dedupes with a scratch
@@ -68,12 +72,18 @@ class Exchange:
         self.sub, self.me, self.p = sub, sub.index, num_devices
         self.transport, self.communication = transport, communication
         self.peers = [k for k in range(num_devices) if k != self.me]
+        self.plan = None  # the current phase's (begin_phase)
         self._seen = None  # the merge's scratch bitmap, allocated on first use
-        self._marked = None  # the frontier whose bits a merge left set in _seen (keep), for the next hop
-        self._stale = ()  # arrays combined while copies were not kept current (selective without reads_proxies)
+        self._stale = ()  # arrays combined while copies were not kept current (Plan.track_stale)
         self._dirty = None  # meanwhile, per vertex: whether it was in a merged frontier (its values may have changed)
         self._border = None  # per peer, the own vertices it holds copies of (see _borders)
         self.own_count = None  # own vertices in the last frontier run() returned, where known without a read
+
+    def begin_phase(self, prim) -> Plan | None:
+        """Derive the exchange of the phase ``prim`` has just begun (reset or next_phase returned its first
+        frontier); None with one device, which exchanges nothing."""
+        self.plan = plan_of(prim, self.sub, self.p, self.communication) if self.p > 1 else None
+        return self.plan
 
     # -- one superstep --------------------------------------------------------------------------------
     def run(self, prim, frontier, stats: dict):
@@ -81,55 +91,51 @@ class Exchange:
         if self.p == 1:  # one device: nothing to send, every vertex its own
             self.own_count = len(frontier)
             return frontier
-        combines = dict(prim.combine)  # checked where its phase began (mgraph.enactor.Contract)
-        carry = tuple(prim.carry)
-        implied = prim.frontier_values()
-        fields = tuple(name for name in combines if name not in implied)  # the values that travel
-        hop = _Hop(combines, carry, implied, _changes_once(implied, combines))
-        selective, reads = self.communication == "selective", prim.reads_proxies
-        to_holders = selective and reads
-        if to_holders and self._stale:
+        plan = self.plan if self.plan is not None else self.begin_phase(prim)
+        hop = _Hop(plan.combines, plan.carry, prim.frontier_values(), plan.dedupe)
+        if plan.holders and self._stale:
             self._catch_up(prim, stats)
         t = time.perf_counter()
         self.own_count = None
         try:
-            packages = self._outgoing(prim, frontier, combines, fields, carry)
+            packages = self._outgoing(prim, plan, frontier)
         except MemoryError as e:
             raise allocation_error(e, f"the packages of a {len(frontier):,}-vertex frontier for its peers")
-        frontier = self._push_and_combine(prim, frontier, packages, hop, stats, t, tag=0, keep=to_holders)
-        if selective and not reads and _phased(prim):
-            self._note_stale(frontier, combines)
-        if to_holders:
+        frontier, marked = self._push_and_combine(prim, frontier, packages, hop, stats, t, tag=0,
+                                                  keep=plan.holders is not None)
+        if plan.track_stale:
+            self._note_stale(frontier, plan.combines)
+        if plan.holders:
             t = time.perf_counter()
             try:
-                packages = self._to_holders(prim, frontier, fields)
+                packages = self._to_holders(prim, plan.holders, frontier, plan.fields)
             except MemoryError as e:
                 raise allocation_error(e, "the packages of its changed vertices for the devices holding copies")
-            frontier = self._push_and_combine(prim, frontier, packages, hop, stats, t, tag=1)
+            frontier, _ = self._push_and_combine(prim, frontier, packages, hop, stats, t, tag=1, marked=marked)
         return frontier
 
-    def _outgoing(self, prim, frontier, combines, fields, carry):
+    def _outgoing(self, prim, plan, frontier):
         """Hop 0's packages: [(peer, package)] of the primitive's output ``frontier``; sets ``own_count`` where
         known without a read."""
-        if self.communication == "broadcast":
-            return self._broadcast(prim, frontier, combines, fields, carry)
-        if frontier is self.sub.own_vertices:  # every vertex is its own (PageRank): nothing for an owner
+        if plan.hop0 == TO_EVERY_PEER:
+            return self._broadcast(prim, plan, frontier)
+        if plan.hop0 == TO_NOBODY:  # every own vertex (PageRank): nothing for an owner
             self.own_count = len(frontier)
             return []
         if not len(frontier):
             self.own_count = 0
-        return self._split(prim, frontier, fields + carry)
+        return self._split(prim, frontier, plan.fields + plan.carry)
 
-    def _to_holders(self, prim, frontier, fields):
+    def _to_holders(self, prim, holders, frontier, fields):
         """Hop 1's packages: the values ``fields`` of the own vertices of ``frontier`` for the devices holding
-        copies."""
-        if frontier is self.sub.own_vertices:  # every own vertex changed (PageRank): the fixed border lists
+        copies, found as ``holders`` (a Plan's HOLDERS_*) says."""
+        if holders == HOLDERS_BORDERS:  # every own vertex changed (PageRank): the fixed border lists
             return [(k, self._package(prim, vertices, ids, fields)) for k, vertices, ids in self._borders()]
         sub = self.sub
-        if sub.id_on is not None:  # 1-hop: own vertices come first, picked in the holders' selection
+        if holders == HOLDERS_OWN_FIRST:  # 1-hop: own vertices come first, picked in the holders' selection
             return [(k, self._package(prim, vertices, ids, fields))
                     for k, vertices, ids in self._holders(frontier, sub.own_below)]
-        mine = frontier[sub.owner[frontier] == self.me] if self.p > 1 else frontier
+        mine = frontier[sub.owner[frontier] == self.me]
         return [(k, self._package(prim, vertices, ids, fields)) for k, vertices, ids in self._holders(mine)]
 
     def _note_stale(self, frontier, combines):
@@ -147,8 +153,9 @@ class Exchange:
         t = time.perf_counter()
         changed = self.sub.xp.flatnonzero(self._dirty)
         self._dirty[changed] = False
+        holders = HOLDERS_OWN_FIRST if self.sub.id_on is not None else HOLDERS_BY_OWNER
         try:
-            packages = self._to_holders(prim, changed, self._stale)
+            packages = self._to_holders(prim, holders, changed, self._stale)
         except MemoryError as e:
             raise allocation_error(e, "the packages that bring the copies of its vertices up to date")
         self.own_count = 0  # of the empty frontier: each copy arrives from its one owner, so nothing repeats
@@ -156,9 +163,10 @@ class Exchange:
         self._push_and_combine(prim, self.sub.own_vertices[:0], packages, hop, stats, t, tag=1)
         self._stale = ()
 
-    def _push_and_combine(self, prim, frontier, packages, hop, stats, t0, tag, keep=False):
-        """Hop ``tag``: 0 combines what arrives, 1 (owners to holders) takes it as it is; the merged frontier (its
-        marks kept for the next hop where ``keep``)."""
+    def _push_and_combine(self, prim, frontier, packages, hop, stats, t0, tag, keep=False, marked=False):
+        """Hop ``tag``: 0 combines what arrives, 1 (owners to holders) takes it as it is.  Returns the merged
+        frontier and whether its bits are left set in the scratch bitmap (``keep``: for the superstep's next hop,
+        which passes ``marked``)."""
         t1 = time.perf_counter()
         try:
             stats["bytes"] += self.transport.send(self.me, packages, tag)
@@ -167,11 +175,12 @@ class Exchange:
         except MemoryError as e:
             raise allocation_error(e, "the buffers for what its peers send")
         t3 = time.perf_counter()
-        # owners' updates reach copies only, each from its one owner: with a frontier of own vertices none can repeat
-        repeats = tag == 0 or self.own_count is None or self.own_count < len(frontier)
-        repeats = repeats and not hop.changes_once
+        # hop 1 brings owners' values to copies, each from its one owner: a vertex repeats only where the frontier
+        # holds copies (own_count, when known, says it holds own vertices only)
+        repeats = hop.dedupe and (tag == 0 or self.own_count is None or self.own_count < len(frontier))
         try:
-            frontier = self._merge(prim, frontier, received, hop, assign=tag == 1, repeats=repeats, keep=keep)
+            frontier, marked = self._merge(prim, frontier, received, hop, assign=tag == 1, repeats=repeats,
+                                           keep=keep, marked=marked)
         except MemoryError as e:
             raise allocation_error(e, f"the merged frontier ({len(frontier):,} vertices and what arrived)")
         t4 = time.perf_counter()
@@ -179,7 +188,7 @@ class Exchange:
         stats["push_s"] += t2 - t1
         stats["wait_s"] += t3 - t2
         stats["combine_s"] += t4 - t3
-        return frontier
+        return frontier, marked
 
     # -- split and package ----------------------------------------------------------------------------
     def _fields(self, prim, names):
@@ -192,20 +201,19 @@ class Exchange:
         """{"ids": ids, name: the array ``name`` at ``vertices`` (vertex-valued ones in caller ids)}: one gather."""
         return _named(ids, names, kernels.gather(vertices, *self._fields(prim, names)))
 
-    def _broadcast(self, prim, frontier, combines, fields, carry):
+    def _broadcast(self, prim, plan, frontier):
         """Hop 0's packages of a broadcast: the whole frontier for every peer, as a list of caller ids with the
-        values that travel, or as bits where no value travels (``fields``: the primitive implies them all, none
-        combined by a function) and the bits are fewer bytes.  A frontier of own vertices goes to each peer as bits
-        of the block of copies the peer keeps of them (1-hop), anything else as bits of the whole graph."""
+        values that travel, or as bits where the plan allows it (no value travels) and the bits are fewer bytes.
+        A frontier of own vertices goes to each peer as bits of the block of copies the peer keeps of them
+        (1-hop), anything else as bits of the whole graph."""
         sub = self.sub
         if not len(frontier):
             return []
-        implied = not fields and not any(callable(op) for op in combines.values())
-        all_own = None
-        if carry or (implied and sub.id_on is not None):
+        bits, carry, all_own = plan.as_bits, plan.carry, None
+        if carry or (bits and sub.id_on is not None):
             all_own = sub.count_own(frontier) == len(frontier)  # one host read
         sent = carry if carry and not all_own else ()  # carried values go only where a peer may own some
-        bits = implied and not sent
+        bits = bits and not sent
         listed = len(frontier) * (sub.caller_ids if sub.caller_ids is not None else frontier).dtype.itemsize
         packages, shared = [], None
         for k in self.peers:
@@ -218,7 +226,7 @@ class Exchange:
             if shared is None:
                 ids = sub.to_global(frontier)
                 shared = ({"bits": ops.bitmap(ids, sub.num_global)} if bits and listed > sub.num_global / 8
-                          else self._package(prim, frontier, ids, fields + sent))
+                          else self._package(prim, frontier, ids, plan.fields + sent))
             packages.append((k, shared))
         return packages
 
@@ -263,10 +271,10 @@ class Exchange:
         else:
             if "bits" in package:  # a broadcast frontier as bits of the whole graph
                 package = {"ids": ops.Bits(package["bits"])}
-            if self.communication == "broadcast" and sub.global_to_local is not None:  # caller ids, 1-hop
-                to_local = sub.global_to_local  # keep what is here
+            if self.plan.caller_ids:  # a broadcast on 1-hop parts: keep what is here
+                to_local = sub.global_to_local
         ids = package["ids"]
-        if to_local is not None and any(callable(op) for op in combines.values()):
+        if to_local is not None and self.plan.function:
             ids, to_local = sub.to_local(ids), None  # a function sees only values of vertices that are here
             keep = sub.xp.flatnonzero(ids >= 0)  # one compaction (one host read) for every array
             package = {k: v[keep] for k, v in package.items()}
@@ -287,40 +295,26 @@ class Exchange:
                    for name in carry if name in package]  # sent only where the receiver may own one
         return ids, to_local, fields, carried
 
-    def _merge(self, prim, frontier, received, hop, assign, repeats, keep):
+    def _merge(self, prim, frontier, received, hop, assign, repeats, keep, marked):
         """Combine what arrived and merge the changed vertices into the frontier, each once (a bit per vertex
         instead of a sort, where ``repeats`` says a vertex may arrive twice or be in the frontier already).
-        ``keep``: leave the merged frontier's bits set for the superstep's next hop, which then marks only
-        what it appends (a superstep of two hops, BC's or SSSP's tree walk, marks its frontier once)."""
-        marked, self._marked = self._marked, None
-        if marked is not None and (marked is not frontier or not (received and repeats)):  # not needed: clear
-            kernels.unmark(marked, self._seen)
-            marked = None
+        ``marked``: the frontier's bits are set in the scratch bitmap (the superstep's previous hop kept them);
+        ``keep``: leave the merged frontier's bits set for the superstep's next hop, which then marks only what it
+        appends (a superstep of two hops, BC's or SSSP's tree walk, marks its frontier once).  Returns the merged
+        frontier and whether its bits are left set."""
+        if marked and not (received and repeats):  # this merge does not use them: clear
+            kernels.unmark(frontier, self._seen)
+            marked = False
         if not received:
-            return frontier
+            return frontier, False
         sub = self.sub
         if self._seen is None and repeats:
             self._seen = ops.bitmap(frontier[:0], sub.num_vertices)
         packages = [self._unpack(prim, src, package, hop, assign) for src, package in received]
+        keep = keep and repeats
         merged, self.own_count = kernels.combine_merge(frontier, packages, self._seen if repeats else None, sub.owner,
-                                                   self.me, sub.own_below, marked is not None, keep and repeats)
-        if keep and repeats:
-            self._marked = merged
-        return merged
-
-
-def _phased(prim):
-    """Whether the primitive's ``reads_proxies`` depends on its phase (a property), so that it may turn on later
-    and copies left stale now must then be brought up to date; a fixed False (push BFS) never reads them."""
-    return isinstance(getattr(type(prim), "reads_proxies", None), property)
-
-
-def _changes_once(implied, combines):
-    """Whether no vertex can join the frontier twice in a hop: every combined value is a min or max whose value the
-    primitive implies for every frontier vertex on every device (``frontier_values``, BFS's level).  What arrives
-    then equals what each frontier vertex holds, so a vertex of the frontier never changes, and one outside it
-    changes once, to those values: no scratch bitmap, no marks."""
-    return bool(combines) and all(name in implied and op in ("min", "max") for name, op in combines.items())
+                                                       self.me, sub.own_below, marked, keep)
+        return merged, keep
 
 
 def _named(ids, names, values):
