@@ -61,8 +61,13 @@ class PageRank(Primitive):
     def iterate(self, frontier):
         a, n, mine = self.alpha, self.n, self.mine
         x = self.rank
-        new = a * (ops.pull_sum(self.rgraph, self.share) + self.dangling_mass / n) + (1.0 - a) / n
-        self.error = float(self.xp.abs(new[mine] - x[mine]).sum())
+        # a * (pull + dangling / n) + (1 - a) / n, the affine step fused into the pull (the dangling mass may be
+        # a device value: it stays there)
+        new = ops.pull_sum(self.rgraph, self.share, scale=a, shift=self.dangling_mass * (a / n) + (1.0 - a) / n)
+        if isinstance(mine, slice):  # own vertices first: the L1 change over a prefix, one fused reduction
+            self.error = float(ops.l1_distance(new, x, mine.stop))
+        else:
+            self.error = float(ops.l1_distance(new[mine], x[mine]))
         self.rank = new
         self._publish()
         return self.own

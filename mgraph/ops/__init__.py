@@ -32,9 +32,9 @@ from .functors import Functor, first_claims
 UNVISITED = numpy_ops.UNVISITED
 Bits = numpy_ops.Bits
 __all__ = ["UNVISITED", "advance_visit", "advance_visit_pull", "advance_relax", "advance_count_paths",
-           "advance_dependency", "pull_sum", "prepare_pull", "hook_components", "compress", "bitmap", "Bits", "bit_test",
-           "filter", "segment_min", "advance", "Functor", "first_claims", "functors", "neighbor_reduce", "intersect_count",
-           "arcs"]
+           "advance_dependency", "pull_sum", "prepare_pull", "l1_distance", "hook_components", "compress", "bitmap",
+           "Bits", "bit_test", "filter", "segment_min", "advance", "Functor", "first_claims", "functors",
+           "neighbor_reduce", "intersect_count", "arcs"]
 
 
 def _impl(a):
@@ -129,16 +129,36 @@ def advance_dependency(graph, frontier, label, sigma, delta, level):
     return _impl(delta).advance_dependency(graph, frontier, label, sigma, delta, level)
 
 
-def pull_sum(rgraph, x):
-    """Compute: y[v] = sum over in-arcs of x[u] * w(u, v)."""
-    return _impl(x).pull_sum(rgraph, x)
+def pull_sum(rgraph, x, scale=1.0, shift=0.0):
+    """Compute: y[v] = scale * (sum over in-arcs u -> v of x[u] * w(u, v)) + shift, for every row v of ``rgraph``
+    (float64; a row without arcs, such as a part's proxy, gets ``shift``).  ``x``: float64, one value per vertex;
+    ``scale``: a number; ``shift``: a number or a 0-d float64 array on x's backend, which on a GPU is read by the
+    kernels and never copied to the host (PageRank's dangling mass).  The product and the sum are rounded apart,
+    the same on both backends.  On a GPU each row adds its terms in an order fixed per graph (see
+    :func:`prepare_pull`): the same bits every run, within rounding of the NumPy twin."""
+    if np.ndim(shift) and getattr(shift, "size", 0) != 1:
+        raise ValueError(f"pull_sum's shift must be a number or an array of one value, got shape {shift.shape}")
+    return _impl(x).pull_sum(rgraph, x, scale, shift)
 
 
 def prepare_pull(rgraph):
     """Prepare ``rgraph`` for repeated :func:`pull_sum` calls, once while it lives (a primitive calls it where it
-    is built, so that the work is timed apart from its runs): on a GPU, column ids renumbered hot first, so that
-    the gathers hit L2.  Results are unchanged."""
+    is built, so that the work is timed apart from its runs): on a GPU, column ids renumbered hot first and each
+    row's arcs sorted by them, so that the gathers hit L2 and a row's lanes share cache sectors.  A pull builds
+    the same layout where this was not called: results do not depend on it."""
     _impl(rgraph.indptr).prepare_pull(rgraph)
+
+
+def l1_distance(a, b, count=None):
+    """Compute: the sum of |a[i] - b[i]| over i < ``count`` (every i where None) of two 1-D arrays of one backend,
+    as a 0-d float64 array of that backend (not read to the host).  On a GPU one fused two-pass reduction whose
+    order depends on the length alone: the same bits every run (NumPy's pairwise sum may differ in the last
+    bits).  PageRank's L1 change over its own vertices."""
+    if a.ndim != 1 or a.shape != b.shape:
+        raise ValueError(f"l1_distance needs two 1-D arrays of one length, got shapes {a.shape} and {b.shape}")
+    if count is not None and not 0 <= int(count) <= a.shape[0]:
+        raise ValueError(f"l1_distance's count must be in 0..{a.shape[0]}, got {count}")
+    return _impl(a).l1_distance(a, b, count)
 
 
 def hook_components(graph, parent, pairs_below=None):

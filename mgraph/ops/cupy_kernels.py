@@ -13,6 +13,13 @@ from .functors import BUILTIN
 ITEMS = 8  # arcs per thread in a push advance
 SCAN_ITEMS = 4  # frontier vertices per thread in frontier_offsets_small
 SCAN_BLOCK = 1024  # its one block: frontiers of up to SCAN_ITEMS * SCAN_BLOCK vertices
+PULL_UNROLL = 4  # strides of a row whose gathers a lane of pull_sum issues before it adds (lane_arc_sum)
+CHUNK_UNROLL = 4  # the same for a lane of pull_sum_chunks, in a heavy row's pieces
+PULL_BLOCK = 256  # threads per block of pull_sum's launches (cupy_ops.BLOCK)
+# pull_sum's blocks resident per SM that ptxas must allow (__launch_bounds__), by id type: the unrolled gathers
+# took 34 / 44 registers, which would cost a quarter / three eighths of the warps; 8 blocks fit 32 registers
+# without spills for int ids, 6 fit 40 for long long ids (7 spill)
+PULL_MIN_BLOCKS = {"int": 8, "long long": 6}
 
 PRELUDE = r"""
 typedef IDX_T idx_t;
@@ -239,26 +246,79 @@ __device__ __forceinline__ double warp_sum(double s) {
     return s;
 }
 
+// A block's threads' values added up in a fixed order (thread 0 gets the sum): each warp's by shuffles, then the
+// warps' sums in warp order.  Every thread of the block must call it; blockDim.x is a multiple of 32.
+__device__ __forceinline__ double block_sum(double s) {
+    __shared__ double s_part[32];
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    s = warp_sum(s);
+    if (lane == 0) s_part[warp] = s;
+    __syncthreads();
+    s = 0.0;
+    if (warp == 0) {
+        if (lane < (int)(blockDim.x >> 5)) s = s_part[lane];
+        s = warp_sum(s);
+    }
+    return s;
+}
+
+// One lane's share of a row's sum of x[u] * w: the arcs begin + lane, + width, + 2 width, ... below end, added in
+// that order.  UNROLL strides at a time: the lane issues their index loads, then their x loads (each a likely
+// miss), then adds, so that UNROLL gathers are in flight where a plain loop waited on one at a time.  A stride
+// past the end adds an exact 0, so the sum is the plain loop's, the same every run.
+template <int UNROLL>
+__device__ __forceinline__ double lane_arc_sum(const idx_t* __restrict__ indices, const double* __restrict__ weights,
+                                               int has_weights, const double* __restrict__ x, i64 begin, i64 end,
+                                               int lane, int width) {
+    double s = 0.0;
+    for (i64 e = begin + lane; e < end; e += (i64)UNROLL * width) {
+        idx_t u[UNROLL];
+        double v[UNROLL];
+#pragma unroll
+        for (int j = 0; j < UNROLL; ++j) {
+            const i64 f = e + (i64)j * width;
+            u[j] = f < end ? indices[f] : (idx_t)0;
+        }
+#pragma unroll
+        for (int j = 0; j < UNROLL; ++j) v[j] = e + (i64)j * width < end ? x[u[j]] : 0.0;
+        if (has_weights) {
+#pragma unroll
+            for (int j = 0; j < UNROLL; ++j) {
+                const i64 f = e + (i64)j * width;
+                if (f < end) v[j] *= weights[f];
+            }
+        }
+#pragma unroll
+        for (int j = 0; j < UNROLL; ++j) s += v[j];
+    }
+    return s;
+}
+
 // The sum of x[u] * w over the arcs [begin, end), a warp's lanes striding them (coalesced); lane 0 gets it
 __device__ __forceinline__ double warp_arc_sum(const idx_t* __restrict__ indices, const double* __restrict__ weights,
                                                int has_weights, const double* __restrict__ x, i64 begin, i64 end) {
-    double s = 0.0;
-    for (i64 e = begin + (threadIdx.x & 31); e < end; e += 32)
-        s += has_weights ? x[indices[e]] * weights[e] : x[indices[e]];
-    return warp_sum(s);
+    return warp_sum(lane_arc_sum<CHUNK_UNROLL>(indices, weights, has_weights, x, begin, end, threadIdx.x & 31, 32));
 }
 
-// PageRank's SpMV, y[row] = sum of x[u] * w over the row's arcs: a group of 2^lanes_log2 lanes per row, sized
-// by the mean degree, since a warp per row leaves most lanes idle on a power-law graph's many short rows.  The
-// group strides the row (coalesced) and sums by shuffles within its width; every lane reaches the shuffles (a
-// lane past the last row adds 0), as __shfl_down_sync requires.  A row of more than `heavy` arcs (heavy > 0) is
-// skipped here: one group would walk an R-MAT hub's ~10^6 arcs alone, long after the rest of the grid, and
-// only on the part that owns it; pull_sum_chunks and pull_sum_heavy sum those rows in fixed-size pieces
-// instead (the same order every run).
-extern "C" __global__ void pull_sum(const i64* __restrict__ indptr, const idx_t* __restrict__ indices,
-                                    const double* __restrict__ weights, int has_weights,
-                                    const double* __restrict__ x, double* __restrict__ y, i64 n, i64 heavy,
-                                    int lanes_log2) {
+// pull_sum's epilogue: scale * s + shift, shift read from the device where shift_at is not null (a value the
+// host has not read, PageRank's dangling mass).  Rounded after the product and after the sum (no fused
+// multiply-add), as the NumPy twin computes it.
+__device__ __forceinline__ double scale_shift(double s, double scale, const double* __restrict__ shift_at,
+                                              double shift) {
+    return __dadd_rn(__dmul_rn(scale, s), shift_at != nullptr ? *shift_at : shift);
+}
+
+// PageRank's SpMV, y[row] = scale * (sum of x[u] * w over the row's arcs) + shift: a group of 2^lanes_log2 lanes
+// per row, sized by the mean degree, since a warp per row leaves most lanes idle on a power-law graph's many
+// short rows.  The group strides the row (coalesced) and sums by shuffles within its width; every lane reaches
+// the shuffles (a lane past the last row adds 0), as __shfl_down_sync requires.  A row of more than `heavy` arcs
+// (heavy > 0) is skipped here: one group would walk an R-MAT hub's ~10^6 arcs alone, long after the rest of the
+// grid, and only on the part that owns it; pull_sum_chunks and pull_sum_heavy sum those rows in fixed-size
+// pieces instead (the same order every run).
+extern "C" __global__ void __launch_bounds__(PULL_BLOCK, PULL_MIN_BLOCKS)
+pull_sum(const i64* __restrict__ indptr, const idx_t* __restrict__ indices, const double* __restrict__ weights,
+         int has_weights, const double* __restrict__ x, double* __restrict__ y, i64 n, i64 heavy, int lanes_log2,
+         double scale, const double* __restrict__ shift_at, double shift) {
     const int width = 1 << lanes_log2, lane = threadIdx.x & (width - 1);
     const i64 row = ((i64)blockIdx.x * blockDim.x + threadIdx.x) >> lanes_log2;
     bool mine = row < n;
@@ -268,11 +328,9 @@ extern "C" __global__ void pull_sum(const i64* __restrict__ indptr, const idx_t*
         end = indptr[row + 1];
         mine = !(heavy > 0 && end - begin > heavy);
     }
-    double s = 0.0;
-    if (mine)
-        for (i64 e = begin + lane; e < end; e += width) s += has_weights ? x[indices[e]] * weights[e] : x[indices[e]];
+    double s = mine ? lane_arc_sum<PULL_UNROLL>(indices, weights, has_weights, x, begin, end, lane, width) : 0.0;
     for (int d = width >> 1; d > 0; d >>= 1) s += __shfl_down_sync(0xffffffffu, s, d, width);
-    if (mine && lane == 0) y[row] = s;
+    if (mine && lane == 0) y[row] = scale_shift(s, scale, shift_at, shift);
 }
 
 // A warp per piece [begin[c], end[c]) of a heavy row's arcs: its sum in partial[c].
@@ -286,15 +344,45 @@ extern "C" __global__ void pull_sum_chunks(const idx_t* __restrict__ indices, co
     if ((threadIdx.x & 31) == 0) partial[c] = s;
 }
 
-// A warp per heavy row rows[h]: the sum of its pieces' partial[first[h] .. first[h + 1]).
+// A warp per heavy row rows[h]: scale * (the sum of its pieces' partial[first[h] .. first[h + 1])) + shift.
 extern "C" __global__ void pull_sum_heavy(const i64* __restrict__ rows, const i64* __restrict__ first,
-                                          const double* __restrict__ partial, double* __restrict__ y, i64 n) {
+                                          const double* __restrict__ partial, double* __restrict__ y, i64 n,
+                                          double scale, const double* __restrict__ shift_at, double shift) {
     const i64 h = ((i64)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
     if (h >= n) return;
     double s = 0.0;
     for (i64 c = first[h] + (threadIdx.x & 31); c < first[h + 1]; c += 32) s += partial[c];
     s = warp_sum(s);
-    if ((threadIdx.x & 31) == 0) y[rows[h]] = s;
+    if ((threadIdx.x & 31) == 0) y[rows[h]] = scale_shift(s, scale, shift_at, shift);
+}
+
+// l1_distance's first pass: partial[block] = the sum of |a[i] - b[i]| over the block's i < n.  Thread t of the
+// grid takes i = t, t + stride, t + 2 stride, ... (stride: the grid's threads) in that order, four at a time so
+// that eight loads are in flight; the host sizes the grid from n alone, so the order is the same every run.
+extern "C" __global__ void l1_partial(const double* __restrict__ a, const double* __restrict__ b, i64 n,
+                                      double* __restrict__ partial) {
+    const i64 stride = (i64)gridDim.x * blockDim.x;
+    i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x;
+    double s = 0.0;
+    for (; i + 3 * stride < n; i += 4 * stride) {
+        const double a0 = a[i], a1 = a[i + stride], a2 = a[i + 2 * stride], a3 = a[i + 3 * stride];
+        const double b0 = b[i], b1 = b[i + stride], b2 = b[i + 2 * stride], b3 = b[i + 3 * stride];
+        s += fabs(a0 - b0);
+        s += fabs(a1 - b1);
+        s += fabs(a2 - b2);
+        s += fabs(a3 - b3);
+    }
+    for (; i < n; i += stride) s += fabs(a[i] - b[i]);
+    s = block_sum(s);
+    if (threadIdx.x == 0) partial[blockIdx.x] = s;
+}
+
+// l1_distance's second pass: out[0] = the sum of partial[0, n), one block, in a fixed order.
+extern "C" __global__ void sum_partials(const double* __restrict__ partial, i64 n, double* __restrict__ out) {
+    double s = 0.0;
+    for (i64 i = threadIdx.x; i < n; i += blockDim.x) s += partial[i];
+    s = block_sum(s);
+    if (threadIdx.x == 0) out[0] = s;
 }
 
 // frontier merge: append the kept entries of src whose bit in `seen` was clear, once each, setting it.  The
@@ -577,8 +665,9 @@ def source(idx_ctype: str) -> str:
     advances = "".join(ADVANCE.format(name=name, params=params, body=body,
                                       **(SILENT if name in NEVER_EMIT else EMITTING))
                        for name, (params, body) in FUNCTORS.items())
-    return (f"#define IDX_T {idx_ctype}\n#define ITEMS {ITEMS}\n#define SCAN_ITEMS {SCAN_ITEMS}\n" + PRELUDE + advances
-            + OTHERS)
+    return (f"#define IDX_T {idx_ctype}\n#define ITEMS {ITEMS}\n#define SCAN_ITEMS {SCAN_ITEMS}\n"
+            f"#define PULL_UNROLL {PULL_UNROLL}\n#define CHUNK_UNROLL {CHUNK_UNROLL}\n#define PULL_BLOCK {PULL_BLOCK}\n"
+            f"#define PULL_MIN_BLOCKS {PULL_MIN_BLOCKS[idx_ctype]}\n" + PRELUDE + advances + OTHERS)
 
 
 def functor_source(idx_ctype: str, functor) -> str:

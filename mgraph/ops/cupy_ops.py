@@ -14,6 +14,7 @@ import numpy as np
 from . import cupy_kernels, numpy_ops
 
 BLOCK = 256
+assert BLOCK == cupy_kernels.PULL_BLOCK  # pull_sum's __launch_bounds__
 UNVISITED = -1
 _CTYPES = {np.dtype(np.int32): "int", np.dtype(np.int64): "long long"}
 HEAVY_ROW = 2048  # arcs: pull_sum's warp per row skips longer rows, which are summed in pieces of this size
@@ -167,31 +168,62 @@ def advance_dependency(graph, frontier, label, sigma, delta, level):
     _advance("dependency", graph, frontier, (label, sigma, delta, np.int32(level)), emits=False)
 
 
-def pull_sum(rgraph, x):
-    n = rgraph.arc_rows  # rows that may hold arcs; the rest (a part's proxies) sum to 0
+def _shift_args(shift):
+    """pull_sum's shift as kernel arguments: (its device address, 0.0) for a 0-d array, which is never read to the
+    host, or (null, the number)."""
+    if isinstance(shift, cp.ndarray):
+        return shift.astype(np.float64, copy=False).reshape(()), np.float64(0.0)
+    return np.intp(0), np.float64(shift)
+
+
+def pull_sum(rgraph, x, scale=1.0, shift=0.0):
+    n = rgraph.arc_rows  # rows that may hold arcs; the rest (a part's proxies) sum to 0, so take the shift alone
     y = cp.empty(rgraph.num_vertices, dtype=np.float64)
     if n < rgraph.num_vertices:
-        y[n:] = 0.0
+        y[n:] = shift
+    scale = np.float64(scale)
+    shift_at, shift = _shift_args(shift)
     has_w = np.int32(rgraph.weights is not None)
-    w = rgraph.weights if has_w else _dummy(np.float64)
     hot = _per_graph(rgraph, "hot_columns", _hot_columns)
-    indices, x = (rgraph.indices, x) if hot is None else (hot[1], x[hot[0]])
+    if hot is None:
+        indices, w = rgraph.indices, rgraph.weights
+    else:
+        indices, w, x = hot[1], hot[2], x[hot[0]]
+    w = w if has_w else _dummy(np.float64)
     lanes = _per_graph(rgraph, "pull_lanes", _pull_lanes)
     _kernel(rgraph, "pull_sum")(_blocks(n << lanes), (BLOCK,), (rgraph.indptr, indices, w, has_w, x, y,
-                                                               np.int64(n), np.int64(HEAVY_ROW), np.int32(lanes)))
+                                                               np.int64(n), np.int64(HEAVY_ROW), np.int32(lanes),
+                                                               scale, shift_at, shift))
     rows, first, begin, end = _per_graph(rgraph, "heavy_rows", _heavy_rows)
     if len(rows):
         partial = cp.empty(len(begin), dtype=np.float64)
         _kernel(rgraph, "pull_sum_chunks")(_blocks(len(begin) * 32), (BLOCK,),
                                            (indices, w, has_w, x, begin, end, partial, np.int64(len(begin))))
         _kernel(rgraph, "pull_sum_heavy")(_blocks(len(rows) * 32), (BLOCK,),
-                                          (rows, first, partial, y, np.int64(len(rows))))
+                                          (rows, first, partial, y, np.int64(len(rows)), scale, shift_at, shift))
     return y
 
 
 def prepare_pull(rgraph):
-    _per_graph(rgraph, "hot_columns", _hot_columns)
-    _per_graph(rgraph, "pull_lanes", _pull_lanes)
+    for name, build in (("hot_columns", _hot_columns), ("pull_lanes", _pull_lanes), ("heavy_rows", _heavy_rows)):
+        _per_graph(rgraph, name, build)
+
+
+L1_BLOCKS = 1024  # most blocks of l1_distance's first pass; one block then adds their partial sums
+L1_ITEMS = 4  # fewest entries per thread of that pass
+
+
+def l1_distance(a, b, count=None):
+    n = int(a.shape[0] if count is None else count)
+    a, b = (cp.ascontiguousarray(v[:n].astype(np.float64, copy=False)) for v in (a, b))
+    out = cp.empty((), dtype=np.float64)
+    blocks = min(L1_BLOCKS, max(1, -(-n // (BLOCK * L1_ITEMS))))  # from n alone: the same order every run
+    partial = out if blocks == 1 else cp.empty(blocks, dtype=np.float64)
+    device = a.device.id
+    _function(np.int32, device, "l1_partial")((blocks,), (BLOCK,), (a, b, np.int64(n), partial))
+    if blocks > 1:
+        _function(np.int32, device, "sum_partials")((1,), (BLOCK,), (partial, np.int64(blocks), out))
+    return out
 
 
 def _pull_lanes(rgraph):
@@ -203,33 +235,78 @@ def _pull_lanes(rgraph):
     return int(min(5, max(1, round(np.log2(quarter)))))
 
 
-HOT_COLUMNS_SPARE = 2  # the relabelled ids are built only where the free memory is this many times their size
+HOT_COLUMNS_SPARE = 2  # the relabelled ids are built only where the free memory is this many times what is kept
+SORT_STEP = 1 << 26  # arcs (whole rows) whose ids _hot_columns sorts at once: bounds the memory of the sort
+SORT_BYTES = 48  # bytes per arc a sort step holds at most: row ranks, keys, the sort's copy, order and scratch
 
 
 def _hot_columns(rgraph):
-    """(order, indices relabelled by order) where the pull reads x in order of how often each x is read, or
-    None where there is no room for a second copy of the ids.
+    """(order, indices relabelled by order, weights permuted with them or None) where the pull reads x in order
+    of how often each x is read, or None where there is no room for a second copy of the ids (and weights).
 
     The pull's cost is its gathers of x by column id, random over a vector larger than L2 on a big graph.
     On a power-law graph most arcs point at few columns; renumbering the columns by how often they are read
     (hubs first) packs those hot values into few cache lines, which then stay in L2 (GraphCage's observation,
-    in its cheapest form).  Rows and the arc order within them stay as they are, so every sum adds the same
-    terms in the same order: results are unchanged to the bit.  Each pull then gathers x into that order
-    first (one pass over the vector).
+    in its cheapest form).  Each row's arcs are then sorted by their new ids (the weights moved with them):
+    the lanes of a group reading consecutive arcs of a row read nearby hot ids, which share 32-byte sectors,
+    where in the old order each lane's gather landed on a sector of its own.  A row thus adds its terms in
+    another order than the graph's, which changes sums in the last bits (the NumPy twin's within rounding);
+    the layout is built once per graph, so every run adds them in the same order.  Each pull gathers x into
+    the new order first (one pass over the vector).  Rows are sorted SORT_STEP arcs at a time (a row longer
+    than that alone), so the build holds about SORT_BYTES per arc of one step besides what it keeps.
     """
     m = rgraph.num_arcs
-    if m == 0 or rgraph.num_vertices < (1 << 16):  # a vector this small fits in L2 as it is
+    n = rgraph.num_vertices
+    if m == 0 or n < (1 << 16):  # a vector this small fits in L2 as it is
         return None
+    idx = rgraph.indices.dtype
+    kept = rgraph.indices.nbytes + n * idx.itemsize + (0 if rgraph.weights is None else 8 * m)
+    build = 24 * n + SORT_BYTES * min(m, SORT_STEP)  # the read counts and their sort, then one sort step
     free, _ = cp.cuda.runtime.memGetInfo()
-    need = rgraph.indices.nbytes + 16 * rgraph.num_vertices
-    if free + cp.get_default_memory_pool().free_bytes() < HOT_COLUMNS_SPARE * need:
+    if free + cp.get_default_memory_pool().free_bytes() < HOT_COLUMNS_SPARE * kept + build:
         return None
-    reads = cp.bincount(rgraph.indices[:int(rgraph.indptr[rgraph.arc_rows])], minlength=rgraph.num_vertices)
-    order = cp.argsort(-reads).astype(rgraph.indices.dtype)
+    indptr = rgraph.indptr[:rgraph.arc_rows + 1]
+    end = int(indptr[-1])
+    reads = cp.bincount(rgraph.indices[:end], minlength=n)
+    order = cp.argsort(-reads).astype(idx)
     del reads
-    position = cp.empty(rgraph.num_vertices, dtype=rgraph.indices.dtype)
-    position[order] = cp.arange(rgraph.num_vertices, dtype=rgraph.indices.dtype)
-    return order, position[rgraph.indices]
+    position = cp.empty(n, dtype=idx)
+    position[order] = cp.arange(n, dtype=idx)
+    indices = position[rgraph.indices]
+    del position
+    weights = None if rgraph.weights is None else rgraph.weights.astype(np.float64, copy=True)
+    r0 = lo = 0
+    while lo < end:
+        step_end = cp.asarray([lo + SORT_STEP], dtype=np.int64)
+        r1 = int(cp.searchsorted(indptr, step_end, side="right")[0]) - 1  # the last row end within the step
+        r1 = max(r1, r0 + 1)  # a row longer than a step: alone
+        hi = int(indptr[r1])
+        _sort_rows(indices, weights, indptr[r0:r1] - lo, lo, hi, n)
+        r0, lo = r1, hi
+    return order, indices, weights
+
+
+def _sort_rows(indices, weights, starts, lo, hi, n):
+    """Sort each row's ids of ``indices[lo:hi]`` (whole rows, starting at ``starts`` from lo) ascending, in place,
+    moving ``weights`` (None: none) with them: one sort of (the row's rank in the step, id) keys."""
+    c = hi - lo
+    if c == 0:
+        return
+    first = cp.zeros(c + 1, dtype=np.int8)  # 1 where a row starts (an empty row's start is the next row's)
+    first[starts] = 1
+    key = cp.cumsum(first[:c], dtype=np.int64)  # each arc's row rank in the step, from 1: below c + 1
+    del first
+    key *= n
+    key += indices[lo:hi]
+    if weights is None:
+        key.sort()
+        key %= n
+        indices[lo:hi] = key.astype(indices.dtype, copy=False)
+    else:
+        perm = cp.argsort(key)
+        del key
+        indices[lo:hi] = indices[lo:hi][perm]
+        weights[lo:hi] = weights[lo:hi][perm]
 
 
 def _heavy_rows(rgraph):

@@ -152,13 +152,25 @@ def prepare_pull(rgraph):
     """Nothing to prepare on the CPU: the relabelled column ids of the CuPy twin serve the GPU's L2."""
 
 
-def pull_sum(rgraph, x):
-    """y[v] = sum of x[u] * w(u, v) over in-arcs u->v (the reverse graph's rows): PageRank's SpMV."""
+def pull_sum(rgraph, x, scale=1.0, shift=0.0):
+    """y[v] = scale * (sum of x[u] * w(u, v) over in-arcs u->v, the reverse graph's rows) + shift: PageRank's SpMV
+    and its affine step.  The product and the sum are rounded apart (no fused multiply-add), as on the GPU."""
     vals = x[rgraph.indices]
     if rgraph.weights is not None:
         vals = vals * rgraph.weights
     rows = np.repeat(np.arange(rgraph.num_vertices), np.diff(rgraph.indptr))
-    return np.bincount(rows, weights=vals, minlength=rgraph.num_vertices)
+    y = np.bincount(rows, weights=vals, minlength=rgraph.num_vertices).astype(np.float64, copy=False)  # none: int
+    if scale != 1.0:
+        y *= scale
+    if np.ndim(shift) or shift != 0.0:  # an array (of one value) is added even where it holds 0
+        y += shift
+    return y
+
+
+def l1_distance(a, b, count=None):
+    """The sum of |a[i] - b[i]| over i < count (every i where None), float64, as a 0-d array."""
+    n = a.shape[0] if count is None else int(count)
+    return np.asarray(np.abs(a[:n].astype(np.float64, copy=False) - b[:n]).sum(), dtype=np.float64)
 
 
 def hook_components(graph, parent, pairs_below=None):
