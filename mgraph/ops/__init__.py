@@ -161,12 +161,29 @@ def l1_distance(a, b, count=None):
     return _impl(a).l1_distance(a, b, count)
 
 
-def hook_components(graph, parent, pairs_below=None):
+def hook_components(graph, parent, pairs_below=None, *, arcs=None, skip=None):
     """Compute: union-find over the arcs; roots end as the smallest id of each component they connect.  An arc
     u -> v between two vertices below ``pairs_below`` is hooked only where u < v: the caller hooks the other arc of
     every such pair (an undirected graph stores both; a directed graph's other direction is in its reverse, which
-    the caller hooks too), so each of those edges is hooked once (None: every arc)."""
-    return _impl(parent).hook_components(graph, parent, pairs_below)
+    the caller hooks too), so each of those edges is hooked once (None: every arc).
+
+    Sampled hooking (Afforest, Sutton et al. 2018), for a graph that holds every arc of its vertices both ways
+    (a whole undirected graph, or a directed one and its reverse): ``arcs=(lo, hi)`` hooks only each row's arcs
+    at positions lo..hi - 1 of the row (hi None: to its end), and ``skip=c`` leaves out the rows u whose
+    ``parent[u]`` is c when the call starts (after :func:`compress`: the members of c's tree).  Hooking a row's
+    first one or two arcs joins most of a power-law graph into one large tree; the rest of the arcs then need
+    hooking only from rows outside it, since an arc between two other trees, or between one of them and the
+    large one, is hooked from the end outside it.  ``pairs_below`` does not combine with either."""
+    if (arcs is not None or skip is not None) and pairs_below is not None:
+        raise ValueError("hook_components: pairs_below hooks half of the arcs and does not combine with arcs or skip")
+    if arcs is not None:
+        lo, hi = arcs
+        if int(lo) < 0 or (hi is not None and int(hi) < int(lo)):
+            raise ValueError(f"hook_components: arcs must be (lo, hi) with 0 <= lo <= hi, or (lo, None), got {arcs}")
+        arcs = (int(lo), None if hi is None else int(hi))
+    if skip is not None and not 0 <= int(skip) < graph.num_vertices:
+        raise ValueError(f"hook_components: skip must be a vertex id below {graph.num_vertices}, got {skip}")
+    return _impl(parent).hook_components(graph, parent, pairs_below, arcs, None if skip is None else int(skip))
 
 
 def compress(parent):

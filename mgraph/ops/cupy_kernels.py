@@ -91,6 +91,19 @@ __device__ __forceinline__ i64 find_root(i64* parent, i64 x) {
     return x;
 }
 
+// union-find: hook the larger of the two roots of u and v under the smaller, lock-free (a failed CAS means the
+// root moved: chase both again), so every root ends as the smallest id of its tree
+__device__ __forceinline__ void hook_pair(i64* parent, i64 u, i64 v) {
+    i64 ru = find_root(parent, u), rv = find_root(parent, v);
+    while (ru != rv) {
+        if (ru > rv) { i64 t = ru; ru = rv; rv = t; }
+        const i64 old = (i64)atomicCAS((u64*)&parent[rv], (u64)rv, (u64)ru);
+        if (old == rv) break;
+        ru = find_root(parent, ru);
+        rv = find_root(parent, old);
+    }
+}
+
 __device__ __forceinline__ bool bit_is_set(const unsigned* __restrict__ bits, i64 v) {
     return (bits[v >> 5] >> (v & 31)) & 1u;
 }
@@ -510,6 +523,22 @@ extern "C" __global__ void segment_min(const i64* __restrict__ seg, const i64* _
                                       i64* __restrict__ out) {
     const i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n && val[i] < out[seg[i]]) atomicMin((long long*)&out[seg[i]], (long long)val[i]);
+}
+
+// Sampled union-find (Afforest): a group of 2^lanes_log2 lanes per row u hooks u with the arcs at positions
+// [lo, hi) of its row (hi < 0: to its end), skipping the rows marked in `skipped` (not null): the largest
+// tree's, whose arcs to other trees are hooked from their other end.  The marks are taken before the launch,
+// since a row may join that tree while this kernel hooks.  Most rows of a power-law graph are then either
+// skipped or hook one or two arcs, where hooking every arc chased both roots of each.
+extern "C" __global__ void hook_rows(const i64* __restrict__ indptr, const idx_t* __restrict__ indices,
+                                     i64* __restrict__ parent, i64 n, i64 lo, i64 hi,
+                                     const bool* __restrict__ skipped, int lanes_log2) {
+    const i64 row = ((i64)blockIdx.x * blockDim.x + threadIdx.x) >> lanes_log2;
+    if (row >= n || (skipped != nullptr && skipped[row])) return;
+    const i64 start = indptr[row], stop = indptr[row + 1];
+    const i64 end = hi < 0 ? stop : min(stop, start + hi);
+    for (i64 e = start + lo + (threadIdx.x & ((1 << lanes_log2) - 1)); e < end; e += (i64)1 << lanes_log2)
+        hook_pair(parent, row, (i64)indices[e]);
 }
 
 // a read-only chase: path halving here could overwrite another thread's final root with an ancestor

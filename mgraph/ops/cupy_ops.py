@@ -322,8 +322,17 @@ def _heavy_rows(rgraph):
     return (rows, *(cp.asarray(a, dtype=np.int64) for a in (first, begin, end)))
 
 
-def hook_components(graph, parent, pairs_below=None):
-    _advance("hook", graph, None, (parent, np.int64(pairs_below or 0)), emits=False)
+def hook_components(graph, parent, pairs_below=None, arcs=None, skip=None):
+    if arcs is None and skip is None:
+        _advance("hook", graph, None, (parent, np.int64(pairs_below or 0)), emits=False)
+        return
+    lo, hi = arcs if arcs is not None else (0, None)
+    n = graph.arc_rows
+    lanes = 0 if hi is not None and hi - lo <= 2 else 3  # a thread per row for a sample, else 8 lanes per row
+    _kernel(graph, "hook_rows")(_blocks(n << lanes), (BLOCK,),
+                                (graph.indptr, graph.indices, parent, np.int64(n), np.int64(lo),
+                                 np.int64(-1 if hi is None else hi),
+                                 np.intp(0) if skip is None else parent[:n] == skip, np.int32(lanes)))
 
 
 def compress(parent):

@@ -228,16 +228,7 @@ DEPENDENCY = Functor("dependency", "const int* label, const double* sigma, doubl
 """Brandes backward: the dependency of u on its successors at level + 1."""
 
 HOOK = Functor("hook", "i64* parent, i64 pairs_below", r"""
-        if (v >= pairs_below || u < v) {
-            i64 ru = find_root(parent, u), rv = find_root(parent, v);
-            while (ru != rv) {
-                if (ru > rv) { i64 t = ru; ru = rv; rv = t; }
-                const i64 old = (i64)atomicCAS((u64*)&parent[rv], (u64)rv, (u64)ru);
-                if (old == rv) break;
-                ru = find_root(parent, ru);
-                rv = find_root(parent, old);
-            }
-        }
+        if (v >= pairs_below || u < v) hook_pair(parent, u, v);
 """, _hook, emits=False, builtin=True)
 """CC: lock-free union-find over the arcs, the larger root hooked under the smaller."""
 

@@ -173,14 +173,28 @@ def l1_distance(a, b, count=None):
     return np.asarray(np.abs(a[:n].astype(np.float64, copy=False) - b[:n]).sum(), dtype=np.float64)
 
 
-def hook_components(graph, parent, pairs_below=None):
+def hook_components(graph, parent, pairs_below=None, arcs=None, skip=None):
     """Union the endpoints of every arc u -> v but those with v < u < pairs_below, hooking the larger root under
-    the smaller, until nothing changes.
+    the smaller, until nothing changes; with ``arcs`` (lo, hi) only each row's arcs at positions lo..hi - 1 (hi
+    None: to its end), and with ``skip`` not the rows u whose parent[u] is ``skip`` when the call starts.
 
     Leaves ``parent`` a forest whose roots are the smallest ids of the
     components those arcs connect (the GPU's union-find gives the same roots).
     """
-    advance(graph, None, functors.HOOK, (parent, pairs_below or 0))
+    if arcs is None and skip is None:
+        advance(graph, None, functors.HOOK, (parent, pairs_below or 0))
+        return
+    lo, hi = arcs if arcs is not None else (0, None)
+    indptr = graph.indptr[:graph.arc_rows + 1]
+    end = int(indptr[-1])
+    src = np.repeat(np.arange(graph.arc_rows, dtype=np.int64), np.diff(indptr))
+    position = np.arange(end, dtype=np.int64) - indptr[src]
+    keep = position >= lo
+    if hi is not None:
+        keep &= position < hi
+    if skip is not None:
+        keep &= parent[src] != skip
+    functors._hook(src[keep], graph.indices[:end][keep].astype(np.int64), None, parent, 0)
 
 
 def segment_min(seg, values, initial):
