@@ -9,17 +9,27 @@ from .contract import Primitive
 
 
 class SSSP(Primitive):
-    """Frontier Bellman-Ford, then a BFS over tight arcs for the predecessor tree.
+    """Frontier Bellman-Ford, then the predecessor tree from the final distances.
 
     Building the tree after the distances are final (instead of recording the
-    last relaxer) keeps it a tree even across zero-weight cycles: a vertex is
-    claimed once, from a vertex already in the tree, along an arc with
-    dist[u] + w == dist[v].
+    last relaxer) keeps it a tree even across zero-weight cycles.  Where every
+    weight is positive, one pull over in-arcs gives each vertex the tail of its
+    first tight in-arc (dist[u] + w == dist[v]): distances fall strictly along
+    those arcs, so they form a tree.  With a zero weight the tree is walked from
+    the source instead, a BFS over tight arcs that claims each vertex once.
     """
 
     name = "sssp"
     vertex_valued = ("predecessor",)
     needs_source = True
+    global_mins = ("weight_floor",)  # the smallest weight of the whole graph: whether the one-pull tree applies
+
+    def __init__(self, graph):
+        super().__init__(graph)
+        self.rgraph = graph.reverse()
+        w = graph.weights
+        # read once per graph, before the runs' clock starts; a part with no arcs has none (inf)
+        self._floor = (1.0 if w is None else float(w.min())) if graph.num_arcs else np.inf
 
     @property
     def combine(self):
@@ -28,8 +38,8 @@ class SSSP(Primitive):
     @property
     def reads_proxies(self):
         """Relaxing pushes, so a stale copy only lets a useless relaxation through (its owner drops it); the tree
-        walk compares distances across arcs, so copies must agree then (the framework brings them up to date)."""
-        return self.phase == "tree"
+        compares distances across arcs, so copies must agree then (the framework brings them up to date)."""
+        return self.phase != "relax"
 
     @property
     def carry(self):
@@ -46,6 +56,7 @@ class SSSP(Primitive):
             self.distance[source] = 0.0
         self.phase = "relax"
         self.tree_level = 0
+        self.weight_floor = self._floor
         return self.frontier_of(source)
 
     def iterate(self, frontier):
@@ -56,14 +67,19 @@ class SSSP(Primitive):
                                  dist=self.distance)
 
     def next_phase(self):
-        """Distances are final everywhere: walk the tight arcs from the source to build the tree."""
+        """Distances are final everywhere: build the tree.  With positive weights, first one empty superstep so
+        that copies of the relaxed distances are brought up to date, then one pull; else a walk of the tight arcs
+        from the source."""
         if self.phase == "tree":
             return None
-        self.phase = "tree"
+        if self.phase == "pull":
+            ops.tight_predecessors(self.rgraph, self.distance, self.predecessor)
+            return None
+        self.phase = "pull" if self.weight_floor > 0 else "tree"
         if self.source is not None:
             self.label[self.source] = 0
             self.predecessor[self.source] = self.source
-        return self.frontier_of(self.source)
+        return self.frontier_of(None if self.phase == "pull" else self.source)
 
     def result(self):
         return {"distance": self.distance, "predecessor": self.predecessor}

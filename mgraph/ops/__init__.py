@@ -32,9 +32,9 @@ from .functors import Functor, first_claims
 UNVISITED = numpy_ops.UNVISITED
 Bits = numpy_ops.Bits
 __all__ = ["UNVISITED", "advance_visit", "advance_visit_pull", "advance_relax", "advance_count_paths",
-           "advance_dependency", "pull_sum", "prepare_pull", "l1_distance", "hook_components", "compress", "bitmap",
-           "Bits", "bit_test", "filter", "segment_min", "advance", "Functor", "first_claims", "functors",
-           "neighbor_reduce", "intersect_count", "arcs"]
+           "advance_dependency", "tight_predecessors", "pull_sum", "prepare_pull", "l1_distance", "hook_components",
+           "compress", "bitmap", "Bits", "bit_test", "filter", "segment_min", "advance", "Functor", "first_claims",
+           "functors", "neighbor_reduce", "intersect_count", "arcs"]
 
 
 def _impl(a):
@@ -108,6 +108,17 @@ def advance_visit(graph, frontier, label, pred, level, dist=None):
 def advance_visit_pull(rgraph, label, pred, level, frontier_bits):
     """Pull advance with early exit over in-arcs (``rgraph`` is the reverse graph); the new frontier."""
     return _impl(label).advance_visit_pull(rgraph, label, pred, level, frontier_bits)
+
+
+def tight_predecessors(rgraph, dist, pred):
+    """Compute: SSSP's predecessors in one pull over in-arcs (``rgraph = graph.reverse()``, weighted): each vertex
+    v with a finite ``dist[v]`` and ``pred[v] == -1`` takes the tail u of the first of its in-arcs, in row order,
+    with dist[u] + w == dist[v].  Where every weight is positive these predecessors form a shortest-path tree
+    rooted at the source (set the source's own first): distances fall strictly along tight arcs.  With a zero
+    weight, tight arcs may form cycles; walk them from the source instead (``advance_visit`` with ``dist``).
+    ``dist`` float64, ``pred`` the graph's id type, every weight 1 on an unweighted graph; on a part, proxies'
+    distances must be current."""
+    return _impl(dist).tight_predecessors(rgraph, dist, pred)
 
 
 def advance_relax(graph, frontier, dist, marks, stamp):

@@ -221,6 +221,36 @@ extern "C" __global__ void frontier_offsets_small(const i64* __restrict__ indptr
     if (threadIdx.x == 0) { offs[0] = 0; count[0] = 0; }
 }
 
+// SSSP's tree in one pass, where every weight is positive: each reached row v without a predecessor takes the
+// in-neighbour u of its first tight in-arc (dist[u] + w == dist[v]).  A warp per row strides its in-arcs and
+// stops at the first stride holding a tight arc, taking its lowest lane: the first tight arc of the row, the
+// same every run.  Positive weights make dist fall strictly along every tight arc, so the predecessors form a
+// tree rooted at the source (the last relaxation of each vertex was along one of these arcs).
+extern "C" __global__ void tight_predecessors(const i64* __restrict__ rindptr, const idx_t* __restrict__ rindices,
+                                              const double* __restrict__ rweights, int has_weights,
+                                              const double* __restrict__ dist, idx_t* __restrict__ pred, i64 n) {
+    const i64 v = ((i64)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+    const int lane = threadIdx.x & 31;
+    if (v >= n) return;  // whole warps leave together
+    const double dv = dist[v];
+    if (!(dv < __longlong_as_double(0x7ff0000000000000LL)) || pred[v] != (idx_t)-1) return;  // unreached (inf), or set
+    const i64 begin = rindptr[v], end = rindptr[v + 1];
+    for (i64 e0 = begin; e0 < end; e0 += 32) {
+        const i64 e = e0 + lane;
+        bool tight = false;
+        idx_t u = 0;
+        if (e < end) {
+            u = rindices[e];
+            tight = dist[u] + (has_weights ? rweights[e] : 1.0) == dv;
+        }
+        const unsigned hits = __ballot_sync(0xffffffffu, tight);
+        if (hits) {
+            if (lane == __ffs(hits) - 1) pred[v] = u;
+            return;
+        }
+    }
+}
+
 // bottom-up BFS: each unvisited vertex takes its first in-neighbour in the frontier, then stops
 extern "C" __global__ void visit_pull(const i64* __restrict__ rindptr, const idx_t* __restrict__ rindices,
                                       int* __restrict__ label, idx_t* __restrict__ pred, int level,

@@ -156,6 +156,15 @@ def advance_visit_pull(rgraph, label, pred, level, frontier_bits):
     return out[: int(count[0])]
 
 
+def tight_predecessors(rgraph, dist, pred):
+    n = rgraph.arc_rows  # a part's proxies have no in-arcs: their predecessors are their owners'
+    if n:
+        has_w = rgraph.weights is not None
+        w = rgraph.weights if has_w else _dummy(np.float64)
+        _kernel(rgraph, "tight_predecessors")(_blocks(n * 32), (BLOCK,), (rgraph.indptr, rgraph.indices, w,
+                                                                           np.int32(has_w), dist, pred, np.int64(n)))
+
+
 def advance_relax(graph, frontier, dist, marks, stamp):
     return _advance("relax", graph, frontier, (dist, marks, np.int32(stamp)))
 

@@ -133,6 +133,18 @@ def advance_visit_pull(rgraph, label, pred, level, frontier_bits):
     return new.astype(rgraph.indices.dtype)
 
 
+def tight_predecessors(rgraph, dist, pred):
+    """Each reached row v (of those that may hold arcs) whose pred is -1 takes the in-neighbour of its first
+    tight in-arc (dist[u] + w == dist[v]), in row order."""
+    cand = np.flatnonzero(np.isfinite(dist[:rgraph.arc_rows]) & (pred[:rgraph.arc_rows] == UNVISITED))
+    v, u, arcs = expand(rgraph, cand)
+    w = rgraph.weights[arcs] if rgraph.weights is not None else 1.0
+    tight = dist[u] + w == dist[v]
+    v, u = v[tight], u[tight]
+    first_v, first = np.unique(v, return_index=True)
+    pred[first_v] = u[first]
+
+
 def advance_relax(graph, frontier, dist, marks, stamp):
     """Push: dist[v] = min(dist[v], dist[u] + w); return the improved vertices once each (marked ``stamp``)."""
     return advance(graph, frontier, functors.RELAX, (dist, marks, stamp))
