@@ -34,7 +34,7 @@ class BC(Primitive):
     def reset(self, source=None):
         xp, n = self.xp, self.num_vertices
         self.source = source
-        self.depth = xp.full(n, ops.UNVISITED, dtype=np.int32)
+        self.depth = ops.unvisited(self.graph, np.int32)
         self.sigma = xp.zeros(n, dtype=np.float64)
         self.delta = xp.zeros(n, dtype=np.float64)
         if source is not None:

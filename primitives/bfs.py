@@ -38,9 +38,8 @@ class BFS(Primitive):
         self.rgraph = graph.reverse() if direction != "push" else None
 
     def reset(self, source=None):
-        xp, n = self.xp, self.num_vertices
-        self.depth = xp.full(n, ops.UNVISITED, dtype=np.int32)
-        self.predecessor = xp.full(n, ops.UNVISITED, dtype=self.graph.indices.dtype)
+        self.depth = ops.unvisited(self.graph, np.int32)
+        self.predecessor = ops.unvisited(self.graph, self.graph.indices.dtype)
         if source is not None:
             self.depth[source] = 0
             self.predecessor[source] = source

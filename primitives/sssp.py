@@ -49,9 +49,9 @@ class SSSP(Primitive):
         xp, n = self.xp, self.num_vertices
         self.source = source
         self.distance = xp.full(n, np.inf, dtype=np.float64)
-        self.label = xp.full(n, ops.UNVISITED, dtype=np.int32)
+        self.label = ops.unvisited(self.graph, np.int32)
         self.marks = xp.zeros(n, dtype=np.int32)
-        self.predecessor = xp.full(n, ops.UNVISITED, dtype=self.graph.indices.dtype)
+        self.predecessor = ops.unvisited(self.graph, self.graph.indices.dtype)
         if source is not None:
             self.distance[source] = 0.0
         self.phase = "relax"

@@ -358,3 +358,12 @@ def test_triangles_cores_and_communities_on_the_gpu_match_the_cpu(devices):
                       (mgraph.label_propagation, "labels")):
         np.testing.assert_array_equal(getattr(call(g, devices=devices, backend="cupy"), key),
                                       getattr(call(g, backend="numpy"), key))
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.int64, np.int8])
+@pytest.mark.parametrize("n", [0, 1, 1000, (1 << 20) + 3])
+def test_unvisited_is_minus_one_everywhere(dtype, n):
+    g = Graph.from_edges([], [], num_vertices=n, directed=True).to("cupy")
+    a = ops.unvisited(g, dtype)
+    assert isinstance(a, cp.ndarray) and a.dtype == dtype and a.shape == (n,)
+    assert cp.asnumpy(a).tolist() == numpy_ops.unvisited(n, dtype).tolist() == [-1] * n

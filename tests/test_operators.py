@@ -181,3 +181,14 @@ def test_needs_source_is_honoured_on_one_device_and_many():
             mgraph.run(BFS, g, devices=devices)
         with pytest.raises(ValueError, match="takes no source"):
             mgraph.run(CC, g, 0, devices=devices)
+
+
+def test_unvisited_fills_minus_one_in_signed_types_only():
+    g = mgraph.Graph.from_edges([0], [1], num_vertices=5)
+    for dtype in (np.int8, np.int32, np.int64):
+        a = ops.unvisited(g, dtype)
+        assert a.dtype == dtype and a.tolist() == [-1] * 5
+    with pytest.raises(ValueError, match="signed integer dtype, got float64"):
+        ops.unvisited(g, np.float64)
+    with pytest.raises(ValueError, match="signed integer dtype, got uint32"):
+        ops.unvisited(g, np.uint32)

@@ -33,7 +33,7 @@ UNVISITED = numpy_ops.UNVISITED
 Bits = numpy_ops.Bits
 __all__ = ["UNVISITED", "advance_visit", "advance_visit_pull", "advance_relax", "advance_count_paths",
            "advance_dependency", "tight_predecessors", "pull_sum", "prepare_pull", "l1_distance", "hook_components",
-           "compress", "bitmap", "Bits", "bit_test", "filter", "segment_min", "advance", "Functor", "first_claims",
+           "compress", "bitmap", "Bits", "bit_test", "unvisited", "filter", "segment_min", "advance", "Functor", "first_claims",
            "functors", "neighbor_reduce", "intersect_count", "arcs"]
 
 
@@ -170,6 +170,17 @@ def l1_distance(a, b, count=None):
     if count is not None and not 0 <= int(count) <= a.shape[0]:
         raise ValueError(f"l1_distance's count must be in 0..{a.shape[0]}, got {count}")
     return _impl(a).l1_distance(a, b, count)
+
+
+def unvisited(graph, dtype):
+    """A new array of ``graph.num_vertices`` entries of ``dtype`` (a signed integer type), all UNVISITED (-1), on the
+    graph's backend: a traversal's labels or predecessors at the start of a run.  On a GPU one memset of 0xff
+    bytes (-1 in two's complement), where filling the value took an elementwise kernel at a fraction of the
+    copy bandwidth."""
+    dtype = np.dtype(dtype)
+    if dtype.kind != "i":
+        raise ValueError(f"unvisited needs a signed integer dtype, got {dtype}")
+    return _impl(graph.indptr).unvisited(graph.num_vertices, dtype)
 
 
 def hook_components(graph, parent, pairs_below=None, *, arcs=None, skip=None):

@@ -331,6 +331,13 @@ def _heavy_rows(rgraph):
     return (rows, *(cp.asarray(a, dtype=np.int64) for a in (first, begin, end)))
 
 
+def unvisited(n, dtype):
+    out = cp.empty(n, dtype=dtype)
+    if out.nbytes:
+        out.data.memset_async(0xFF, out.nbytes)  # on the current stream, as the kernels that read it
+    return out
+
+
 def hook_components(graph, parent, pairs_below=None, arcs=None, skip=None):
     if arcs is None and skip is None:
         _advance("hook", graph, None, (parent, np.int64(pairs_below or 0)), emits=False)

@@ -185,6 +185,11 @@ def l1_distance(a, b, count=None):
     return np.asarray(np.abs(a[:n].astype(np.float64, copy=False) - b[:n]).sum(), dtype=np.float64)
 
 
+def unvisited(n, dtype):
+    """np.full(n, -1, dtype)."""
+    return np.full(n, UNVISITED, dtype=dtype)
+
+
 def hook_components(graph, parent, pairs_below=None, arcs=None, skip=None):
     """Union the endpoints of every arc u -> v but those with v < u < pairs_below, hooking the larger root under
     the smaller, until nothing changes; with ``arcs`` (lo, hi) only each row's arcs at positions lo..hi - 1 (hi
