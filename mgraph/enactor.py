@@ -118,30 +118,41 @@ def enact_devices(primitives, exchanges, backends, groups, sources, progress=Non
     and the first error is raised here.  ``progress``, if given, is called
     after each source.
     """
-    p = len(primitives)
-    out = [None] * p
-    errors = [None] * p
+    def work(d):
+        return drive(d, primitives[d], exchanges[d], backends[d], groups[d], sources, progress if d == 0 else None)
+
+    def failed(d, e):
+        if isinstance(e, threading.BrokenBarrierError):  # another worker failed first: its error is the one
+            return e
+        groups[d].abort()
+        return worker_error(d, backends[d], primitives[d], e)
+
+    out = on_threads(backends, work, "device", failed)
+    results = [result_of(prim, ex.sub, b, d) for d, (prim, ex, b) in enumerate(zip(primitives, exchanges, backends))]
+    return results, run_stats([o[0] for o in out], out[0][1])
+
+
+def on_threads(backends, work, what, failed):
+    """``work(d)`` for every device d at once, one thread each in the device's context; the results in device
+    order.  A worker's exception goes through ``failed(d, e)``, which breaks the others' waits and returns the
+    error to report; the first worker's own error is raised once every thread has ended."""
+    p = len(backends)
+    out, errors = [None] * p, [None] * p
 
     def worker(d):
-        prim, backend = primitives[d], backends[d]
         try:
-            with backend.context():
-                out[d] = drive(d, prim, exchanges[d], backend, groups[d], sources,
-                               progress if d == 0 else None)
-        except threading.BrokenBarrierError as e:
-            errors[d] = e
+            with backends[d].context():
+                out[d] = work(d)
         except BaseException as e:  # noqa: BLE001 - re-raised in the caller
-            errors[d] = worker_error(d, backend, prim, e)
-            groups[d].abort()
+            errors[d] = failed(d, e)
 
-    threads = [threading.Thread(target=worker, args=(d,), name=f"mgraph-device-{d}", daemon=True) for d in range(p)]
+    threads = [threading.Thread(target=worker, args=(d,), name=f"mgraph-{what}-{d}", daemon=True) for d in range(p)]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
     raise_first(errors)
-    results = [result_of(prim, ex.sub, b, d) for d, (prim, ex, b) in enumerate(zip(primitives, exchanges, backends))]
-    return results, run_stats([o[0] for o in out], out[0][1])
+    return out
 
 
 def worker_error(d, backend, prim, e):

@@ -22,7 +22,6 @@ import functools
 import numbers
 import socket
 import sys
-import threading
 import time
 
 import numpy as np
@@ -32,7 +31,7 @@ from mgraph import partitioners
 from . import subgraph
 from .backend import Backend, PeakWatch, peak_bytes, reset_peak, resolve, to_host, to_numpy
 from .comm import COMMUNICATIONS, Exchange, LocalTransport
-from .enactor import drive, enact_devices, result_of, run_stats, worker_error
+from .enactor import drive, enact_devices, on_threads, result_of, run_stats, worker_error
 from .graph import Graph
 from .group import SoloGroup, ThreadGroup, fail_job, world
 from .partbuild import Owners, build_part
@@ -520,24 +519,10 @@ def _run_threads(placement, make, sources, stats, count, check, tick):
 def _in_threads(backends, work, what):
     """``work(d, group)`` for every device d at once, one thread each (a collective step over a ThreadGroup); the
     results in device order, or the first worker's error (a failing worker breaks the others' barrier)."""
-    from .enactor import raise_first
+    shared = ThreadGroup.shared_state(len(backends))
 
-    p = len(backends)
-    shared = ThreadGroup.shared_state(p)
-    out, errors = [None] * p, [None] * p
+    def failed(d, e):
+        shared["barrier"].abort()
+        return e
 
-    def worker(d):
-        try:
-            with backends[d].context():
-                out[d] = work(d, ThreadGroup(shared, d))
-        except BaseException as e:  # noqa: BLE001 - re-raised in the caller
-            errors[d] = e
-            shared["barrier"].abort()
-
-    threads = [threading.Thread(target=worker, args=(d,), name=f"mgraph-{what}-{d}", daemon=True) for d in range(p)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    raise_first(errors)
-    return out
+    return on_threads(backends, lambda d: work(d, ThreadGroup(shared, d)), what, failed)

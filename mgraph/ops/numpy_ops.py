@@ -202,10 +202,9 @@ def hook_components(graph, parent, pairs_below=None, arcs=None, skip=None):
         advance(graph, None, functors.HOOK, (parent, pairs_below or 0))
         return
     lo, hi = arcs if arcs is not None else (0, None)
-    indptr = graph.indptr[:graph.arc_rows + 1]
-    end = int(indptr[-1])
-    src = np.repeat(np.arange(graph.arc_rows, dtype=np.int64), np.diff(indptr))
-    position = np.arange(end, dtype=np.int64) - indptr[src]
+    end = int(graph.indptr[graph.arc_rows])
+    src = graph.arc_sources()[:end]
+    position = np.arange(end, dtype=np.int64) - graph.indptr[src]
     keep = position >= lo
     if hi is not None:
         keep &= position < hi
