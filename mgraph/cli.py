@@ -460,7 +460,8 @@ def _load(args, weights=None):
         else:
             backend = resolve(args.backend)
             with PeakWatch(backend) as watch:
-                graph = io.load(args.graph, directed=args.directed, backend=backend, weights=weights)
+                graph = io.load(args.graph, directed=args.directed, backend=backend, seed=getattr(args, "seed", 0),
+                                weights=weights)
                 backend.synchronize()
             graph.load_peak_bytes = watch.bytes
         return graph, time.perf_counter() - t0

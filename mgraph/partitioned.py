@@ -9,9 +9,33 @@ part is kept for the next run with the same partitioning.
 """
 from __future__ import annotations
 
+import contextlib
+
 import numpy as np
 
 from .sources import source_of
+
+
+def draw_sources(n: int, k: int, seed: int, vouch) -> list[int]:
+    """``k`` vertex ids drawn as Graph500 draws roots: uniform candidates, kept where ``vouch(candidates)`` (a bool
+    array) says they have out-degree >= 1; distinct while there are enough.  Whole graphs and ranks' parts draw
+    the same sequence from the same seed, so runs on 1 GPU and on P ranks start from the same vertices."""
+    rng = np.random.default_rng(seed)
+    chosen = []
+    for _ in range(64):
+        if len(chosen) >= k or n == 0:
+            break
+        cand = rng.integers(0, n, size=max(4 * k, 64))
+        for v in cand[np.asarray(vouch(cand), dtype=bool)]:
+            if int(v) not in chosen:
+                chosen.append(int(v))
+            if len(chosen) >= k:
+                break
+    if not chosen:
+        raise ValueError("the graph has no vertex with out-degree >= 1 to start from")
+    while len(chosen) < k:
+        chosen.append(chosen[len(chosen) % max(len(chosen), 1)])
+    return chosen[:k]
 
 
 class PartitionedGraph:
@@ -45,38 +69,26 @@ class PartitionedGraph:
 
     def random_sources(self, k: int, seed: int, part) -> list[int]:
         """``k`` random vertices of out-degree >= 1 (distinct while there are enough), the same on every rank: each
-        rank vouches for the candidates it owns."""
-        rng = np.random.default_rng(seed)
-        n = self.num_vertices
-        own_ids = part.vertex_ids[part.own_vertices]
-        from .backend import to_numpy
+        rank vouches for the candidates it owns (:func:`draw_sources`)."""
+        from .backend import array_module, to_numpy
 
-        own_ids = to_numpy(own_ids).astype(np.int64)
-        deg = to_numpy(part.out_degree())[to_numpy(part.own_vertices)]
+        xp = array_module(part.indptr)
+        # the part's device, not the current one: a rank's arrays read from another GPU go through peer access
+        with contextlib.nullcontext() if xp is np else xp.cuda.Device(part.indptr.device.id):
+            own_ids = to_numpy(part.vertex_ids[part.own_vertices]).astype(np.int64)
+            deg = to_numpy(part.out_degree()[part.own_vertices])
         order = np.argsort(own_ids)
         own_sorted, deg_sorted = own_ids[order], deg[order]
-        chosen = []
-        for _ in range(64):
-            if len(chosen) >= k or n == 0:
-                break
-            cand = rng.integers(0, n, size=max(4 * k, 64))
-            at = np.searchsorted(own_sorted, cand)
+
+        def vouch(cand):
             good = np.zeros(cand.shape[0], dtype=np.int64)
             if own_sorted.shape[0]:
-                at = np.minimum(at, own_sorted.shape[0] - 1)
+                at = np.minimum(np.searchsorted(own_sorted, cand), own_sorted.shape[0] - 1)
                 mine = own_sorted[at] == cand
                 good[mine] = deg_sorted[at[mine]] > 0
-            flags = np.sum(self.group.allgather(good), axis=0)
-            for v in cand[flags > 0]:
-                if int(v) not in chosen:
-                    chosen.append(int(v))
-                if len(chosen) >= k:
-                    break
-        if not chosen:
-            raise ValueError("the graph has no vertex with out-degree >= 1 to start from")
-        while len(chosen) < k:
-            chosen.append(chosen[len(chosen) % max(len(chosen), 1)])
-        return chosen[:k]
+            return np.sum(self.group.allgather(good), axis=0) > 0
+
+        return draw_sources(self.num_vertices, k, seed, vouch)
 
     def __repr__(self) -> str:
         kind = "directed" if self.directed else "undirected"

@@ -4,6 +4,18 @@
     PYTHONPATH=$PWD python3 scripts/scaling.py --scale 22 --out results/scaling      # every GPU present, up to 4
     PYTHONPATH=$PWD python3 scripts/scaling.py --experiments overhead --gpus-list 1,2,4
     python3 scripts/scaling.py --backend numpy --scale 10 --gpus-list 1,2,4 --out /tmp/s   # CPU, virtual devices
+    PYTHONPATH=$PWD python3 scripts/scaling.py --mpiexec "mpiexec --allow-run-as-root" --gpus-list 1,2,4 --scale 26
+
+Where the devices run: without ``--mpiexec``, one process (one GPU, or worker
+threads for several, the graph drawn whole on GPU 0 and sliced); with
+``--mpiexec CMD``, each count N is its own MPI job ``CMD -n N python
+scaling.py ...``, one rank per GPU with NCCL between them, each rank drawing
+and building only its own part (mgraph.partitioned), so a graph larger than
+one GPU holds can be measured; the jobs' records are merged, speedups taken
+against the 1-GPU job, and written and printed here.  The script can also be
+started under ``mpiexec -n P`` itself: it then measures P ranks.  Runs on P
+ranks are validated on the ranks' parts (mgraph.validate_parts, on the GPUs),
+except BC, whose reference needs the whole graph.
 
 Experiments (``--experiments``, default all three):
 
@@ -45,10 +57,14 @@ until the end), so a run stopped by a time limit keeps its records.  Exit status
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import os
+import shlex
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
 
 import numpy as np
@@ -62,11 +78,14 @@ from bench import PR_L1, SSSP_WEIGHTS, _fmt  # noqa: E402
 
 import mgraph  # noqa: E402
 from mgraph import generators, ops  # noqa: E402
-from mgraph.backend import BACKENDS, resolve  # noqa: E402
-from mgraph.cli import (TRAVERSALS, Validator, _Parser, _positive, code_version,  # noqa: E402
-                        harmonic_mean, now, random_sources, run_primitive, write_json)
+from mgraph.backend import BACKENDS, Backend, resolve, to_numpy  # noqa: E402
+from mgraph.cli import (TRAVERSALS, WHOLE_REFERENCE, PartsValidator, Validator, _Parser, _positive,  # noqa: E402
+                        code_version, harmonic_mean, now, run_primitive, write_json)
 from mgraph.comm import COMMUNICATIONS  # noqa: E402
-from mgraph.launch import WORKERS  # noqa: E402
+from mgraph.group import fail_job, is_root, world  # noqa: E402
+from mgraph.launch import WORKERS, prepare  # noqa: E402
+from mgraph.io import load as load_graph  # noqa: E402
+from mgraph.partitioned import PartitionedGraph, draw_sources  # noqa: E402
 from mgraph.subgraph import DUPLICATIONS  # noqa: E402
 from mgraph.primitives.contract import Primitive  # noqa: E402
 
@@ -81,7 +100,8 @@ SCALED = tuple(UNITS)  # the primitives the experiments cover (triangles, k-core
 
 
 def _log(message: str) -> None:
-    print(f"[scaling] {message}", file=sys.stderr, flush=True)
+    if is_root():  # under MPI every rank measures; rank 0 speaks for the job
+        print(f"[scaling] {message}", file=sys.stderr, flush=True)
 
 
 # -- the overhead experiment's graph, partitioner and primitive -------------------
@@ -128,9 +148,12 @@ def paths_graph(num_paths: int, length: int, xp=np):
 
 
 def path_partitioner(length: int):
-    """A partitioner (graph, parts, seed) -> owners that puts path k on device k."""
-    def by_path(graph, num_parts, seed):
-        return (graph.xp.arange(graph.num_vertices, dtype=np.int64) // (length + 1)).astype(np.int32)
+    """A partitioner that puts path k on device k: (graph, parts, seed) -> owners, or under MPI (ids, parts, seed)
+    -> the owners of a rank's range of vertex ids."""
+    def by_path(graph_or_ids, num_parts, seed):
+        if isinstance(graph_or_ids, np.ndarray):
+            return (graph_or_ids // (length + 1)).astype(np.int32)
+        return (graph_or_ids.xp.arange(graph_or_ids.num_vertices, dtype=np.int64) // (length + 1)).astype(np.int32)
     return by_path
 
 
@@ -179,8 +202,13 @@ def _arguments(argv):
     p.add_argument("--edge-factor", type=_positive, default=16, help="edges per vertex (default 16)")
     p.add_argument("--primitives", type=_choices("primitive", SCALED), default=list(SCALED),
                    help=f"comma list of {','.join(SCALED)} (default all)")
-    p.add_argument("--gpus-list", type=_counts, default=[1, 2, 4],
-                   help="GPU counts (virtual devices with the NumPy backend), default 1,2,4; capped at the GPUs present")
+    p.add_argument("--gpus-list", type=_counts,
+                   help="GPU counts (virtual devices with the NumPy backend), default 1,2,4, capped at the GPUs present; "
+                        "under mpiexec -n P the ranks are the GPUs (P)")
+    p.add_argument("--mpiexec", metavar="CMD",
+                   help="run each GPU count N as its own MPI job, 'CMD -n N python scaling.py ...' (e.g. "
+                        "\"mpiexec --allow-run-as-root\"): one rank per GPU, each building only its own part; the "
+                        "jobs' records merged here")
     p.add_argument("--runs", type=_positive, default=3, help="timed runs per source (default 3)")
     p.add_argument("--sources", type=_positive, default=4, help="random sources for traversals and BC (default 4)")
     p.add_argument("--path-length", type=_positive, default=1000,
@@ -190,7 +218,8 @@ def _arguments(argv):
     p.add_argument("--duplication", choices=DUPLICATIONS, help="1-hop or all (default: each primitive's)")
     p.add_argument("--communication", choices=COMMUNICATIONS,
                    help="selective or broadcast (default: each primitive's own)")
-    p.add_argument("--workers", choices=WORKERS, help="devices of this process run in threads (one process per device: start the script with mpiexec)")
+    p.add_argument("--workers", choices=WORKERS,
+                   help="devices of this process run in threads (one process per device: --mpiexec)")
     p.add_argument("--seed", type=int, default=0, help="seed for graphs, sources, weights and partitioning")
     p.add_argument("--backend", choices=BACKENDS, default="auto")
     p.add_argument("--validate", action=argparse.BooleanOptionalAction, default=True,
@@ -221,9 +250,10 @@ def _median(values):
 
 
 def _free(backend, count):
-    """Give the CuPy pools' cached blocks back between graphs, so that the next (larger) graph fits."""
+    """Give the CuPy pools' cached blocks back between graphs, so that the next (larger) graph fits: every GPU of
+    this process, or under MPI the rank's own (touching another would open a context on it)."""
     if backend.is_gpu:
-        for d in range(count):
+        for d in [backend.device] if world() is not None else range(count):
             with backend.xp.cuda.Device(d):
                 backend.xp.get_default_memory_pool().free_all_blocks()
 
@@ -312,39 +342,79 @@ def _progress(experiment, r):
              f"with few runs the median may be one outlier (more --runs)")
 
 
-def _graph(scale, edge_factor, backend, seed):
+def _graph(scale, edge_factor, backend, seed, weights=None):
+    """The R-MAT graph of ``rmat:SCALE:EDGEFACTOR`` (with integer weights in ``weights``), and what describes it.
+
+    In one process the whole graph, drawn on the GPU; under MPI a PartitionedGraph, each rank building only its
+    own part when the first run needs it (its build time is that run's partition_s and subgraph_s).  Both draw
+    the same edges and weights, so 1 GPU and P ranks run on one graph.
+    """
+    spec = f"rmat:{scale}:{edge_factor}"
+    w = world()
     t0 = time.perf_counter()
-    graph = generators.rmat(scale, edge_factor, xp=backend.xp, seed=seed)
-    backend.synchronize()
-    generate_s = time.perf_counter() - t0
-    _log(f"generated R-MAT scale {scale}, edge factor {edge_factor}: {graph.num_vertices:,} vertices, "
-         f"{graph.num_edges:,} edges in {generate_s:.3g} s")
-    return graph, {"generator": "rmat", "scale": scale, "edge_factor": edge_factor, "seed": seed,
+    if w is not None:
+        graph = PartitionedGraph(spec, w, seed=seed, weights=weights)
+    else:
+        graph = load_graph(spec, backend=backend, seed=seed, weights=weights)  # chunk by chunk: a low peak
+        backend.synchronize()
+    generate_s = None if w is not None else time.perf_counter() - t0
+    what = f"R-MAT scale {scale}, edge factor {edge_factor}{' (weighted)' if weights else ''}"
+    if w is None:
+        _log(f"generated {what}: {graph.num_vertices:,} vertices, {graph.num_edges:,} edges in {generate_s:.3g} s")
+    elif weights is None:
+        _log(f"{what} on {w.size} MPI ranks: {graph.num_vertices:,} vertices; each rank builds its own part")
+    return graph, {"generator": "rmat", "spec": spec, "scale": scale, "edge_factor": edge_factor, "seed": seed,
                    "vertices": graph.num_vertices, "edges": graph.num_edges, "arcs": graph.num_arcs,
-                   "generate_s": generate_s}
+                   "generate_s": generate_s, "ranks": None if w is None else w.size}
+
+
+def _sources(graph, k, seed, run):
+    """``k`` random sources of out-degree >= 1, the same for a whole graph and for any number of ranks."""
+    if isinstance(graph, PartitionedGraph):
+        return graph.random_sources(k, seed, prepare(graph, run))
+    degree = to_numpy(graph.out_degree())
+    return draw_sources(graph.num_vertices, k, seed, lambda cand: degree[cand] > 0)
+
+
+def _checker(name, graph, args, scale):
+    """How one run is checked: on the ranks' parts under MPI and on a GPU (mgraph.cli.PartsValidator, no host copy
+    of the graph), else on the host up to --validate-max-scale; None where no check runs."""
+    if not args.validate:
+        return None
+    if isinstance(graph, PartitionedGraph) or graph.xp is not np:
+        if name in WHOLE_REFERENCE:
+            _log(f"not validating {name}: its reference needs the whole graph on the host")
+            return None
+        return PartsValidator(name, graph)
+    if scale > args.validate_max_scale:
+        _log(f"not validating {name} at scale {scale} (above --validate-max-scale {args.validate_max_scale})")
+        return None
+    return Validator(name, graph)
 
 
 def _measure_graph(experiment, graph, info, args, backend, counts, sink, saved):
     """Every primitive at every count in ``counts`` on one graph; records go to ``sink`` as they are measured, and
     ``saved()`` after each."""
-    sources = random_sources(graph, args.sources, args.seed)
+    sources = _sources(graph, args.sources, args.seed, _run_options(args, backend, counts[0]))
     info["sources"] = sources
-    validate = args.validate and info["scale"] <= args.validate_max_scale
-    if args.validate and not validate:
-        _log(f"not validating scale {info['scale']} (above --validate-max-scale {args.validate_max_scale})")
     for name in args.primitives:
-        g = generators.with_random_weights(graph, *SSSP_WEIGHTS, seed=args.seed) if name == "sssp" else graph
-        check = Validator(name, g) if validate else None
+        g = graph
+        if name == "sssp":  # the same spec with weights: the same edges, on 1 GPU and on P ranks
+            g = _graph(info["scale"], info["edge_factor"], backend, args.seed, weights=SSSP_WEIGHTS)[0]
+        check = _checker(name, g, args, info["scale"])
         for n in counts:
             r = {"experiment": experiment, "primitive": name, "gpus": n, "scale": info["scale"],
                  "edge_factor": info["edge_factor"]}
             r.update(measure(name, g, sources, _run_options(args, backend, n), args.runs, check))
-            r["rate"] = _rate(name, r, graph.num_edges)
+            if info["edges"] is None:  # a PartitionedGraph knows its (simple) edges once a part is built
+                info.update(edges=graph.num_edges, arcs=graph.num_arcs)
+            r["rate"] = _rate(name, r, info["edges"])
             sink.append(r)
             _speedups([x for x in sink if x["primitive"] == name])
             _progress(experiment, r)
             saved()
         del g, check  # the weighted copy and the CPU references
+        _free(backend, max(counts))
 
 
 def strong(args, backend, counts, into, saved):
@@ -388,7 +458,9 @@ def overhead(args, backend, counts, into, saved):
     into.update(path_length=length, records=[])
     records = into["records"]
     for n in counts:
-        graph = paths_graph(n, length, backend.xp)
+        graph = paths_graph(n, length, np if world() is not None else backend.xp)
+        if world() is not None:  # tiny: every rank makes it, and each builds its part (its path) from it
+            graph = PartitionedGraph(graph, world())
         run = {"backend": backend.name, "devices": n, "seed": args.seed, "partitioner": path_partitioner(length)}
         run.update({k: getattr(args, k) for k in ("duplication", "communication", "workers") if getattr(args, k)})
         mgraph.run(PathBFS, graph, **run)  # warm-up
@@ -409,7 +481,7 @@ def overhead(args, backend, counts, into, saved):
                                    for label, key in BREAKDOWN}
             rec["bytes_per_superstep"] = float(np.mean([x for d in per for x in d["bytes"]]))
         if args.validate:
-            message = check_paths(middle, length)
+            message = check_paths(middle, length) if is_root() else None  # the gathered arrays are rank 0's
             rec["validation"] = "PASS" if message is None else f"FAIL: {message}"
         else:
             rec["validation"] = "not run"
@@ -541,15 +613,123 @@ def plots(out, results, device, args) -> list[str]:
 
 
 def main(argv=None) -> int:
-    """Run the experiments; 0 ok, 1 a validation failed, 2 a user error (one line on stderr)."""
+    """Run the experiments; 0 ok, 1 a validation failed, 2 a user error (one line on stderr, from rank 0 of an MPI
+    job where every rank found it; a rank alone in its error ends the job, as the mgraph command does)."""
+    w = world()
+    quiet = w is not None and w.rank != 0
     try:
         args = _arguments(sys.argv[1:] if argv is None else list(argv))
         return _main(args, argv)
     except SystemExit as e:  # --help
         return e.code if isinstance(e.code, int) else 0
     except (ValueError, OSError) as e:
-        print(f"scaling.py: error: {' '.join((str(e) or type(e).__name__).split())}", file=sys.stderr)
+        message = " ".join((str(e) or type(e).__name__).split())
+        if w is not None and not w.all_failing():  # only this rank: the others wait in a collective
+            fail_job(w, ValueError(message))
+        if not quiet:
+            print(f"scaling.py: error: {message}", file=sys.stderr)
         return 2
+
+
+def _child_args(args, n, out) -> list[str]:
+    """The options of one job of ``--mpiexec``: these arguments, at the one count ``n``, writing to ``out``."""
+    argv = ["--experiments", ",".join(args.experiments), "--scale", str(args.scale), "--edge-factor",
+            str(args.edge_factor), "--primitives", ",".join(args.primitives), "--gpus-list", str(n), "--runs",
+            str(args.runs), "--sources", str(args.sources), "--path-length", str(args.path_length), "--seed",
+            str(args.seed), "--backend", args.backend, "--validate" if args.validate else "--no-validate",
+            "--validate-max-scale", str(args.validate_max_scale), "--out", out]
+    for key in ("partitioner", "duplication", "communication", "workers"):
+        if getattr(args, key):
+            argv += [f"--{key}", getattr(args, key)]
+    return argv
+
+
+def _merged(jobs, experiments) -> dict:
+    """The experiments of several jobs (one GPU count each) as one run's: records side by side, speedups against
+    the 1-GPU job's records."""
+    order = {name: k for k, name in enumerate(SCALED)}
+    results = {}
+    for experiment in experiments:
+        parts = [job[experiment] for job in jobs if experiment in job]
+        if not parts:
+            continue
+        records = [r for part in parts for r in part["records"]]
+        if experiment == "overhead":
+            results[experiment] = {"path_length": parts[0]["path_length"],
+                                   "records": sorted(records, key=lambda r: r["devices"])}
+            continue
+        records.sort(key=lambda r: (order[r["primitive"]], r["gpus"]))
+        for name in order:
+            _speedups([r for r in records if r["primitive"] == name])
+        if experiment == "strong":
+            graphs = [part["graph"] for part in parts]
+            whole = next((g for g in graphs if g.get("ranks") is None), graphs[0])  # the 1-GPU job's, drawn whole
+            results[experiment] = {"graph": whole, "graphs_by_job": graphs, "records": records}
+        else:
+            results[experiment] = {"graphs": sorted((g for part in parts for g in part["graphs"]),
+                                                    key=lambda g: g["gpus"]), "records": records}
+    return results
+
+
+def _stderr_fd():
+    """Where a job's stdout goes: this process's stderr (its tables are progress here), or inherited stdout where
+    stderr is no file (a test's capture)."""
+    try:
+        return sys.stderr.fileno()
+    except (AttributeError, OSError, ValueError):
+        return None
+
+
+def _launch(args, argv) -> int:
+    """--mpiexec: one MPI job per GPU count, each this script under ``CMD -n N``; their records merged, written
+    and printed here.  The jobs' own tables go to stderr with their progress."""
+    counts = args.gpus_list or [1, 2, 4]
+    launcher = shlex.split(args.mpiexec)
+    if not launcher:
+        raise ValueError("--mpiexec is empty: give the launcher, e.g. --mpiexec mpiexec")
+    jobs, meta, code = [], [], 0
+    with tempfile.TemporaryDirectory(prefix="mgraph-scaling-") as tmp:
+        for n in counts:
+            folder = os.path.join(tmp, f"gpus-{n}")
+            cmd = [*launcher, "-n", str(n), sys.executable, os.path.abspath(__file__), *_child_args(args, n, folder)]
+            _log(f"job on {n} GPU(s): {shlex.join(cmd)}")
+            t0 = time.perf_counter()
+            try:
+                rc = subprocess.run(cmd, stdout=_stderr_fd(), stdin=subprocess.DEVNULL).returncode
+            except FileNotFoundError:
+                raise ValueError(f"--mpiexec {args.mpiexec!r}: {launcher[0]} not found") from None
+            path = os.path.join(folder, "scaling.json")
+            record = None
+            if os.path.exists(path):
+                with open(path) as f:
+                    record = json.load(f)
+            meta.append({"gpus": n, "command": cmd, "returncode": rc, "wall_s": time.perf_counter() - t0,
+                         "complete": bool(record and record["complete"]),
+                         **({k: record[k] for k in ("version", "device", "gpus_present", "date")} if record else {})})
+            if record:
+                jobs.append(record)
+            if rc not in (0, 1) or record is None:
+                _log(f"the job on {n} GPU(s) failed (exit {rc}): its output is above; the counts after it not run")
+                code = 2 if rc == 2 else 1
+                break
+            code = max(code, rc)
+    if not jobs:
+        return code
+    first = jobs[0]
+    results = _merged(jobs, args.experiments)
+    finished = _finish(args, argv, results, first["backend"], first["device"], first["gpus_present"],
+                       [m["gpus"] for m in meta if m["complete"]], first["version"], jobs=meta,
+                       complete=code in (0, 1))
+    return code or finished
+
+
+def _rank_backend(backend, w):
+    """Under MPI this rank's GPU (by local rank), made current, so that nothing it does opens a context on GPU 0."""
+    if w is None or not backend.is_gpu:
+        return backend
+    d = w.local_rank % backend.xp.cuda.runtime.getDeviceCount()
+    backend.xp.cuda.Device(d).use()
+    return Backend("cupy", d)
 
 
 def _main(args, argv) -> int:
@@ -557,51 +737,76 @@ def _main(args, argv) -> int:
         partitioners.require_pymetis()  # before generating a large graph
     if args.out:
         os.makedirs(args.out, exist_ok=True)
-    backend = resolve(args.backend)
+    w = world()
+    if args.mpiexec:
+        if w is not None:
+            raise ValueError("--mpiexec starts one MPI job per GPU count itself: run scaling.py without mpiexec")
+        return _launch(args, argv)
+    backend = _rank_backend(resolve(args.backend), w)
     device = backend.device_name()
     present = backend.xp.cuda.runtime.getDeviceCount() if backend.is_gpu else None
-    counts = [n for n in args.gpus_list if present is None or n <= present]
-    if len(counts) < len(args.gpus_list):
-        _log(f"this machine has {present} GPU(s): skipping counts "
-             f"{', '.join(str(n) for n in args.gpus_list if n not in counts)}")
-    if not counts:
-        raise ValueError(f"--gpus-list {','.join(map(str, args.gpus_list))}: this machine has only {present} GPU(s)")
+    if w is not None:  # the ranks are the devices
+        if args.gpus_list not in (None, [w.size]):
+            raise ValueError(f"--gpus-list {','.join(map(str, args.gpus_list))} in an MPI job of {w.size} ranks: the "
+                             f"ranks are the GPUs; for several counts run scaling.py --mpiexec CMD")
+        counts = [w.size]
+    else:
+        wanted = args.gpus_list or [1, 2, 4]
+        counts = [n for n in wanted if present is None or n <= present]
+        if len(counts) < len(wanted):
+            _log(f"this machine has {present} GPU(s): skipping counts "
+                 f"{', '.join(str(n) for n in wanted if n not in counts)}")
+        if not counts:
+            raise ValueError(f"--gpus-list {','.join(map(str, wanted))}: this machine has only {present} GPU(s)")
     _log(f"{backend.name} on {device}" + (f" ({present} present)" if present else ", virtual devices")
-         + f"; device counts {counts}; experiments {','.join(args.experiments)}")
+         + (f"; {w.size} MPI ranks" if w is not None else f"; device counts {counts}")
+         + f"; experiments {','.join(args.experiments)}")
     if backend.is_gpu:  # CuPy's kernel compilation for the generator stays out of generate_s
         generators.rmat(4, xp=backend.xp, seed=args.seed)
         backend.synchronize()
     results, version = {}, code_version()
 
-    def save(complete):
-        """scaling.json with what is measured so far (``complete``: every experiment, and the plots): a run cut
-        short keeps its records."""
-        if not args.out:
-            return []
-        written = plots(args.out, results, device, args) if complete else []
-        write_json(os.path.join(args.out, "scaling.json"), {
-            "date": now(), "command": sys.argv if argv is None else ["scripts/scaling.py", *argv],
-            "version": version, "backend": backend.name, "device": device, "gpus_present": present,
-            "gpu_counts": counts, "options": vars(args), "sssp_weights": SSSP_WEIGHTS, "pagerank_l1_stop": PR_L1,
-            "seed_overhead_k40_us": SEED_OVERHEAD_US, "complete": complete,
-            "plots": [os.path.basename(p) for p in written], **results,
-        })
-        return written
+    def saved():
+        _save(args, argv, results, backend.name, device, present, counts, version, complete=False)
 
     for experiment in args.experiments:
         results[experiment] = {}
         if experiment == "weak":
-            weak(args, backend, counts, results["weak"], lambda: save(False), results.get("strong"))
+            weak(args, backend, counts, results["weak"], saved, results.get("strong"))
         else:
-            {"strong": strong, "overhead": overhead}[experiment](args, backend, counts, results[experiment],
-                                                                 lambda: save(False))
+            {"strong": strong, "overhead": overhead}[experiment](args, backend, counts, results[experiment], saved)
         _free(backend, max(counts))
-    if args.out:
-        written = save(True)
-        _log(f"wrote {os.path.join(args.out, 'scaling.json')}" + (f" and {len(written)} plot(s)" if written else ""))
+    return _finish(args, argv, results, backend.name, device, present, counts, version)
 
-    print(f"{backend.name} on {device}; median of {args.runs} run(s) x {args.sources} source(s) after a warm-up per source; "
-          f"{now()}; {version['git']}")
+
+def _save(args, argv, results, backend, device, present, counts, version, *, complete, jobs=None):
+    """scaling.json with what is measured so far (``complete``: every experiment, and the plots): a run cut short
+    keeps its records.  Rank 0 writes for an MPI job.  The PNG files written."""
+    if not args.out or not is_root():
+        return []
+    written = plots(args.out, results, device, args) if complete else []
+    write_json(os.path.join(args.out, "scaling.json"), {
+        "date": now(), "command": sys.argv if argv is None else ["scripts/scaling.py", *argv],
+        "version": version, "backend": backend, "device": device, "gpus_present": present,
+        "gpu_counts": counts, "ranks": None if world() is None else world().size,
+        "options": vars(args), "sssp_weights": SSSP_WEIGHTS, "pagerank_l1_stop": PR_L1,
+        "seed_overhead_k40_us": SEED_OVERHEAD_US, "complete": complete, **({"jobs": jobs} if jobs else {}),
+        "plots": [os.path.basename(p) for p in written], **results,
+    })
+    return written
+
+
+def _finish(args, argv, results, backend, device, present, counts, version, *, jobs=None, complete=True) -> int:
+    """Write the record and plots, print the tables last (rank 0); 1 when a validation failed, else 0."""
+    if args.out:
+        written = _save(args, argv, results, backend, device, present, counts, version, complete=complete, jobs=jobs)
+        _log(f"wrote {os.path.join(args.out, 'scaling.json')}" + (f" and {len(written)} plot(s)" if written else ""))
+    failed = [r for res in results.values() for r in res["records"] if r["validation"].startswith("FAIL")]
+    if not is_root():
+        return 1 if failed else 0
+    how = "" if jobs is None else f"; one MPI job per count ({args.mpiexec} -n N)"
+    print(f"{backend} on {device}; median of {args.runs} run(s) x {args.sources} source(s) after a warm-up per source; "
+          f"{now()}; {version['git']}{how}")
     if "strong" in results:
         g = results["strong"]["graph"]
         print(f"\n**Strong scaling**: R-MAT scale {g['scale']}, edge factor {g['edge_factor']} "
@@ -619,7 +824,6 @@ def _main(args, argv) -> int:
         print(f"\n**Per-superstep overhead**: one directed path of {args.path_length} edges per device; "
               "us per superstep = elapsed / supersteps; breakdown averaged over devices and supersteps\n")
         print(_overhead_table(results["overhead"]["records"]))
-    failed = [r for res in results.values() for r in res["records"] if r["validation"].startswith("FAIL")]
     for r in failed:
         print(f"{r.get('experiment', 'overhead')} {r.get('primitive', 'path_bfs')} on "
               f"{r.get('gpus', r.get('devices'))} device(s): {r['validation']}")

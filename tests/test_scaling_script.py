@@ -128,3 +128,58 @@ def test_a_bad_option_is_one_line_and_exit_2(argv, capsys):
     assert captured.err.startswith("scaling.py: error: ")
 
 
+
+
+def test_mpiexec_runs_one_mpi_job_per_count_and_merges_them(tmp_path):
+    """--mpiexec: each count is an MPI job of that many CPU ranks, each rank drawing only its own part; the records
+    come back merged, on one graph (the same edges and sources at every count), validated on the ranks' parts."""
+    import os
+    import subprocess
+    import sys
+
+    from conftest import ROOT, mpiexec_path
+
+    env = dict(os.environ, MGRAPH_BACKEND="numpy", PYTHONPATH=ROOT)
+    out = tmp_path / "out"
+    proc = subprocess.run(
+        [sys.executable, os.path.join(ROOT, "scripts", "scaling.py"), "--mpiexec", mpiexec_path(), "--scale", "7",
+         "--runs", "1", "--sources", "2", "--gpus-list", "1,2", "--primitives", "bfs,sssp,pr,bc", "--path-length",
+         "20", "--out", str(out)], env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    record = json.loads((out / "scaling.json").read_text())
+    assert record["complete"] and [(j["gpus"], j["returncode"], j["complete"]) for j in record["jobs"]] == [
+        (1, 0, True), (2, 0, True)]
+    assert record["jobs"][1]["command"][:3] == [mpiexec_path(), "-n", "2"]
+    strong = record["strong"]
+    one, two = strong["graphs_by_job"]
+    assert one["ranks"] is None and two["ranks"] == 2  # the 2-GPU job drew its graph as parts
+    assert (one["vertices"], one["edges"], one["sources"]) == (two["vertices"], two["edges"], two["sources"])
+    assert strong["graph"] == one
+    records = {(r["primitive"], r["gpus"]): r for r in strong["records"]}
+    assert sorted(records) == sorted((p, n) for p in ("bfs", "sssp", "pr", "bc") for n in (1, 2))
+    for (name, n), r in records.items():
+        assert r["median_ms"] > 0 and r["speedup"] > 0
+        assert r["speedup"] == 1 if n == 1 else r["speedup"] == pytest.approx(r["rate"] / records[name, 1]["rate"])
+        # BC's reference needs the whole graph, which no rank holds
+        assert r["validation"] == ("not run" if (name, n) == ("bc", 2) else "PASS"), r
+        assert len(r["per_device"]) == n
+    for name in ("bfs", "sssp"):  # one graph, the same sources: the same traversals at both counts
+        assert [s["edges_in_component"] for s in records[name, 1]["starts"]] == \
+               [s["edges_in_component"] for s in records[name, 2]["starts"]]
+    assert records["pr", 1]["iterations"] == records["pr", 2]["iterations"]
+    assert [(g["gpus"], g["scale"]) for g in record["weak"]["graphs"]] == [(1, 7), (2, 8)]
+    assert [r["devices"] for r in record["overhead"]["records"]] == [1, 2]
+    assert all(r["validation"] == "PASS" for r in record["overhead"]["records"])
+    table = proc.stdout.strip().splitlines()
+    assert table[0].startswith("numpy on") and "one MPI job per count" in table[0]
+    assert table[-1].startswith("| 2 | ")  # the merged tables are printed last; the jobs' own went to stderr
+
+
+def test_under_mpiexec_the_ranks_are_the_devices():
+    from conftest import run_mpi
+
+    proc = run_mpi(2, ["python", "scripts/scaling.py", "--gpus-list", "1,2", "--scale", "6"])
+    assert proc.returncode == 2 and proc.stdout == ""
+    lines = proc.stderr.strip().splitlines()
+    assert lines == ["scaling.py: error: --gpus-list 1,2 in an MPI job of 2 ranks: the ranks are the GPUs; for "
+                     "several counts run scaling.py --mpiexec CMD"]
