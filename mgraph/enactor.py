@@ -12,7 +12,8 @@ import time
 
 from mgraph.primitives.contract import ContractError
 
-from .backend import allocation_error, to_numpy
+from . import ops
+from .backend import allocation_error
 
 
 STAT_KEYS = ("compute_s", "package_s", "push_s", "wait_s", "combine_s", "bytes", "frontier")
@@ -221,7 +222,7 @@ class Contract:
             raise ContractError(f"{self.where(what, step)}: returned {got}; a frontier is a 1-D integer "
                                 f"{xp.__name__} array of vertex ids (Primitive.frontier_of makes one)")
         if self.bounds and frontier.shape[0]:
-            lo, hi = (int(v) for v in to_numpy(xp.stack([frontier.min(), frontier.max()])))
+            lo, hi = ops.id_range(frontier)
             if lo < 0 or hi >= n:
                 bad = lo if lo < 0 else hi
                 raise ContractError(f"{self.where(what, step)}: returned vertex id {bad}, outside this graph's ids "

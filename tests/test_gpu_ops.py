@@ -367,3 +367,16 @@ def test_unvisited_is_minus_one_everywhere(dtype, n):
     a = ops.unvisited(g, dtype)
     assert isinstance(a, cp.ndarray) and a.dtype == dtype and a.shape == (n,)
     assert cp.asnumpy(a).tolist() == numpy_ops.unvisited(n, dtype).tolist() == [-1] * n
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.int64, np.uint8, np.int16])
+@pytest.mark.parametrize("n", [1, 31, 1025, (1 << 18), (1 << 18) + 1, 3_000_000])
+def test_id_range_is_the_numpy_twins(dtype, n):
+    """One block up to RANGE_ONE_BLOCK ids of the kernels' id types, library reductions above it and for others."""
+    rng = np.random.default_rng(n)
+    hi = np.iinfo(dtype).max if np.dtype(dtype).itemsize < 4 else 1 << 40 if dtype == np.int64 else 1 << 30
+    lo = np.iinfo(dtype).min if np.dtype(dtype).kind == "i" else 0
+    ids = rng.integers(max(lo, -hi), hi, size=n).astype(dtype)
+    want = numpy_ops.id_range(ids)
+    assert ops.id_range(cp.asarray(ids)) == want == (int(ids.min()), int(ids.max()))
+    assert ops.id_range(cp.asarray(ids[:1])) == (int(ids[0]), int(ids[0]))

@@ -192,3 +192,11 @@ def test_unvisited_fills_minus_one_in_signed_types_only():
         ops.unvisited(g, np.float64)
     with pytest.raises(ValueError, match="signed integer dtype, got uint32"):
         ops.unvisited(g, np.uint32)
+
+
+def test_id_range_is_min_and_max_as_python_ints():
+    assert ops.id_range(np.array([5, -3, 9, 0], dtype=np.int32)) == (-3, 9)
+    lo, hi = ops.id_range(np.array([7], dtype=np.uint64))
+    assert (lo, hi) == (7, 7) and type(lo) is int and type(hi) is int
+    with pytest.raises(ValueError, match="empty"):
+        ops.id_range(np.array([], dtype=np.int64))

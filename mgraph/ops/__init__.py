@@ -33,7 +33,7 @@ UNVISITED = numpy_ops.UNVISITED
 Bits = numpy_ops.Bits
 __all__ = ["UNVISITED", "advance_visit", "advance_visit_pull", "advance_relax", "advance_count_paths",
            "advance_dependency", "tight_predecessors", "pull_sum", "prepare_pull", "l1_distance", "hook_components",
-           "compress", "bitmap", "Bits", "bit_test", "unvisited", "filter", "segment_min", "advance", "Functor", "first_claims",
+           "compress", "bitmap", "Bits", "id_range", "bit_test", "unvisited", "filter", "segment_min", "advance", "Functor", "first_claims",
            "functors", "neighbor_reduce", "intersect_count", "arcs"]
 
 
@@ -217,6 +217,14 @@ def segment_min(seg, values, initial):
     """Compute: a copy of ``initial`` lowered to the smallest of ``values`` landing on each slot (``seg`` gives each
     value's slot).  CC: the smallest label of each union-find tree, starting from the roots' own labels."""
     return _impl(values).segment_min(seg, values, initial)
+
+
+def id_range(ids):
+    """The smallest and largest of ``ids`` (a non-empty 1-D integer array) as Python ints: one host read.  How the
+    framework checks that a primitive's frontier holds this graph's ids before a kernel indexes with them."""
+    if ids.shape[0] == 0:
+        raise ValueError("id_range of an empty array")
+    return _impl(ids).id_range(ids)
 
 
 def bitmap(vertices, num_vertices, table=None, base=0):

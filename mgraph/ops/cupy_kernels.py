@@ -174,6 +174,40 @@ extern "C" __global__ void intersect_count(const i64* __restrict__ indptr, const
     out[k] = c;
 }
 
+// The smallest and largest of n ids (out[0], out[1]), by one block: the contract's bounds check of a small
+// frontier in one launch and one read, where two library reductions, a stack and a read cost several times
+// the superstep of a one-vertex frontier (docs/perf-notes.md).
+extern "C" __global__ void id_range(const idx_t* __restrict__ ids, i64 n, i64* __restrict__ out) {
+    __shared__ i64 s_lo[32], s_hi[32];
+    const i64 biggest = 0x7fffffffffffffffLL, smallest = -0x7fffffffffffffffLL - 1;
+    i64 lo = biggest, hi = smallest;
+    for (i64 i = threadIdx.x; i < n; i += blockDim.x) {
+        const i64 v = (i64)ids[i];
+        lo = v < lo ? v : lo;
+        hi = v > hi ? v : hi;
+    }
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = (blockDim.x + 31) >> 5;
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) {
+        const i64 a = __shfl_down_sync(0xffffffffu, lo, o), b = __shfl_down_sync(0xffffffffu, hi, o);
+        lo = a < lo ? a : lo;
+        hi = b > hi ? b : hi;
+    }
+    if (lane == 0) { s_lo[warp] = lo; s_hi[warp] = hi; }
+    __syncthreads();
+    if (warp == 0) {
+        lo = lane < warps ? s_lo[lane] : biggest;
+        hi = lane < warps ? s_hi[lane] : smallest;
+#pragma unroll
+        for (int o = 16; o > 0; o >>= 1) {
+            const i64 a = __shfl_down_sync(0xffffffffu, lo, o), b = __shfl_down_sync(0xffffffffu, hi, o);
+            lo = a < lo ? a : lo;
+            hi = b > hi ? b : hi;
+        }
+        if (lane == 0) { out[0] = lo; out[1] = hi; }
+    }
+}
+
 extern "C" __global__ void frontier_degrees(const i64* __restrict__ indptr, const idx_t* __restrict__ frontier,
                                             i64 n_front, i64* __restrict__ offs) {
     const i64 k = (i64)blockIdx.x * blockDim.x + threadIdx.x;

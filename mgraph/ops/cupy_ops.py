@@ -20,6 +20,7 @@ _CTYPES = {np.dtype(np.int32): "int", np.dtype(np.int64): "long long"}
 HEAVY_ROW = 2048  # arcs: pull_sum's warp per row skips longer rows, which are summed in pieces of this size
 READ_ABOVE = 1 << 22  # arcs: a push advance whose bound is larger reads its exact count to size the launch
 SLACK = 1 << 20  # vertex ids: an advance's output is copied out of its buffer where that wastes more
+RANGE_ONE_BLOCK = 1 << 18  # ids: id_range's one-block kernel up to this many (a few us), library reductions above
 _PER_GRAPH = weakref.WeakKeyDictionary()  # graph -> {name: a host fact about it, built once while the graph lives}
 
 
@@ -57,6 +58,12 @@ def _blocks(n, per_block=BLOCK):
 
 
 def _dummy(dtype):
+    """A placeholder argument for an absent array (the kernel never reads it), one per dtype and device."""
+    return _dummy_on(np.dtype(dtype), cp.cuda.Device().id)
+
+
+@lru_cache(maxsize=None)
+def _dummy_on(dtype, device_id):
     return cp.empty(1, dtype=dtype)
 
 
@@ -100,7 +107,7 @@ def _advance(name, graph, frontier, params, emits=True, kernel=None):
     (kernel or _kernel(graph, "advance_" + name))(_blocks(bound, BLOCK * cupy_kernels.ITEMS), (BLOCK,), args)
     if not emits:
         return None
-    n = int(count[0])
+    n = int(count.get()[0])  # one copy: indexing first would make a view, a launch's worth of host time
     return out[:n] if out.shape[0] - n <= SLACK else out[:n].copy()  # a frontier kept (BC's) keeps its base
 
 
@@ -129,6 +136,17 @@ def advance(graph, frontier, functor, args):
         frontier = frontier.astype(graph.indices.dtype)
     out = _advance(functor.name, graph, frontier, args, emits=functor.emits, kernel=kernel)
     return out if functor.emits else None
+
+
+def id_range(ids):
+    n = ids.shape[0]
+    if n > RANGE_ONE_BLOCK or np.dtype(ids.dtype) not in _CTYPES:
+        lo, hi = cp.stack([ids.min(), ids.max()]).get()
+        return int(lo), int(hi)
+    out = cp.empty(2, dtype=np.int64)
+    _function(np.dtype(ids.dtype), ids.device.id, "id_range")((1,), (1024,), (ids, np.int64(n), out))
+    lo, hi = out.get()
+    return int(lo), int(hi)
 
 
 def intersect_count(graph, a, b):

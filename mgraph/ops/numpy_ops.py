@@ -185,6 +185,11 @@ def l1_distance(a, b, count=None):
     return np.asarray(np.abs(a[:n].astype(np.float64, copy=False) - b[:n]).sum(), dtype=np.float64)
 
 
+def id_range(ids):
+    """(ids.min(), ids.max()) as Python ints."""
+    return int(ids.min()), int(ids.max())
+
+
 def unvisited(n, dtype):
     """np.full(n, -1, dtype)."""
     return np.full(n, UNVISITED, dtype=dtype)
