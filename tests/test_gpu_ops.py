@@ -380,3 +380,29 @@ def test_id_range_is_the_numpy_twins(dtype, n):
     want = numpy_ops.id_range(ids)
     assert ops.id_range(cp.asarray(ids)) == want == (int(ids.min()), int(ids.max()))
     assert ops.id_range(cp.asarray(ids[:1])) == (int(ids[0]), int(ids[0]))
+
+
+@pytest.mark.parametrize("listed", ["hubs", "repeated", "all"])
+def test_dependency_on_hubs_repeated_entries_and_every_vertex(listed):
+    """Brandes' backward step against its NumPy twin on rows of 100,000 arcs (hubs, whose arcs share one row's
+    atomics), a frontier that lists a vertex twice (each entry counts, as np.add.at does) and every vertex (None)."""
+    rng = np.random.default_rng(11)
+    n, hubs = 200_000, np.array([3, 17, 150_001])
+    src = np.concatenate([np.repeat(hubs, 100_000), rng.integers(0, n, 300_000)])
+    dst = np.concatenate([rng.integers(0, n, 300_000), rng.integers(0, n, 300_000)])
+    g = Graph.from_edges(src, dst, num_vertices=n, directed=True)
+    d = g.to("cupy")
+    # successors (level 2) are the sinks: no vertex's delta is both added to and read in the one step, as in BC,
+    # where the frontier is one level and the successors the next
+    label = np.where(np.diff(g.indptr) == 0, 2, 1).astype(np.int32)
+    sigma = rng.integers(1, 9, n).astype(np.float64)
+    delta = rng.random(n)
+    frontier = {"hubs": hubs, "repeated": np.concatenate([hubs, hubs[:1], rng.integers(0, n, 5000), hubs[:1]]),
+                "all": None}[listed]
+    if frontier is not None:
+        frontier = frontier.astype(g.indices.dtype)
+    dd = cp.asarray(delta)
+    numpy_ops.advance_dependency(g, frontier, label, sigma, delta, 1)
+    ops.advance_dependency(d, None if frontier is None else cp.asarray(frontier), cp.asarray(label),
+                           cp.asarray(sigma), dd, 1)
+    np.testing.assert_allclose(h(dd), delta, rtol=1e-11)
