@@ -8,7 +8,7 @@ import pytest
 import mgraph
 from mgraph import ops
 from mgraph.graph import Graph
-from mgraph.ops import numpy_ops
+from mgraph.ops import cupy_kernels, numpy_ops
 
 from conftest import REACH
 
@@ -406,3 +406,39 @@ def test_dependency_on_hubs_repeated_entries_and_every_vertex(listed):
     ops.advance_dependency(d, None if frontier is None else cp.asarray(frontier), cp.asarray(label),
                            cp.asarray(sigma), dd, 1)
     np.testing.assert_allclose(h(dd), delta, rtol=1e-11)
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_large_advances_search_their_tiles_first(weighted, monkeypatch):
+    """Advances of more than STARTS_ABOVE tiles take each tile's first frontier entry from tile_starts: the same
+    results as the in-kernel searches (STARTS_ABOVE raised past them) and as the NumPy twins, with frontiers whose
+    vertices have no arcs among them."""
+    from mgraph.ops import cupy_ops
+
+    g = mgraph.load("rmat:17", backend="numpy", weights=(1, 64) if weighted else None)
+    d = g.to("cupy")
+    rng = np.random.default_rng(3)
+    frontier = np.unique(np.concatenate([rng.integers(0, g.num_vertices, 60_000),
+                                         np.flatnonzero(np.diff(g.indptr) == 0)[:5000]])).astype(g.indices.dtype)
+    tiles = -(-int(np.diff(g.indptr)[frontier].sum()) // (cupy_ops.BLOCK * cupy_kernels.ITEMS))
+    assert tiles > 64
+    outs = []
+    for above in (64, 1 << 40):  # tile_starts, then the in-kernel searches
+        monkeypatch.setattr(cupy_ops, "STARTS_ABOVE", above)
+        label = cp.full(g.num_vertices, -1, dtype=np.int32)
+        pred = cp.full(g.num_vertices, -1, dtype=g.indices.dtype)
+        new = ops.advance_visit(d, cp.asarray(frontier), label, pred, 1)
+        label[cp.asarray(frontier)] = 0  # level 0: no successor's delta changes while the step reads it
+        sigma = cp.ones(g.num_vertices, dtype=np.float64)
+        delta = cp.zeros(g.num_vertices, dtype=np.float64)
+        ops.advance_dependency(d, cp.asarray(frontier), label, sigma, delta, 0)
+        outs.append((np.sort(h(new)), h(label), h(delta)))
+    label = np.full(g.num_vertices, -1, dtype=np.int32)
+    pred = np.full(g.num_vertices, -1, dtype=g.indices.dtype)
+    want = numpy_ops.advance_visit(g, frontier, label, pred, 1)
+    label[frontier] = 0
+    delta = np.zeros(g.num_vertices)
+    numpy_ops.advance_dependency(g, frontier, label, np.ones(g.num_vertices), delta, 0)
+    for new, lab, dl in outs:
+        assert np.array_equal(new, np.sort(want)) and np.array_equal(lab, label)
+        np.testing.assert_allclose(dl, delta, rtol=1e-12)

@@ -20,6 +20,11 @@ PULL_BLOCK = 256  # threads per block of pull_sum's launches (cupy_ops.BLOCK)
 # took 34 / 44 registers, which would cost a quarter / three eighths of the warps; 8 blocks fit 32 registers
 # without spills for int ids, 6 fit 40 for long long ids (7 spill)
 PULL_MIN_BLOCKS = {"int": 8, "long long": 6}
+ADVANCE_BLOCK = 256  # threads per block of a push advance (cupy_ops.BLOCK)
+# the built-in advances' blocks resident per SM (__launch_bounds__): 32 registers for int ids, 40 for long long,
+# what they took before the tile starts added a live value; at 34 the Brandes backward step lost a quarter
+# of its warps (docs/perf-notes.md).  A user's functor gets no minimum: its body may need more registers.
+ADVANCE_MIN_BLOCKS = {"int": 8, "long long": 6}
 
 PRELUDE = r"""
 typedef IDX_T idx_t;
@@ -115,28 +120,35 @@ __device__ __forceinline__ bool bit_is_set(const unsigned* __restrict__ bits, i6
 # search starts from its previous vertex).  The frontier's arcs (offs[n_front]) are read here: the host
 # may size the grid from a bound without reading them, and the blocks past the last tile return.
 ADVANCE = r"""
-extern "C" __global__ void advance_{name}(
+extern "C" __global__ void {bounds} advance_{name}(
     const i64* __restrict__ indptr, const idx_t* __restrict__ indices,
     const double* __restrict__ weights, int has_weights,
     const idx_t* __restrict__ frontier, int has_frontier, const i64* __restrict__ offs,
-    i64 n_front, idx_t* __restrict__ out, u64* __restrict__ out_count{params})
+    const i64* __restrict__ starts, i64 n_front, idx_t* __restrict__ out, u64* __restrict__ out_count{params})
 {{
     __shared__ i64 s_lo, s_hi;
     const i64 tile = (i64)blockDim.x * ITEMS;
     const i64 first = (i64)blockIdx.x * tile;
     const i64 total = offs[n_front];
     if (first >= total) return;
-    if (threadIdx.x == 0) s_lo = lb_search(offs, 0, n_front - 1, first);
-    if (threadIdx.x == 1) s_hi = lb_search(offs, 0, n_front - 1, min(first + tile, total) - 1);
-    __syncthreads();
-    i64 k = s_lo;
+    i64 k, k_hi;
+    if (starts != nullptr) {{  // the tiles' first entries, searched by tile_starts beforehand
+        k = starts[blockIdx.x];
+        k_hi = starts[blockIdx.x + 1];
+    }} else {{
+        if (threadIdx.x == 0) s_lo = lb_search(offs, 0, n_front - 1, first);
+        if (threadIdx.x == 1) s_hi = lb_search(offs, 0, n_front - 1, min(first + tile, total) - 1);
+        __syncthreads();
+        k = s_lo;
+        k_hi = s_hi;
+    }}
 {declare}
     for (int item = 0; item < ITEMS; ++item) {{
         const i64 i = first + (i64)item * blockDim.x + threadIdx.x;
         bool emit = false;
         idx_t v = 0;
         if (i < total) {{
-            k = lb_search(offs, k, s_hi, i);
+            k = lb_search(offs, k, k_hi, i);
             const idx_t u = has_frontier ? frontier[k] : (idx_t)k;
             const i64 e = indptr[u] + (i - offs[k]);
             v = indices[e];
@@ -206,6 +218,18 @@ extern "C" __global__ void id_range(const idx_t* __restrict__ ids, i64 n, i64* _
         }
         if (lane == 0) { out[0] = lo; out[1] = hi; }
     }
+}
+
+// The frontier entry holding the first arc of each tile of a push advance (starts[b] for tile b, and
+// starts[n_tiles] = n_front - 1, the bound of the last tile's searches): one thread per tile.  A large
+// advance's blocks otherwise each began with two binary searches over the frontier's offsets, a chain of
+// dependent loads that every warp of the block waited for at a barrier (docs/perf-notes.md).
+extern "C" __global__ void tile_starts(const i64* __restrict__ offs, i64 n_front, i64 tile, i64 n_tiles,
+                                       i64* __restrict__ starts) {
+    const i64 b = (i64)blockIdx.x * blockDim.x + threadIdx.x;
+    if (b > n_tiles) return;
+    const i64 total = offs[n_front];
+    starts[b] = b == n_tiles || b * tile >= total ? n_front - 1 : lb_search(offs, 0, n_front - 1, b * tile);
 }
 
 extern "C" __global__ void frontier_degrees(const i64* __restrict__ indptr, const idx_t* __restrict__ frontier,
@@ -755,7 +779,8 @@ def pack_source(idx_ctype: str, fields) -> str:
 
 def source(idx_ctype: str) -> str:
     """The whole module for one vertex-id C type ("int" or "long long")."""
-    advances = "".join(ADVANCE.format(name=name, params=params, body=body,
+    bounds = f"__launch_bounds__({ADVANCE_BLOCK}, {ADVANCE_MIN_BLOCKS[idx_ctype]})"
+    advances = "".join(ADVANCE.format(name=name, params=params, body=body, bounds=bounds,
                                       **(SILENT if name in NEVER_EMIT else EMITTING))
                        for name, (params, body) in FUNCTORS.items())
     return (f"#define IDX_T {idx_ctype}\n#define ITEMS {ITEMS}\n#define SCAN_ITEMS {SCAN_ITEMS}\n"
@@ -767,4 +792,4 @@ def functor_source(idx_ctype: str, functor) -> str:
     """A module of one user functor's advance (``advance_<name>``), with the prelude's helpers."""
     return (f"#define IDX_T {idx_ctype}\n#define ITEMS {ITEMS}\n" + PRELUDE
             + ADVANCE.format(name=functor.name, params=functor.signature, body=functor.cuda,
-                             **(EMITTING if functor.emits else SILENT)))
+                             bounds=f"__launch_bounds__({ADVANCE_BLOCK})", **(EMITTING if functor.emits else SILENT)))

@@ -14,12 +14,13 @@ import numpy as np
 from . import cupy_kernels, numpy_ops
 
 BLOCK = 256
-assert BLOCK == cupy_kernels.PULL_BLOCK  # pull_sum's __launch_bounds__
+assert BLOCK == cupy_kernels.PULL_BLOCK == cupy_kernels.ADVANCE_BLOCK  # the kernels' __launch_bounds__
 UNVISITED = -1
 _CTYPES = {np.dtype(np.int32): "int", np.dtype(np.int64): "long long"}
 HEAVY_ROW = 2048  # arcs: pull_sum's warp per row skips longer rows, which are summed in pieces of this size
 READ_ABOVE = 1 << 22  # arcs: a push advance whose bound is larger reads its exact count to size the launch
 SLACK = 1 << 20  # vertex ids: an advance's output is copied out of its buffer where that wastes more
+STARTS_ABOVE = 2048  # tiles: a push advance of more (several waves of blocks) searches their first entries first
 RANGE_ONE_BLOCK = 1 << 18  # ids: id_range's one-block kernel up to this many (a few us), library reductions above
 _PER_GRAPH = weakref.WeakKeyDictionary()  # graph -> {name: a host fact about it, built once while the graph lives}
 
@@ -67,6 +68,15 @@ def _dummy_on(dtype, device_id):
     return cp.empty(1, dtype=dtype)
 
 
+def _tile_starts(graph, offs, n_front, n_tiles):
+    """Each tile's first frontier entry (cupy_kernels' tile_starts), and n_front - 1 after the last."""
+    starts = cp.empty(n_tiles + 1, dtype=np.int64)
+    _kernel(graph, "tile_starts")(_blocks(n_tiles + 1), (BLOCK,), (offs, np.int64(n_front),
+                                                                  np.int64(BLOCK * cupy_kernels.ITEMS),
+                                                                  np.int64(n_tiles), starts))
+    return starts
+
+
 def _advance(name, graph, frontier, params, emits=True, kernel=None):
     """Run one fused advance over ``frontier`` (None: every vertex); the emitted vertices when ``emits``.
 
@@ -102,9 +112,12 @@ def _advance(name, graph, frontier, params, emits=True, kernel=None):
         return cp.empty(0, dtype=idx)
     out = cp.empty(min(bound, graph.num_vertices) if emits else 1, dtype=idx)
     has_w = graph.weights is not None
+    tiles = _blocks(bound, BLOCK * cupy_kernels.ITEMS)
+    starts = None if tiles[0] <= STARTS_ABOVE else _tile_starts(graph, offs, n_front, tiles[0])
     args = (graph.indptr, graph.indices, graph.weights if has_w else _dummy(np.float64), np.int32(has_w),
-            front, np.int32(frontier is not None), offs, np.int64(n_front), out, count) + params
-    (kernel or _kernel(graph, "advance_" + name))(_blocks(bound, BLOCK * cupy_kernels.ITEMS), (BLOCK,), args)
+            front, np.int32(frontier is not None), offs, np.intp(0) if starts is None else starts,
+            np.int64(n_front), out, count) + params
+    (kernel or _kernel(graph, "advance_" + name))(tiles, (BLOCK,), args)
     if not emits:
         return None
     n = int(count.get()[0])  # one copy: indexing first would make a view, a launch's worth of host time
