@@ -17,7 +17,8 @@ started under ``mpiexec -n P`` itself: it then measures P ranks.  Runs on P
 ranks are validated on the ranks' parts (mgraph.validate_parts, on the GPUs),
 except BC, whose reference needs the whole graph.
 
-Experiments (``--experiments``, default all three):
+Experiments (``--experiments``, default all three); the floors of 4 GPUs against 1 are judged last where
+the records allow (strong speedups at R-MAT 26, weak efficiency, overhead per superstep):
 
 * strong: one Graph500 R-MAT graph (``--scale``, edge factor 16, drawn on the
   GPU when there is one), every primitive at every GPU count of
@@ -93,6 +94,12 @@ EXPERIMENTS = ("strong", "weak", "overhead")
 SEED_OVERHEAD_US = {1: 66.8, 2: 124.0, 4: 188.0}  # the seed's us per superstep on K40s (one vertex + one edge each)
 BREAKDOWN = (("compute", "compute_s"), ("split+package", "package_s"), ("push", "push_s"),
              ("combine", "combine_s"), ("wait", "wait_s"))
+# The floors at 4 GPUs against 1 (the scaling issue): strong-scaling speedups at R-MAT 26, the overhead per
+# superstep, and weak scaling's efficiency (scaled speedup / GPUs)
+FLOOR_GPUS, FLOOR_SCALE = 4, 26
+SPEEDUP_FLOORS = {"bfs": 3.0, "dobfs": 1.5, "sssp": 2.5, "cc": 2.0, "pr": 3.2, "bc": 2.5}
+OVERHEAD_FLOOR_US = 100.0
+WEAK_EFFICIENCY_FLOOR = 0.8
 SPREAD_WARNING = 2.0  # a note when the slowest timed run of a measurement took this many times the fastest
 UNITS = {"bfs": "GTEPS", "dobfs": "GTEPS", "sssp": "GTEPS", "cc": "ms", "pr": "ms/iteration", "bc": "ms/source"}
 TITLES = {"bfs": "BFS", "dobfs": "DOBFS", "sssp": "SSSP", "cc": "CC", "pr": "PageRank", "bc": "BC"}
@@ -510,10 +517,11 @@ def _scaling_table(records, weak_scaling, edge_factor):
                      _fmt(time_ms) + (" /iter" if r["primitive"] == "pr" else " /source" if r["primitive"] == "bc" else ""),
                      f"{_fmt(r['min_ms'])}–{_fmt(r['max_ms'])}",
                      _fmt(r.get("graph500_gteps")), _fmt(r.get("directed_gteps")), _fmt(r.get("speedup"), 3),
+                     *([_fmt(r.get("efficiency"), 3)] if weak_scaling else []),
                      _fmt(r["partition_s"], 3), _fmt(r["subgraph_s"], 3), r["validation"].split(":")[0]])
     return _markdown(["primitive", "GPUs", *(["scale"] if weak_scaling else []), "time ms", "runs ms (min–max)",
                       "GTEPS (Graph500)", "GTEPS (directed)", "scaled speedup" if weak_scaling else "speedup",
-                      "partition s", "subgraph s", "valid"], rows)
+                      *(["efficiency"] if weak_scaling else []), "partition s", "subgraph s", "valid"], rows)
 
 
 def _breakdown_table(records):
@@ -533,6 +541,28 @@ def _overhead_table(records):
                      *(_fmt(b.get(label), 3) for label, _ in BREAKDOWN), r["validation"].split(":")[0]])
     return _markdown(["devices", "supersteps", "us/superstep", "seed (K40) us",
                       *(f"{label} us" for label, _ in BREAKDOWN), "valid"], rows)
+
+
+def floors(results) -> list[dict]:
+    """The floors these results can be judged on: each one's figure, bound and whether it is met (records at
+    FLOOR_GPUS against 1 GPU; strong scaling only at R-MAT FLOOR_SCALE)."""
+    out = []
+    strong = results.get("strong") or {}
+    if strong.get("graph", {}).get("scale") == FLOOR_SCALE:
+        for r in strong["records"]:
+            if r["gpus"] == FLOOR_GPUS and r.get("speedup") is not None:
+                bound = SPEEDUP_FLOORS[r["primitive"]]
+                out.append({"what": f"strong {r['primitive']} speedup", "value": r["speedup"], "floor": f">= {bound:g}",
+                            "met": r["speedup"] >= bound})
+    for r in (results.get("weak") or {}).get("records", []):
+        if r["gpus"] == FLOOR_GPUS and r.get("efficiency") is not None:
+            out.append({"what": f"weak {r['primitive']} efficiency", "value": r["efficiency"],
+                        "floor": f">= {WEAK_EFFICIENCY_FLOOR:g}", "met": r["efficiency"] >= WEAK_EFFICIENCY_FLOOR})
+    for r in (results.get("overhead") or {}).get("records", []):
+        if r["devices"] == FLOOR_GPUS:
+            out.append({"what": "overhead us per superstep", "value": r["us_per_superstep"],
+                        "floor": f"<= {OVERHEAD_FLOOR_US:g}", "met": r["us_per_superstep"] <= OVERHEAD_FLOOR_US})
+    return out
 
 
 def _scaling_figure(plt, records, title, path, weak_scaling):
@@ -791,6 +821,7 @@ def _save(args, argv, results, backend, device, present, counts, version, *, com
         "gpu_counts": counts, "ranks": None if world() is None else world().size,
         "options": vars(args), "sssp_weights": SSSP_WEIGHTS, "pagerank_l1_stop": PR_L1,
         "seed_overhead_k40_us": SEED_OVERHEAD_US, "complete": complete, **({"jobs": jobs} if jobs else {}),
+        "floors": floors(results),
         "plots": [os.path.basename(p) for p in written], **results,
     })
     return written
@@ -824,6 +855,11 @@ def _finish(args, argv, results, backend, device, present, counts, version, *, j
         print(f"\n**Per-superstep overhead**: one directed path of {args.path_length} edges per device; "
               "us per superstep = elapsed / supersteps; breakdown averaged over devices and supersteps\n")
         print(_overhead_table(results["overhead"]["records"]))
+    judged = floors(results)
+    if judged:
+        print(f"\n**Floors** ({FLOOR_GPUS} GPUs against 1; strong scaling at R-MAT {FLOOR_SCALE})\n")
+        print(_markdown(["what", "value", "floor", "met"],
+                        [[f["what"], _fmt(f["value"], 3), f["floor"], "yes" if f["met"] else "no"] for f in judged]))
     for r in failed:
         print(f"{r.get('experiment', 'overhead')} {r.get('primitive', 'path_bfs')} on "
               f"{r.get('gpus', r.get('devices'))} device(s): {r['validation']}")

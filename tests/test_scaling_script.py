@@ -183,3 +183,19 @@ def test_under_mpiexec_the_ranks_are_the_devices():
     lines = proc.stderr.strip().splitlines()
     assert lines == ["scaling.py: error: --gpus-list 1,2 in an MPI job of 2 ranks: the ranks are the GPUs; for "
                      "several counts run scaling.py --mpiexec CMD"]
+
+
+def test_floors_are_judged_at_four_gpus_against_one():
+    strong = {"graph": {"scale": 26}, "records": [
+        {"primitive": "bfs", "gpus": 1, "speedup": 1.0}, {"primitive": "bfs", "gpus": 4, "speedup": 3.2},
+        {"primitive": "dobfs", "gpus": 4, "speedup": 0.9}, {"primitive": "pr", "gpus": 2, "speedup": 1.9}]}
+    weak = {"records": [{"primitive": "cc", "gpus": 4, "efficiency": 0.75}, {"primitive": "cc", "gpus": 1,
+                                                                            "efficiency": 1.0}]}
+    overhead = {"records": [{"devices": 1, "us_per_superstep": 65.0}, {"devices": 4, "us_per_superstep": 180.0}]}
+    judged = scaling.floors({"strong": strong, "weak": weak, "overhead": overhead})
+    assert [(f["what"], f["floor"], f["met"]) for f in judged] == [
+        ("strong bfs speedup", ">= 3", True), ("strong dobfs speedup", ">= 1.5", False),
+        ("weak cc efficiency", ">= 0.8", False), ("overhead us per superstep", "<= 100", False)]
+    strong["graph"]["scale"] = 24  # strong scaling's floors are set at R-MAT 26 only
+    assert [f["what"] for f in scaling.floors({"strong": strong})] == []
+    assert scaling.floors({}) == []
