@@ -23,8 +23,14 @@ class PageRank(Primitive):
     every_own_vertex = True  # every rank changes every iteration
     global_sums = ("error", "dangling_mass")
 
-    def __init__(self, graph, alpha=0.85, tol=1e-6, max_iter=100):
+    SHARES = ("float64", "float32")
+
+    def __init__(self, graph, alpha=0.85, tol=1e-6, max_iter=100, shares="float64"):
         super().__init__(graph)
+        if shares not in self.SHARES:
+            raise ValueError(f"shares must be one of {', '.join(self.SHARES)}, got {shares!r}")
+        # float32: the shares each pull gathers are rounded to float32 (ranks, sums and the stop test stay float64)
+        self.share_dtype = np.dtype(shares)
         if not 0.0 <= alpha <= 1.0:
             raise ValueError(f"alpha must be in [0, 1], got {alpha}")
         if not tol > 0:
@@ -55,7 +61,7 @@ class PageRank(Primitive):
         return self.own
 
     def _publish(self):
-        self.share = self.rank * self.inv_out
+        self.share = (self.rank * self.inv_out).astype(self.share_dtype, copy=False)
         self.dangling_mass = self.rank[self.dangling].sum()  # stays on the device; the enactor reads shares
 
     def iterate(self, frontier):

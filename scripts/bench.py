@@ -56,6 +56,8 @@ import statistics
 import sys
 import time
 
+import numpy as np
+
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # run from a checkout
 
 from mgraph import generators  # noqa: E402
@@ -221,12 +223,17 @@ def call_cost(graph, sources, args, backend) -> dict:
 
     s = sources[0]
     out = {"source": s}
+    def call(output):
+        """(wall seconds, run seconds) of one call, its result dropped before the next: a caller who keeps every
+        result pays for fresh host memory each call instead (see docs/perf-notes.md)."""
+        t, r = _timed(backend, lambda: mgraph.bfs(graph, s, backend=backend.name, output=output))
+        return t, r.stats["elapsed_s"]
+
     for output in ("numpy", "device"):
         mgraph.bfs(graph, s, backend=backend.name, output=output)  # warm-up
-        calls = [_timed(backend, lambda: mgraph.bfs(graph, s, backend=backend.name, output=output))
-                 for _ in range(args.runs)]
+        calls = [call(output) for _ in range(args.runs)]
         out[output] = {"wall_ms": 1e3 * statistics.median(t for t, _ in calls),
-                       "run_ms": 1e3 * statistics.median(r.stats["elapsed_s"] for _, r in calls)}
+                       "run_ms": 1e3 * statistics.median(run for _, run in calls)}
         out[output]["overhead_ms"] = out[output]["wall_ms"] - out[output]["run_ms"]
     r = mgraph.bfs(graph, s, backend=backend.name, output="device")
     copies = [_timed(backend, lambda: (to_host(r.depth), to_host(r.predecessor)))[0] for _ in range(args.runs)]
@@ -283,9 +290,26 @@ def baselines(graph, sources, args, backend, results) -> dict:
     if "pr" in results:
         for dtype in ("float64", "float32"):
             out[f"pr_ratio_{dtype}"] = out[f"pr_spmv_{dtype}_ms_per_iter"] / results["pr"]["ms_per_iteration"]
+        out.update(float32_shares(graph, args, backend))
+        out["pr_f32_shares_ratio_float64"] = out["pr_spmv_float64_ms_per_iter"] / out["pr_f32_shares_ms_per_iter"]
     if "bfs" in results:
         out["bfs_ratio"] = out["bfs_spmv_ms"] / results["bfs"]["median_ms"]
     return out
+
+
+def float32_shares(graph, args, backend) -> dict:
+    """mgraph's PageRank with float32 shares (``shares="float32"``) on the same graph and stop: ms per iteration
+    (median of --runs after a warm-up), and how far its ranks are from the float64 run's (L1; the API bounds the
+    fixed points' distance by alpha * 2**-24 / (1 - alpha) = 3.4e-7, the stop adds its own)."""
+    from mgraph.backend import to_numpy
+
+    run, params = _run_options(args, backend), _params("pr", graph)
+    exact = to_numpy(run_primitive("pr", graph, run=run, **params).rank)
+    run_primitive("pr", graph, run=run, shares="float32", **params)
+    results = [run_primitive("pr", graph, run=run, shares="float32", **params) for _ in range(max(args.runs, 1))]
+    return {"pr_f32_shares_ms_per_iter": statistics.median(r.stats["ms_per_iteration"] for r in results),
+            "pr_f32_shares_iterations": results[-1].stats["iterations"],
+            "pr_f32_shares_l1_from_float64": float(np.abs(to_numpy(results[-1].rank) - exact).sum())}
 
 
 def _side_table(side, results) -> str:
@@ -299,6 +323,10 @@ def _side_table(side, results) -> str:
             rows.append([f"PageRank as an SpMV loop, {dtype} (ms/iter)", _fmt(side[f"pr_spmv_{dtype}_ms_per_iter"]),
                          _fmt(results["pr"]["ms_per_iteration"]), "",
                          f"mgraph {_fmt(side[f'pr_ratio_{dtype}'], 3)}x as fast"])
+        rows.append(["mgraph PageRank, float32 shares (ms/iter)", _fmt(side["pr_f32_shares_ms_per_iter"]),
+                     _fmt(side["pr_f32_shares_ms_per_iter"]), "",
+                     f"{_fmt(side['pr_f32_shares_ratio_float64'], 3)}x the float64 SpMV loop; ranks "
+                     f"{_fmt(side['pr_f32_shares_l1_from_float64'], 3)} (L1) from float64 shares'"])
     if "bfs" in results:
         rows.append(["BFS as SpMV over a dense frontier", _fmt(side["bfs_spmv_ms"]), _fmt(results["bfs"]["median_ms"]),
                      "", f"mgraph {_fmt(side['bfs_ratio'], 3)}x as fast"])

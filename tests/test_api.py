@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -506,3 +507,27 @@ def test_output_is_numpy_or_device(g):
     for bad in ("cupy", "host", None, 1):
         with pytest.raises(ValueError, match="output"):
             mgraph.bfs(g, 0, output=bad)
+
+
+def test_pagerank_with_float32_shares_stays_within_its_stated_bound():
+    """shares="float32" rounds the gathered values only: ranks stay float64, and the fixed point moves by at most
+    alpha * 2**-24 / (1 - alpha) in L1 (both runs taken far below it, so the stop adds nothing that matters)."""
+    g = mgraph.load("rmat:12", backend="numpy")
+    exact = mgraph.pagerank(g, tol=1e-15, max_iter=300)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # float32 shares may not go below tol=1e-15
+        r = mgraph.pagerank(g, tol=1e-15, max_iter=300, shares="float32")
+    assert r.rank.dtype == np.float64 and r.stats["shares"] == "float32" and exact.stats["shares"] == "float64"
+    l1 = float(np.abs(r.rank - exact.rank).sum())
+    assert 0 < l1 <= 0.85 * 2.0 ** -24 / 0.15
+    with pytest.raises(ValueError, match="shares must be one of float64, float32, got 'float16'"):
+        mgraph.pagerank(g, shares="float16")
+
+
+def test_pagerank_with_float32_shares_on_several_devices_matches_one():
+    g = mgraph.load("rmat:10", backend="numpy")
+    one = mgraph.pagerank(g, shares="float32")
+    for devices in (2, 3):
+        many = mgraph.pagerank(g, shares="float32", devices=devices)
+        np.testing.assert_allclose(many.rank, one.rank, rtol=1e-12, atol=1e-15)
+        assert many.stats["iterations"] == one.stats["iterations"]

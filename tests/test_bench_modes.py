@@ -129,7 +129,12 @@ def test_bench_puts_the_api_call_and_the_array_library_baselines_beside_mgraph(c
         ms = side[f"pr_spmv_{dtype}_ms_per_iter"]
         assert ms > 0 and side[f"pr_ratio_{dtype}"] == pytest.approx(ms / record["results"]["pr"]["ms_per_iteration"])
     assert side["bfs_ratio"] == pytest.approx(side["bfs_spmv_ms"] / record["results"]["bfs"]["median_ms"])
+    # mgraph's own float32 shares beside them, with how far their ranks land from float64 shares'
+    assert side["pr_f32_shares_ms_per_iter"] > 0 and 0 < side["pr_f32_shares_l1_from_float64"] < 1e-6
+    assert side["pr_f32_shares_ratio_float64"] == pytest.approx(
+        side["pr_spmv_float64_ms_per_iter"] / side["pr_f32_shares_ms_per_iter"])
     assert "PageRank as an SpMV loop, float64" in out and "BFS as SpMV over a dense frontier" in out
+    assert "mgraph PageRank, float32 shares" in out
     assert "mgraph.bfs call, output='device'" in out
 
 

@@ -176,3 +176,31 @@ def test_pagerank_cupy_matches_numpy_on_rmat(weights):
     assert b.stats["iterations"] == a.stats["iterations"]
     again = mgraph.pagerank(g, backend="cupy", tol=1e-10, max_iter=200)
     np.testing.assert_array_equal(again.rank, b.rank)  # deterministic run to run
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_pull_sum_of_float32_values_is_the_numpy_twins(weighted):
+    """A float32 x (PageRank's float32 shares) is gathered as float32 and summed in float64, as the twin does,
+    heavy rows included."""
+    g = rmat(15, weights=(1, 64) if weighted else None)
+    rg = g.reverse()
+    x = np.random.default_rng(5).random(g.num_vertices).astype(np.float32)
+    got = h(ops.pull_sum(rg.to("cupy"), cp.asarray(x), scale=0.85, shift=1e-6))
+    want = numpy_ops.pull_sum(rg, x, 0.85, 1e-6)
+    assert got.dtype == want.dtype == np.float64
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=0)
+
+
+@pytest.mark.parametrize("weights", [None, (1, 64)])
+def test_pagerank_float32_shares_cupy_matches_numpy(weights):
+    g = rmat(17, weights=weights)
+    a = mgraph.pagerank(g, backend="numpy", tol=1e-10, max_iter=200, shares="float32")
+    b = mgraph.pagerank(g, backend="cupy", tol=1e-10, max_iter=200, shares="float32")
+    np.testing.assert_allclose(b.rank, a.rank, rtol=1e-11, atol=0)
+    import warnings
+
+    with warnings.catch_warnings():  # run far below the stop test: float32 shares may not reach it
+        warnings.simplefilter("ignore", RuntimeWarning)
+        exact = mgraph.pagerank(g, backend="cupy", tol=1e-16, max_iter=300)
+        rounded = mgraph.pagerank(g, backend="cupy", tol=1e-16, max_iter=300, shares="float32")
+    assert 0 < float(np.abs(rounded.rank - exact.rank).sum()) <= 0.85 * 2.0 ** -24 / 0.15

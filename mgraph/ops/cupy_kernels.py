@@ -367,9 +367,9 @@ __device__ __forceinline__ double block_sum(double s) {
 // that order.  UNROLL strides at a time: the lane issues their index loads, then their x loads (each a likely
 // miss), then adds, so that UNROLL gathers are in flight where a plain loop waited on one at a time.  A stride
 // past the end adds an exact 0, so the sum is the plain loop's, the same every run.
-template <int UNROLL>
+template <int UNROLL, typename X>
 __device__ __forceinline__ double lane_arc_sum(const idx_t* __restrict__ indices, const double* __restrict__ weights,
-                                               int has_weights, const double* __restrict__ x, i64 begin, i64 end,
+                                               int has_weights, const X* __restrict__ x, i64 begin, i64 end,
                                                int lane, int width) {
     double s = 0.0;
     for (i64 e = begin + lane; e < end; e += (i64)UNROLL * width) {
@@ -381,7 +381,7 @@ __device__ __forceinline__ double lane_arc_sum(const idx_t* __restrict__ indices
             u[j] = f < end ? indices[f] : (idx_t)0;
         }
 #pragma unroll
-        for (int j = 0; j < UNROLL; ++j) v[j] = e + (i64)j * width < end ? x[u[j]] : 0.0;
+        for (int j = 0; j < UNROLL; ++j) v[j] = e + (i64)j * width < end ? (double)x[u[j]] : 0.0;
         if (has_weights) {
 #pragma unroll
             for (int j = 0; j < UNROLL; ++j) {
@@ -396,8 +396,9 @@ __device__ __forceinline__ double lane_arc_sum(const idx_t* __restrict__ indices
 }
 
 // The sum of x[u] * w over the arcs [begin, end), a warp's lanes striding them (coalesced); lane 0 gets it
+template <typename X>
 __device__ __forceinline__ double warp_arc_sum(const idx_t* __restrict__ indices, const double* __restrict__ weights,
-                                               int has_weights, const double* __restrict__ x, i64 begin, i64 end) {
+                                               int has_weights, const X* __restrict__ x, i64 begin, i64 end) {
     return warp_sum(lane_arc_sum<CHUNK_UNROLL>(indices, weights, has_weights, x, begin, end, threadIdx.x & 31, 32));
 }
 
@@ -416,10 +417,13 @@ __device__ __forceinline__ double scale_shift(double s, double scale, const doub
 // (heavy > 0) is skipped here: one group would walk an R-MAT hub's ~10^6 arcs alone, long after the rest of the
 // grid, and only on the part that owns it; pull_sum_chunks and pull_sum_heavy sum those rows in fixed-size
 // pieces instead (the same order every run).
-extern "C" __global__ void __launch_bounds__(PULL_BLOCK, PULL_MIN_BLOCKS)
-pull_sum(const i64* __restrict__ indptr, const idx_t* __restrict__ indices, const double* __restrict__ weights,
-         int has_weights, const double* __restrict__ x, double* __restrict__ y, i64 n, i64 heavy, int lanes_log2,
-         double scale, const double* __restrict__ shift_at, double shift) {
+// X is the type of x: double, or float for PageRank's float32 shares (half the bytes gathered; each term is
+// widened and summed in double).
+template <typename X>
+__device__ __forceinline__ void
+pull_rows(const i64* __restrict__ indptr, const idx_t* __restrict__ indices, const double* __restrict__ weights,
+          int has_weights, const X* __restrict__ x, double* __restrict__ y, i64 n, i64 heavy, int lanes_log2,
+          double scale, const double* __restrict__ shift_at, double shift) {
     const int width = 1 << lanes_log2, lane = threadIdx.x & (width - 1);
     const i64 row = ((i64)blockIdx.x * blockDim.x + threadIdx.x) >> lanes_log2;
     bool mine = row < n;
@@ -434,15 +438,43 @@ pull_sum(const i64* __restrict__ indptr, const idx_t* __restrict__ indices, cons
     if (mine && lane == 0) y[row] = scale_shift(s, scale, shift_at, shift);
 }
 
+extern "C" __global__ void __launch_bounds__(PULL_BLOCK, PULL_MIN_BLOCKS)
+pull_sum(const i64* __restrict__ indptr, const idx_t* __restrict__ indices, const double* __restrict__ weights,
+         int has_weights, const double* __restrict__ x, double* __restrict__ y, i64 n, i64 heavy, int lanes_log2,
+         double scale, const double* __restrict__ shift_at, double shift) {
+    pull_rows(indptr, indices, weights, has_weights, x, y, n, heavy, lanes_log2, scale, shift_at, shift);
+}
+
+extern "C" __global__ void __launch_bounds__(PULL_BLOCK, PULL_MIN_BLOCKS)
+pull_sum_f32(const i64* __restrict__ indptr, const idx_t* __restrict__ indices, const double* __restrict__ weights,
+             int has_weights, const float* __restrict__ x, double* __restrict__ y, i64 n, i64 heavy, int lanes_log2,
+             double scale, const double* __restrict__ shift_at, double shift) {
+    pull_rows(indptr, indices, weights, has_weights, x, y, n, heavy, lanes_log2, scale, shift_at, shift);
+}
+
 // A warp per piece [begin[c], end[c]) of a heavy row's arcs: its sum in partial[c].
-extern "C" __global__ void pull_sum_chunks(const idx_t* __restrict__ indices, const double* __restrict__ weights,
-                                           int has_weights, const double* __restrict__ x,
-                                           const i64* __restrict__ begin, const i64* __restrict__ end,
-                                           double* __restrict__ partial, i64 n) {
+template <typename X>
+__device__ __forceinline__ void chunk_sums(const idx_t* __restrict__ indices, const double* __restrict__ weights,
+                                           int has_weights, const X* __restrict__ x, const i64* __restrict__ begin,
+                                           const i64* __restrict__ end, double* __restrict__ partial, i64 n) {
     const i64 c = ((i64)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
     if (c >= n) return;
     const double s = warp_arc_sum(indices, weights, has_weights, x, begin[c], end[c]);
     if ((threadIdx.x & 31) == 0) partial[c] = s;
+}
+
+extern "C" __global__ void pull_sum_chunks(const idx_t* __restrict__ indices, const double* __restrict__ weights,
+                                           int has_weights, const double* __restrict__ x,
+                                           const i64* __restrict__ begin, const i64* __restrict__ end,
+                                           double* __restrict__ partial, i64 n) {
+    chunk_sums(indices, weights, has_weights, x, begin, end, partial, n);
+}
+
+extern "C" __global__ void pull_sum_chunks_f32(const idx_t* __restrict__ indices, const double* __restrict__ weights,
+                                               int has_weights, const float* __restrict__ x,
+                                               const i64* __restrict__ begin, const i64* __restrict__ end,
+                                               double* __restrict__ partial, i64 n) {
+    chunk_sums(indices, weights, has_weights, x, begin, end, partial, n);
 }
 
 // A warp per heavy row rows[h]: scale * (the sum of its pieces' partial[first[h] .. first[h + 1])) + shift.

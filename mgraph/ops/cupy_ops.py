@@ -217,6 +217,8 @@ def _shift_args(shift):
 
 
 def pull_sum(rgraph, x, scale=1.0, shift=0.0):
+    if x.dtype not in (np.float32, np.float64):
+        x = x.astype(np.float64)
     n = rgraph.arc_rows  # rows that may hold arcs; the rest (a part's proxies) sum to 0, so take the shift alone
     y = cp.empty(rgraph.num_vertices, dtype=np.float64)
     if n < rgraph.num_vertices:
@@ -231,13 +233,14 @@ def pull_sum(rgraph, x, scale=1.0, shift=0.0):
         indices, w, x = hot[1], hot[2], x[hot[0]]
     w = w if has_w else _dummy(np.float64)
     lanes = _per_graph(rgraph, "pull_lanes", _pull_lanes)
-    _kernel(rgraph, "pull_sum")(_blocks(n << lanes), (BLOCK,), (rgraph.indptr, indices, w, has_w, x, y,
+    suffix = "_f32" if x.dtype == np.float32 else ""  # float32 shares: half the bytes gathered, summed in float64
+    _kernel(rgraph, "pull_sum" + suffix)(_blocks(n << lanes), (BLOCK,), (rgraph.indptr, indices, w, has_w, x, y,
                                                                np.int64(n), np.int64(HEAVY_ROW), np.int32(lanes),
                                                                scale, shift_at, shift))
     rows, first, begin, end = _per_graph(rgraph, "heavy_rows", _heavy_rows)
     if len(rows):
         partial = cp.empty(len(begin), dtype=np.float64)
-        _kernel(rgraph, "pull_sum_chunks")(_blocks(len(begin) * 32), (BLOCK,),
+        _kernel(rgraph, "pull_sum_chunks" + suffix)(_blocks(len(begin) * 32), (BLOCK,),
                                            (indices, w, has_w, x, begin, end, partial, np.int64(len(begin))))
         _kernel(rgraph, "pull_sum_heavy")(_blocks(len(rows) * 32), (BLOCK,),
                                           (rows, first, partial, y, np.int64(len(rows)), scale, shift_at, shift))
