@@ -768,7 +768,7 @@ def _main(args, argv) -> int:
     if args.out:
         os.makedirs(args.out, exist_ok=True)
     w = world()
-    if args.mpiexec:
+    if args.mpiexec is not None:
         if w is not None:
             raise ValueError("--mpiexec starts one MPI job per GPU count itself: run scaling.py without mpiexec")
         return _launch(args, argv)

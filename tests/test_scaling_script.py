@@ -120,7 +120,7 @@ def test_weak_size_keeps_edges_per_gpu():
 
 @pytest.mark.parametrize("argv", [["--gpus-list", "0"], ["--gpus-list", "a,b"], ["--primitives", "bfs,nope"],
                                   ["--experiments", "fast"], ["--runs", "0"], ["--bogus"],
-                                  ["--communication", "sometimes"]])
+                                  ["--communication", "sometimes"], ["--mpiexec", ""], ["--mpiexec", " "]])
 def test_a_bad_option_is_one_line_and_exit_2(argv, capsys):
     assert scaling.main(argv) == 2
     captured = capsys.readouterr()
