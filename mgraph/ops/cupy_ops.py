@@ -5,6 +5,7 @@ only where a bound on it is large; everything else stays on the device.
 """
 from __future__ import annotations
 
+import threading
 import weakref
 from functools import lru_cache
 
@@ -68,6 +69,44 @@ def _dummy_on(dtype, device_id):
     return cp.empty(1, dtype=dtype)
 
 
+_THREAD = threading.local()  # per thread (each has its own stream): pinned host words and small scratch arrays
+
+
+def _read_word(a, index=0):
+    """``a[index]`` (an 8-byte integer array on the current device) as a Python int: one copy into pinned host
+    memory kept per thread, waiting on this thread's stream only.  ``int(a[index])`` made a view and a new host
+    array first, each a CuPy call's worth of host time on a superstep's path."""
+    word = getattr(_THREAD, "word", None)
+    if word is None:
+        import cupyx
+
+        word = _THREAD.word = cupyx.empty_pinned(1, dtype=np.int64)
+    stream = cp.cuda.get_current_stream()
+    cp.cuda.runtime.memcpyAsync(word.ctypes.data, a.data.ptr + 8 * int(index), 8,
+                                cp.cuda.runtime.memcpyDeviceToHost, stream.ptr)
+    stream.synchronize()
+    return int(word[0])
+
+
+def _small_scratch(device_id):
+    """A small advance's offsets (room for SCAN_ITEMS * SCAN_BLOCK frontier vertices) and output counter, kept per
+    thread and device: two allocations less per small superstep.  An advance's kernels are done with them when
+    it returns (it read the count), or else precede, on the same stream, whatever uses them next; where this
+    thread has moved to another stream since, the last one is waited for first."""
+    kept = getattr(_THREAD, "scratch", None)
+    if kept is None:
+        kept = _THREAD.scratch = {}
+    stream = cp.cuda.get_current_stream()
+    entry = kept.get(device_id)
+    if entry is None:
+        entry = kept[device_id] = [cp.empty(cupy_kernels.SCAN_ITEMS * cupy_kernels.SCAN_BLOCK + 1, dtype=np.int64),
+                                   cp.empty(1, dtype=np.uint64), stream]
+    elif entry[2].ptr != stream.ptr:
+        entry[2].synchronize()
+        entry[2] = stream
+    return entry[0], entry[1]
+
+
 def _tile_starts(graph, offs, n_front, n_tiles):
     """Each tile's first frontier entry (cupy_kernels' tile_starts), and n_front - 1 after the last."""
     starts = cp.empty(n_tiles + 1, dtype=np.int64)
@@ -94,19 +133,19 @@ def _advance(name, graph, frontier, params, emits=True, kernel=None):
         n_front = len(frontier)
         if n_front == 0:
             return frontier
-        offs = cp.empty(n_front + 1, dtype=np.int64)
-        count = cp.empty(1, dtype=np.uint64)
         if n_front <= cupy_kernels.SCAN_ITEMS * cupy_kernels.SCAN_BLOCK:
+            offs, count = _small_scratch(graph.indptr.device.id)
             _kernel(graph, "frontier_offsets_small")((1,), (cupy_kernels.SCAN_BLOCK,),
                                                      (graph.indptr, frontier, np.int64(n_front), offs, count))
         else:
+            offs = cp.empty(n_front + 1, dtype=np.int64)
+            count = cp.zeros(1, dtype=np.uint64)
             _kernel(graph, "frontier_degrees")(_blocks(n_front), (BLOCK,),
                                                (graph.indptr, frontier, np.int64(n_front), offs))
             cp.cumsum(offs, out=offs)
-            count.fill(0)
         bound = min(graph.num_arcs, n_front * _per_graph(graph, "max_degree", _max_degree))
         if bound > READ_ABOVE:
-            bound = int(offs[-1])
+            bound = _read_word(offs, n_front)
         front = frontier
     if bound == 0:
         return cp.empty(0, dtype=idx)
@@ -120,7 +159,7 @@ def _advance(name, graph, frontier, params, emits=True, kernel=None):
     (kernel or _kernel(graph, "advance_" + name))(tiles, (BLOCK,), args)
     if not emits:
         return None
-    n = int(count.get()[0])  # one copy: indexing first would make a view, a launch's worth of host time
+    n = _read_word(count)
     return out[:n] if out.shape[0] - n <= SLACK else out[:n].copy()  # a frontier kept (BC's) keeps its base
 
 
@@ -184,7 +223,7 @@ def advance_visit_pull(rgraph, label, pred, level, frontier_bits):
     count = cp.zeros(1, dtype=np.uint64)
     _kernel(rgraph, "visit_pull")(_blocks(n), (BLOCK,), (rgraph.indptr, rgraph.indices, label, pred, np.int32(level),
                                                          frontier_bits, np.int64(n), out, count))
-    return out[: int(count[0])]
+    return out[: _read_word(count)]
 
 
 def tight_predecessors(rgraph, dist, pred):
@@ -521,7 +560,7 @@ def count_own(ids, owner, me, own_below=None):
         _blocks(n, BLOCK * cupy_kernels.ITEMS), (BLOCK,),
         (ids, np.int64(n), _dummy(np.int32) if owner is None else owner, np.int32(me),
          np.int64(-1 if own_below is None else own_below), count))
-    return int(count[0])
+    return _read_word(count)
 
 
 def select_mapped(vertices, table, below=None):
@@ -535,7 +574,7 @@ def select_mapped(vertices, table, below=None):
         _blocks(n, BLOCK * cupy_kernels.ITEMS), (BLOCK,),
         (vertices, np.int64(n), np.int64(-1 if below is None else below), table.astype(vertices.dtype, copy=False),
          out, count))
-    kept = out[: int(count[0])]
+    kept = out[: _read_word(count)]
     return kept, translate(kept, table)
 
 
