@@ -713,10 +713,18 @@ def _stderr_fd():
 def _launch(args, argv) -> int:
     """--mpiexec: one MPI job per GPU count, each this script under ``CMD -n N``; their records merged, written
     and printed here.  The jobs' own tables go to stderr with their progress."""
-    counts = args.gpus_list or [1, 2, 4]
     launcher = shlex.split(args.mpiexec)
     if not launcher:
         raise ValueError("--mpiexec is empty: give the launcher, e.g. --mpiexec mpiexec")
+    wanted = args.gpus_list or [1, 2, 4]
+    backend = resolve(args.backend)  # no CUDA context here: the jobs' ranks open their own
+    present = backend.xp.cuda.runtime.getDeviceCount() if backend.is_gpu else None
+    counts = [n for n in wanted if present is None or n <= present]  # more ranks than GPUs would share them
+    if len(counts) < len(wanted):
+        _log(f"this machine has {present} GPU(s): skipping counts "
+             f"{', '.join(str(n) for n in wanted if n not in counts)}")
+    if not counts:
+        raise ValueError(f"--gpus-list {','.join(map(str, wanted))}: this machine has only {present} GPU(s)")
     jobs, meta, code = [], [], 0
     with tempfile.TemporaryDirectory(prefix="mgraph-scaling-") as tmp:
         for n in counts:

@@ -199,3 +199,18 @@ def test_floors_are_judged_at_four_gpus_against_one():
     strong["graph"]["scale"] = 24  # strong scaling's floors are set at R-MAT 26 only
     assert [f["what"] for f in scaling.floors({"strong": strong})] == []
     assert scaling.floors({}) == []
+
+
+def test_mpiexec_counts_are_capped_at_the_gpus_present(monkeypatch, capsys):
+    """A job of more ranks than GPUs would have them share GPUs (and no NCCL): such counts are skipped, and none
+    left is a one-line error, before anything is launched."""
+    from types import SimpleNamespace
+
+    runtime = SimpleNamespace(getDeviceCount=lambda: 2)
+    fake = SimpleNamespace(is_gpu=True, xp=SimpleNamespace(cuda=SimpleNamespace(runtime=runtime)))
+    monkeypatch.setattr(scaling, "resolve", lambda name: fake)
+    launched = []
+    monkeypatch.setattr(scaling.subprocess, "run", lambda cmd, **kw: launched.append(cmd))
+    assert scaling.main(["--mpiexec", "mpiexec", "--gpus-list", "4,8"]) == 2
+    assert capsys.readouterr().err.strip().endswith("--gpus-list 4,8: this machine has only 2 GPU(s)")
+    assert launched == []
