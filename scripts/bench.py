@@ -286,7 +286,7 @@ def baselines(graph, sources, args, backend, results) -> dict:
     bfs(sources[0])
     out["bfs_spmv_ms"] = 1e3 * statistics.median(
         statistics.median(_timed(backend, lambda: bfs(s))[0] for _ in range(max(args.runs, 1))) for s in sources)
-    del a
+    a = None  # the matrix goes before mgraph's float32-shares runs (bfs keeps the name, not the matrix)
     if "pr" in results:
         for dtype in ("float64", "float32"):
             out[f"pr_ratio_{dtype}"] = out[f"pr_spmv_{dtype}_ms_per_iter"] / results["pr"]["ms_per_iteration"]
@@ -349,10 +349,12 @@ STEP_TIMES = (("compute_s", "compute"), ("package_s", "split+package"), ("push_s
 
 
 def _backend(name: str):
-    """The backend of this process: device 0, or under mpiexec the rank's GPU (its local rank modulo the GPUs)."""
+    """The backend of this process: device 0, or under mpiexec the rank's GPU (its local rank modulo the GPUs),
+    made current, so that nothing the rank does outside a run opens a context on GPU 0."""
     backend, w = resolve(name), world()
     if w is not None and backend.is_gpu:
         backend = resolve(name, w.local_rank % backend.xp.cuda.runtime.getDeviceCount())
+        backend.xp.cuda.Device(backend.device).use()
     return backend
 
 

@@ -75,11 +75,11 @@ sys.path.insert(0, os.path.dirname(_HERE))  # run from a checkout
 sys.path.insert(0, _HERE)  # scripts/bench.py
 
 from mgraph import partitioners  # noqa: E402
-from bench import PR_L1, SSSP_WEIGHTS, _fmt  # noqa: E402
+from bench import PR_L1, SSSP_WEIGHTS, _backend, _fmt  # noqa: E402
 
 import mgraph  # noqa: E402
 from mgraph import generators, ops  # noqa: E402
-from mgraph.backend import BACKENDS, Backend, resolve, to_numpy  # noqa: E402
+from mgraph.backend import BACKENDS, resolve, to_numpy  # noqa: E402
 from mgraph.cli import (TRAVERSALS, WHOLE_REFERENCE, PartsValidator, Validator, _Parser, _positive,  # noqa: E402
                         code_version, harmonic_mean, now, run_primitive, write_json)
 from mgraph.comm import COMMUNICATIONS  # noqa: E402
@@ -761,15 +761,6 @@ def _launch(args, argv) -> int:
     return code or finished
 
 
-def _rank_backend(backend, w):
-    """Under MPI this rank's GPU (by local rank), made current, so that nothing it does opens a context on GPU 0."""
-    if w is None or not backend.is_gpu:
-        return backend
-    d = w.local_rank % backend.xp.cuda.runtime.getDeviceCount()
-    backend.xp.cuda.Device(d).use()
-    return Backend("cupy", d)
-
-
 def _main(args, argv) -> int:
     if args.partitioner == "metis":
         partitioners.require_pymetis()  # before generating a large graph
@@ -780,7 +771,7 @@ def _main(args, argv) -> int:
         if w is not None:
             raise ValueError("--mpiexec starts one MPI job per GPU count itself: run scaling.py without mpiexec")
         return _launch(args, argv)
-    backend = _rank_backend(resolve(args.backend), w)
+    backend = _backend(args.backend)  # under MPI the rank's GPU, made current
     device = backend.device_name()
     present = backend.xp.cuda.runtime.getDeviceCount() if backend.is_gpu else None
     if w is not None:  # the ranks are the devices
