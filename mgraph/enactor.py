@@ -199,6 +199,7 @@ class Contract:
     def __init__(self, prim, graph, backend, device):
         self.prim, self.graph, self.backend, self.device = prim, graph, backend, device
         self.implied = frozenset()  # the names of frontier_values() when the phase began
+        self.own = None  # the every_own_vertex frontier last accepted (a whole graph makes a new one per access)
         self.bounds = not (backend.is_gpu and type(prim).__module__.startswith("mgraph.primitives."))
 
     def where(self, what, step=None):
@@ -227,8 +228,9 @@ class Contract:
                 bad = lo if lo < 0 else hi
                 raise ContractError(f"{self.where(what, step)}: returned vertex id {bad}, outside this graph's ids "
                                     f"0..{n - 1}")
-        if getattr(self.prim, "every_own_vertex", False) and frontier is not self.graph.own_vertices:
+        if getattr(self.prim, "every_own_vertex", False) and frontier is not self.own:
             self._every_own(what, step, frontier)
+            self.own = frontier
         if what != "iterate":
             self.names()
             self.implied = frozenset(self.prim.frontier_values())
