@@ -44,7 +44,7 @@ from .generators import with_random_weights
 from .graph import Graph
 from .group import fail_job, is_root, world
 from .launch import WORKERS, prepare
-from .partitioned import PartitionedGraph
+from .partitioned import PartitionedGraph, draw_sources
 from .subgraph import DUPLICATIONS
 from .validate import (ValidationError, pagerank_step, reference_betweenness, reference_components,
                        reference_core_numbers, reference_triangles, validate_bfs, validate_label_propagation,
@@ -62,12 +62,13 @@ class UsageError(ValueError):
 
 # -- helpers shared with scripts/bench.py ------------------------------------------
 def random_sources(graph, k: int, seed: int) -> list[int]:
-    """``k`` random vertices of out-degree >= 1 (distinct while there are enough), as Graph500 picks roots."""
-    candidates = np.flatnonzero(to_numpy(graph.out_degree()) > 0)
+    """``k`` random vertices of out-degree >= 1 (distinct while there are enough), as Graph500 picks roots: the
+    vertices that ranks holding parts of this graph draw from the same seed (mgraph.partitioned.draw_sources)."""
+    degree = to_numpy(graph.out_degree())
+    candidates = np.flatnonzero(degree > 0)
     if candidates.size == 0:
         raise ValueError("the graph has no edges, so no vertex has out-degree >= 1: give --source")
-    rng = np.random.default_rng(seed)
-    return rng.choice(candidates, size=k, replace=k > candidates.size).tolist()
+    return draw_sources(graph.num_vertices, k, seed, lambda cand: degree[cand] > 0, candidates)
 
 
 def run_primitive(name: str, graph, source=None, *, run: dict, direction="push", alpha=0.85, tol=1e-6,

@@ -16,13 +16,21 @@ import numpy as np
 from .sources import source_of
 
 
-def draw_sources(n: int, k: int, seed: int, vouch) -> list[int]:
+DRAW_ROUNDS = 64  # rounds of random candidates before draw_sources gives up looking
+
+
+def draw_sources(n: int, k: int, seed: int, vouch, candidates=None) -> list[int]:
     """``k`` vertex ids drawn as Graph500 draws roots: uniform candidates, kept where ``vouch(candidates)`` (a bool
     array) says they have out-degree >= 1; distinct while there are enough.  Whole graphs and ranks' parts draw
-    the same sequence from the same seed, so runs on 1 GPU and on P ranks start from the same vertices."""
+    the same sequence from the same seed, so runs on 1 GPU and on P ranks start from the same vertices.
+
+    The draw stops after DRAW_ROUNDS rounds of candidates.  Only a graph where almost no vertex has an arc is left
+    short then: a caller that holds every vertex of out-degree >= 1 passes them as ``candidates`` and the rest is
+    picked among them (distinct while there are enough); ranks, which hold no such list, repeat what was found.
+    """
     rng = np.random.default_rng(seed)
     chosen = []
-    for _ in range(64):
+    for _ in range(DRAW_ROUNDS):
         if len(chosen) >= k or n == 0:
             break
         cand = rng.integers(0, n, size=max(4 * k, 64))
@@ -31,8 +39,13 @@ def draw_sources(n: int, k: int, seed: int, vouch) -> list[int]:
                 chosen.append(int(v))
             if len(chosen) >= k:
                 break
+    if len(chosen) < k and candidates is not None and len(candidates):
+        rest = np.setdiff1d(np.asarray(candidates, dtype=np.int64), chosen)
+        more = k - len(chosen)
+        chosen += rng.choice(rest, size=min(more, rest.size), replace=False).tolist() if rest.size else []
     if not chosen:
-        raise ValueError("the graph has no vertex with out-degree >= 1 to start from")
+        raise ValueError(f"no vertex with out-degree >= 1 among {DRAW_ROUNDS * max(4 * k, 64)} random draws: the "
+                         "graph has no (or almost no) edges; give the sources")
     while len(chosen) < k:
         chosen.append(chosen[len(chosen) % max(len(chosen), 1)])
     return chosen[:k]

@@ -79,14 +79,14 @@ from bench import PR_L1, SSSP_WEIGHTS, _backend, _fmt  # noqa: E402
 
 import mgraph  # noqa: E402
 from mgraph import generators, ops  # noqa: E402
-from mgraph.backend import BACKENDS, resolve, to_numpy  # noqa: E402
+from mgraph.backend import BACKENDS, resolve  # noqa: E402
 from mgraph.cli import (TRAVERSALS, WHOLE_REFERENCE, PartsValidator, Validator, _Parser, _positive,  # noqa: E402
-                        code_version, harmonic_mean, now, run_primitive, write_json)
+                        code_version, harmonic_mean, now, random_sources, run_primitive, write_json)
 from mgraph.comm import COMMUNICATIONS  # noqa: E402
 from mgraph.group import fail_job, is_root, world  # noqa: E402
 from mgraph.launch import WORKERS, prepare  # noqa: E402
 from mgraph.io import load as load_graph  # noqa: E402
-from mgraph.partitioned import PartitionedGraph, draw_sources  # noqa: E402
+from mgraph.partitioned import PartitionedGraph  # noqa: E402
 from mgraph.subgraph import DUPLICATIONS  # noqa: E402
 from mgraph.primitives.contract import Primitive  # noqa: E402
 
@@ -379,8 +379,7 @@ def _sources(graph, k, seed, run):
     """``k`` random sources of out-degree >= 1, the same for a whole graph and for any number of ranks."""
     if isinstance(graph, PartitionedGraph):
         return graph.random_sources(k, seed, prepare(graph, run))
-    degree = to_numpy(graph.out_degree())
-    return draw_sources(graph.num_vertices, k, seed, lambda cand: degree[cand] > 0)
+    return random_sources(graph, k, seed)
 
 
 def _checker(name, graph, args, scale):

@@ -335,3 +335,18 @@ def test_pagerank_on_the_command_line_stops_at_an_absolute_l1_change(capsys, tmp
     code, out, _ = run(capsys, "pr", "rmat:12", "--tol", 1e-6, "--json", out_json)
     loose = json.loads(out_json.read_text())["runs"][-1]
     assert loose["error"] < 4096 * 1e-6 and loose["iterations"] < last["iterations"]
+
+
+def test_random_sources_complete_the_draw_on_a_graph_almost_without_edges():
+    """Uniform draws rarely land on the two vertices with an arc among a million: the whole graph's list finishes
+    the draw (distinct while there are enough), where the message used to say the graph had no such vertex."""
+    g = mgraph.Graph.from_edges(np.array([123_456]), np.array([654_321]), num_vertices=1_000_000)
+    assert sorted(cli.random_sources(g, 2, seed=0)) == [123_456, 654_321]
+    three = cli.random_sources(g, 3, seed=0)
+    assert len(three) == 3 and set(three) == {123_456, 654_321}
+    dense = mgraph.generators.rmat(8, 16, seed=0)
+    k = cli.random_sources(dense, 5, seed=4)
+    assert len(set(k)) == 5 and all(int(dense.indptr[v + 1] - dense.indptr[v]) > 0 for v in k)
+    with pytest.raises(ValueError, match="no edges"):
+        cli.random_sources(mgraph.Graph.from_edges(np.array([], dtype=np.int64), np.array([], dtype=np.int64),
+                                                   num_vertices=10), 1, seed=0)

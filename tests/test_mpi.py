@@ -219,3 +219,16 @@ def test_building_on_four_ranks_holds_at_most_half_of_one_ranks_peak(tmp_path):
           f"{', '.join(f'{b / 2**20:.0f}' for b in each['peak_bytes'])} MiB")
     assert single["arcs"] == each["arcs"]
     assert max(each["peak_bytes"]) <= 0.5 * single["peak_bytes"][0]
+
+
+def test_ranks_and_one_process_start_from_the_same_random_roots(tmp_path):
+    """Graph500 users compare runs on 1 and P ranks: the same --seed must pick the same roots either way."""
+    one, two = tmp_path / "one.json", tmp_path / "two.json"
+    args = ["bfs", "rmat:10", "--runs", "4", "--seed", "3"]
+    single = subprocess.run(["python", "-m", "mgraph", *args, "--json", str(one)], capture_output=True, text=True,
+                            cwd=ROOT, timeout=240)
+    assert single.returncode == 0, single.stderr[-3000:]
+    out = run_mpi(2, ["python", "-m", "mgraph", *args, "--json", str(two)])
+    assert out.returncode == 0, out.stderr[-3000:]
+    roots = [[run["source"] for run in json.loads(p.read_text())["runs"]] for p in (one, two)]
+    assert roots[0] == roots[1] and len(set(roots[0])) == 4
