@@ -188,6 +188,9 @@ class ThreadGroup(Group):
         self._shared["barrier"].abort()
 
 
+MPI_CHUNK = 1 << 30  # bytes per MPI call of gatherv and bcast_array: MPI counts are 32-bit
+
+
 class MpiGroup(Group):
     """The ranks of an MPI communicator.  Arrays go as typed buffers (``Alltoallv``, ``Gatherv``); small control
     objects through mpi4py's pickled collectives."""
@@ -236,27 +239,41 @@ class MpiGroup(Group):
         return [recv[rdispl[k]: rdispl[k] + recv_counts[k]] for k in range(self.size)]
 
     def gatherv(self, array, root=0):
+        """Every rank's array at ``root``, in rank order.  MPI counts are 32-bit, so arrays go in rounds of at most
+        MPI_CHUNK bytes from each rank (a rank's share of an R-MAT 28 result is over 2 GiB)."""
         array = np.ascontiguousarray(array)
         counts = np.array(self.comm.allgather(int(array.shape[0])), dtype=np.int64)
         dtype = np.dtype(self.comm.bcast(array.dtype.str if self.rank == root else None, root=root))
-        array = array.astype(dtype, copy=False)
+        array = array.astype(dtype, copy=False).reshape(-1).view(np.uint8)
         item = dtype.itemsize
-        if self.rank == root:
-            out = np.empty(int(counts.sum()), dtype=dtype)
-            displ = _displacements(counts)
-            self.comm.Gatherv(array.view(np.uint8), [out.view(np.uint8), (counts * item, displ * item),
-                                                     self.MPI.BYTE], root=root)
-            return [out[displ[k]: displ[k] + counts[k]] for k in range(self.size)]
-        self.comm.Gatherv(array.view(np.uint8), None, root=root)
-        return None
+        nbytes, step = counts * item, max(MPI_CHUNK // item, 1) * item
+        out = np.empty(int(counts.sum()), dtype=dtype) if self.rank == root else None
+        displ = _displacements(counts) * item
+        for lo in range(0, max(int(nbytes.max()), 1), step):  # one round even when every array is empty
+            part = np.clip(nbytes - lo, 0, step)
+            mine = array[lo: lo + int(part[self.rank])]
+            if self.rank == root:  # a round lands in a staging buffer: displacements into `out` would overflow too
+                stage, at = np.empty(int(part.sum()), dtype=np.uint8), _displacements(part)
+                self.comm.Gatherv(mine, [stage, (part, at), self.MPI.BYTE], root=root)
+                for k in np.flatnonzero(part):
+                    out.view(np.uint8)[displ[k] + lo: displ[k] + lo + part[k]] = stage[at[k]: at[k] + part[k]]
+            else:
+                self.comm.Gatherv(mine, None, root=root)
+        if self.rank != root:
+            return None
+        displ //= item
+        return [out[displ[k]: displ[k] + counts[k]] for k in range(self.size)]
 
     def bcast_array(self, array, root=0):
-        """``root``'s array on every rank: its dtype and length as a small object, the data as one buffer."""
+        """``root``'s array on every rank: its dtype and length as a small object, the data in buffers of at most
+        MPI_CHUNK bytes (MPI counts are 32-bit)."""
         shape = self.comm.bcast(None if self.rank != root else (array.dtype.str, array.shape), root=root)
         if self.rank != root:
             array = np.empty(shape[1], dtype=np.dtype(shape[0]))
         array = np.ascontiguousarray(array)
-        self.comm.Bcast(array.reshape(-1).view(np.uint8), root=root)
+        data = array.reshape(-1).view(np.uint8)
+        for lo in range(0, data.shape[0], MPI_CHUNK):
+            self.comm.Bcast(data[lo: lo + MPI_CHUNK], root=root)
         return array
 
     def all_failing(self, wait_s: float = 3.0) -> bool:

@@ -129,6 +129,23 @@ def peak(out, spec):
             json.dump(record, f)
 
 
+def chunks(out):
+    """gatherv and bcast_array in rounds of 24 bytes (MPI counts are 32-bit: real rounds are 1 GiB), unequal and
+    empty arrays included; rank 0 writes what arrived."""
+    from mgraph import group as groups
+
+    groups.MPI_CHUNK = 24
+    group, r = world(), world().rank
+    got = group.gatherv(np.arange(r * 7, r * 7 + 5 + 3 * r, dtype=np.int64))
+    empty = group.gatherv(np.empty(0, dtype=np.int32))
+    sent = group.bcast_array(np.arange(37, dtype=np.float64) * 1.5 if r == 0 else None)
+    everywhere = group.allgather(sent.tolist() == (np.arange(37) * 1.5).tolist())
+    if r == 0:
+        with open(out, "w") as f:
+            json.dump({"gather": [a.tolist() for a in got], "empty": [a.size for a in empty],
+                       "bcast_everywhere": everywhere}, f)
+
+
 def main(argv):
     mode = argv[0]
     if mode == "primitives":
@@ -147,6 +164,8 @@ def main(argv):
         mgraph.run(Vanishing, mgraph.load(argv[1]), 0)
     elif mode == "peak":
         peak(*argv[1:])
+    elif mode == "chunks":
+        chunks(*argv[1:])
     else:
         raise SystemExit(f"unknown mode {mode}")
 

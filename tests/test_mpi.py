@@ -232,3 +232,13 @@ def test_ranks_and_one_process_start_from_the_same_random_roots(tmp_path):
     assert out.returncode == 0, out.stderr[-3000:]
     roots = [[run["source"] for run in json.loads(p.read_text())["runs"]] for p in (one, two)]
     assert roots[0] == roots[1] and len(set(roots[0])) == 4
+
+
+def test_arrays_beyond_one_mpi_count_go_in_rounds(tmp_path):
+    """MPI counts are 32-bit: R-MAT 28's results (over 2 GiB a rank) failed in one Bcast.  gatherv and bcast_array
+    go in rounds (here of 24 bytes) and deliver the same arrays, unequal and empty ones included."""
+    out = tmp_path / "chunks.json"
+    job(3, "chunks", out)
+    r = json.loads(out.read_text())
+    assert r["gather"] == [list(range(0, 5)), list(range(7, 15)), list(range(14, 25))]
+    assert r["empty"] == [0, 0, 0] and r["bcast_everywhere"] == [True, True, True]
