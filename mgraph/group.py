@@ -188,7 +188,7 @@ class ThreadGroup(Group):
         self._shared["barrier"].abort()
 
 
-MPI_CHUNK = 1 << 30  # bytes per MPI call of gatherv and bcast_array: MPI counts are 32-bit
+MPI_CHUNK = 1 << 30  # bytes per MPI call of the array collectives: MPI counts and displacements are 32-bit
 
 
 class MpiGroup(Group):
@@ -225,6 +225,9 @@ class MpiGroup(Group):
         return [tuple(row) for row in out.tolist()]
 
     def alltoallv(self, arrays):
+        """Send ``arrays[k]`` to rank k; what each rank sent here, in rank order.  MPI counts and displacements are
+        32-bit, so where some rank's bytes pass MPI_CHUNK the exchange goes in rounds, each moving at most
+        MPI_CHUNK / size bytes per peer through staging buffers."""
         arrays = [np.ascontiguousarray(a) for a in arrays]
         dtype = _common_dtype(arrays)
         send_counts = np.array([a.shape[0] for a in arrays], dtype=np.int64)
@@ -234,19 +237,34 @@ class MpiGroup(Group):
         recv = np.empty(int(recv_counts.sum()), dtype=dtype)
         item = dtype.itemsize  # bytes, so that any dtype travels as MPI.BYTE
         sdispl, rdispl = _displacements(send_counts), _displacements(recv_counts)
-        self.comm.Alltoallv([send.view(np.uint8), (send_counts * item, sdispl * item), self.MPI.BYTE],
-                            [recv.view(np.uint8), (recv_counts * item, rdispl * item), self.MPI.BYTE])
+        sb, rb, sd, rd = send_counts * item, recv_counts * item, sdispl * item, rdispl * item
+        largest = self.comm.allreduce(int(max(sb.sum(), rb.sum())), op=self.MPI.MAX)
+        if largest <= MPI_CHUNK:
+            self.comm.Alltoallv([send.view(np.uint8), (sb, sd), self.MPI.BYTE],
+                                [recv.view(np.uint8), (rb, rd), self.MPI.BYTE])
+        else:
+            out, data = recv.view(np.uint8), send.view(np.uint8)
+            step = max(MPI_CHUNK // self.size, 1)
+            most = self.comm.allreduce(int(max(sb.max(), rb.max())), op=self.MPI.MAX)
+            for lo in range(0, most, step):
+                sp, rp = np.clip(sb - lo, 0, step), np.clip(rb - lo, 0, step)
+                stage = np.concatenate([data[sd[k] + lo: sd[k] + lo + sp[k]] for k in range(self.size)])
+                got, at = np.empty(int(rp.sum()), dtype=np.uint8), _displacements(rp)
+                self.comm.Alltoallv([stage, (sp, _displacements(sp)), self.MPI.BYTE],
+                                    [got, (rp, at), self.MPI.BYTE])
+                for k in np.flatnonzero(rp):
+                    out[rd[k] + lo: rd[k] + lo + rp[k]] = got[at[k]: at[k] + rp[k]]
         return [recv[rdispl[k]: rdispl[k] + recv_counts[k]] for k in range(self.size)]
 
     def gatherv(self, array, root=0):
-        """Every rank's array at ``root``, in rank order.  MPI counts are 32-bit, so arrays go in rounds of at most
-        MPI_CHUNK bytes from each rank (a rank's share of an R-MAT 28 result is over 2 GiB)."""
+        """Every rank's array at ``root``, in rank order.  MPI counts and displacements are 32-bit, so arrays go in
+        rounds of at most MPI_CHUNK / size bytes from each rank (a rank's share of an R-MAT 28 result is over 2 GiB)."""
         array = np.ascontiguousarray(array)
         counts = np.array(self.comm.allgather(int(array.shape[0])), dtype=np.int64)
         dtype = np.dtype(self.comm.bcast(array.dtype.str if self.rank == root else None, root=root))
         array = array.astype(dtype, copy=False).reshape(-1).view(np.uint8)
         item = dtype.itemsize
-        nbytes, step = counts * item, max(MPI_CHUNK // item, 1) * item
+        nbytes, step = counts * item, max(MPI_CHUNK // (item * self.size), 1) * item
         out = np.empty(int(counts.sum()), dtype=dtype) if self.rank == root else None
         displ = _displacements(counts) * item
         for lo in range(0, max(int(nbytes.max()), 1), step):  # one round even when every array is empty

@@ -130,7 +130,7 @@ def peak(out, spec):
 
 
 def chunks(out):
-    """gatherv and bcast_array in rounds of 24 bytes (MPI counts are 32-bit: real rounds are 1 GiB), unequal and
+    """gatherv, bcast_array and alltoallv in rounds of 24 bytes (MPI counts are 32-bit: real rounds are 1 GiB), unequal and
     empty arrays included; rank 0 writes what arrived."""
     from mgraph import group as groups
 
@@ -139,11 +139,17 @@ def chunks(out):
     got = group.gatherv(np.arange(r * 7, r * 7 + 5 + 3 * r, dtype=np.int64))
     empty = group.gatherv(np.empty(0, dtype=np.int32))
     sent = group.bcast_array(np.arange(37, dtype=np.float64) * 1.5 if r == 0 else None)
+    # rank r sends r + 3 k + 1 values r*100 + k*10 + i to rank k: several rounds of 24 / 3 bytes, one pair empty
+    swapped = group.alltoallv([np.array([r * 100 + k * 10 + i for i in range(r + 3 * k + 1)] if (r, k) != (1, 2)
+                                        else [], dtype=np.int64) for k in range(group.size)])
     everywhere = group.allgather(sent.tolist() == (np.arange(37) * 1.5).tolist())
+    expect = [[s * 100 + r * 10 + i for i in range(s + 3 * r + 1)] if (s, r) != (1, 2) else [] for s in range(group.size)]
+    swaps_right = group.allgather([a.tolist() for a in swapped] == expect)
     if r == 0:
         with open(out, "w") as f:
             json.dump({"gather": [a.tolist() for a in got], "empty": [a.size for a in empty],
-                       "bcast_everywhere": everywhere}, f)
+                       "bcast_everywhere": everywhere, "alltoallv": [a.tolist() for a in swapped],
+                       "alltoallv_everywhere": swaps_right}, f)
 
 
 def main(argv):

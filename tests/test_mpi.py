@@ -235,10 +235,12 @@ def test_ranks_and_one_process_start_from_the_same_random_roots(tmp_path):
 
 
 def test_arrays_beyond_one_mpi_count_go_in_rounds(tmp_path):
-    """MPI counts are 32-bit: R-MAT 28's results (over 2 GiB a rank) failed in one Bcast.  gatherv and bcast_array
-    go in rounds (here of 24 bytes) and deliver the same arrays, unequal and empty ones included."""
+    """MPI counts are 32-bit: R-MAT 28's results (over 2 GiB a rank) failed in one Bcast.  gatherv, bcast_array and
+    alltoallv go in rounds (here of 24 bytes) and deliver the same arrays, unequal and empty ones included."""
     out = tmp_path / "chunks.json"
     job(3, "chunks", out)
     r = json.loads(out.read_text())
     assert r["gather"] == [list(range(0, 5)), list(range(7, 15)), list(range(14, 25))]
     assert r["empty"] == [0, 0, 0] and r["bcast_everywhere"] == [True, True, True]
+    assert r["alltoallv"] == [[s * 100 + i for i in range(s + 1)] for s in range(3)]  # what rank 0 received
+    assert r["alltoallv_everywhere"] == [True, True, True]
