@@ -230,57 +230,55 @@ class MpiGroup(Group):
         MPI_CHUNK / size bytes per peer through staging buffers."""
         arrays = [np.ascontiguousarray(a) for a in arrays]
         dtype = _common_dtype(arrays)
-        send_counts = np.array([a.shape[0] for a in arrays], dtype=np.int64)
-        recv_counts = np.empty(self.size, dtype=np.int64)
-        self.comm.Alltoall(send_counts, recv_counts)
-        send = np.concatenate([a.astype(dtype, copy=False) for a in arrays]) if arrays else np.empty(0, dtype)
-        recv = np.empty(int(recv_counts.sum()), dtype=dtype)
         item = dtype.itemsize  # bytes, so that any dtype travels as MPI.BYTE
-        sdispl, rdispl = _displacements(send_counts), _displacements(recv_counts)
-        sb, rb, sd, rd = send_counts * item, recv_counts * item, sdispl * item, rdispl * item
-        largest = self.comm.allreduce(int(max(sb.sum(), rb.sum())), op=self.MPI.MAX)
-        if largest <= MPI_CHUNK:
-            self.comm.Alltoallv([send.view(np.uint8), (sb, sd), self.MPI.BYTE],
-                                [recv.view(np.uint8), (rb, rd), self.MPI.BYTE])
+        sent = np.array([a.shape[0] * item for a in arrays], dtype=np.int64)
+        matrix = np.empty((self.size, self.size), dtype=np.int64)  # [i, k]: bytes rank i sends rank k, known to all
+        self.comm.Allgather(sent, matrix)
+        sb, rb = matrix[self.rank], matrix[:, self.rank].copy()
+        sd, rd = _displacements(sb), _displacements(rb)
+        send = np.concatenate([a.astype(dtype, copy=False) for a in arrays]) if arrays else np.empty(0, dtype)
+        recv = np.empty(int(rb.sum()) // item, dtype=dtype)
+        data, out = send.view(np.uint8), recv.view(np.uint8)
+        if max(matrix.sum(axis=0).max(), matrix.sum(axis=1).max()) <= MPI_CHUNK:
+            self.comm.Alltoallv([data, (sb, sd), self.MPI.BYTE], [out, (rb, rd), self.MPI.BYTE])
         else:
-            out, data = recv.view(np.uint8), send.view(np.uint8)
             step = max(MPI_CHUNK // self.size, 1)
-            most = self.comm.allreduce(int(max(sb.max(), rb.max())), op=self.MPI.MAX)
-            for lo in range(0, most, step):
+            for lo in range(0, int(matrix.max()), step):
                 sp, rp = np.clip(sb - lo, 0, step), np.clip(rb - lo, 0, step)
                 stage = np.concatenate([data[sd[k] + lo: sd[k] + lo + sp[k]] for k in range(self.size)])
                 got, at = np.empty(int(rp.sum()), dtype=np.uint8), _displacements(rp)
-                self.comm.Alltoallv([stage, (sp, _displacements(sp)), self.MPI.BYTE],
-                                    [got, (rp, at), self.MPI.BYTE])
-                for k in np.flatnonzero(rp):
-                    out[rd[k] + lo: rd[k] + lo + rp[k]] = got[at[k]: at[k] + rp[k]]
-        return [recv[rdispl[k]: rdispl[k] + recv_counts[k]] for k in range(self.size)]
+                self.comm.Alltoallv([stage, (sp, _displacements(sp)), self.MPI.BYTE], [got, (rp, at), self.MPI.BYTE])
+                _unstage(out, rd + lo, got, at, rp)
+        return [recv[(rd[k]) // item: (rd[k] + rb[k]) // item] for k in range(self.size)]
 
     def gatherv(self, array, root=0):
-        """Every rank's array at ``root``, in rank order.  MPI counts and displacements are 32-bit, so arrays go in
-        rounds of at most MPI_CHUNK / size bytes from each rank (a rank's share of an R-MAT 28 result is over 2 GiB)."""
+        """Every rank's array at ``root``, in rank order.  MPI counts and displacements are 32-bit, so where the
+        whole passes MPI_CHUNK bytes, arrays go in rounds of at most MPI_CHUNK / size bytes from each rank (a rank's
+        share of an R-MAT 28 result is over 2 GiB)."""
         array = np.ascontiguousarray(array)
         counts = np.array(self.comm.allgather(int(array.shape[0])), dtype=np.int64)
         dtype = np.dtype(self.comm.bcast(array.dtype.str if self.rank == root else None, root=root))
-        array = array.astype(dtype, copy=False).reshape(-1).view(np.uint8)
+        data = array.astype(dtype, copy=False).reshape(-1).view(np.uint8)
         item = dtype.itemsize
-        nbytes, step = counts * item, max(MPI_CHUNK // (item * self.size), 1) * item
+        nbytes, displ = counts * item, _displacements(counts) * item
         out = np.empty(int(counts.sum()), dtype=dtype) if self.rank == root else None
-        displ = _displacements(counts) * item
-        for lo in range(0, max(int(nbytes.max()), 1), step):  # one round even when every array is empty
-            part = np.clip(nbytes - lo, 0, step)
-            mine = array[lo: lo + int(part[self.rank])]
-            if self.rank == root:  # a round lands in a staging buffer: displacements into `out` would overflow too
+        if nbytes.sum() <= MPI_CHUNK:
+            self.comm.Gatherv(data, [out.view(np.uint8), (nbytes, displ), self.MPI.BYTE] if out is not None else None,
+                              root=root)
+        else:
+            step = max(MPI_CHUNK // (item * self.size), 1) * item
+            for lo in range(0, int(nbytes.max()), step):
+                part = np.clip(nbytes - lo, 0, step)
+                mine = data[lo: lo + int(part[self.rank])]
+                if out is None:
+                    self.comm.Gatherv(mine, None, root=root)
+                    continue
                 stage, at = np.empty(int(part.sum()), dtype=np.uint8), _displacements(part)
                 self.comm.Gatherv(mine, [stage, (part, at), self.MPI.BYTE], root=root)
-                for k in np.flatnonzero(part):
-                    out.view(np.uint8)[displ[k] + lo: displ[k] + lo + part[k]] = stage[at[k]: at[k] + part[k]]
-            else:
-                self.comm.Gatherv(mine, None, root=root)
-        if self.rank != root:
+                _unstage(out.view(np.uint8), displ + lo, stage, at, part)
+        if out is None:
             return None
-        displ //= item
-        return [out[displ[k]: displ[k] + counts[k]] for k in range(self.size)]
+        return [out[displ[k] // item: displ[k] // item + counts[k]] for k in range(self.size)]
 
     def bcast_array(self, array, root=0):
         """``root``'s array on every rank: its dtype and length as a small object, the data in buffers of at most
@@ -325,6 +323,13 @@ def _common_dtype(arrays):
     if len(kinds) > 1:
         raise ValueError(f"alltoallv needs one dtype, got {sorted(str(k) for k in kinds)}")
     return arrays[0].dtype
+
+
+def _unstage(out, dest, got, at, lengths):
+    """A round's staged pieces into place: piece k, ``lengths[k]`` bytes at ``at[k]`` of ``got``, to ``dest[k]`` of
+    ``out`` (offsets in bytes, beyond what one MPI call could address)."""
+    for k in np.flatnonzero(lengths):
+        out[dest[k]: dest[k] + lengths[k]] = got[at[k]: at[k] + lengths[k]]
 
 
 def _displacements(counts):
