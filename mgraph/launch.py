@@ -287,7 +287,8 @@ def _owners_on_root(placement, group):
         from mgraph.partitioners.biased_parts import biased_random_parts
 
         backend = placement.backends[0]
-        hashed = build_part(group, graph.source, backend, Owners(p, placement.seed), "all")
+        hashed = build_part(group, graph.source, backend, Owners(p, placement.seed), "all",
+                            move=_device_move(group, backend))
         table = to_numpy(biased_random_parts(group, hashed, p, placement.seed))
         del hashed
         return table if group.rank == 0 else None
@@ -397,7 +398,8 @@ def _rank_part(placement):
             owners = _owners(placement, group, backend)
             t1 = time.perf_counter()
             source = graph.source if isinstance(graph, PartitionedGraph) else GraphSource(graph)
-            part = build_part(group, source, backend, owners, placement.duplication, progress=True)
+            part = build_part(group, source, backend, owners, placement.duplication, progress=True,
+                              move=_device_move(group, backend))
             backend.synchronize()
         part.build_info = {"partition_s": t1 - t0, "subgraph_s": time.perf_counter() - t1,
                            "build_peak_bytes": watch.bytes}
@@ -439,6 +441,16 @@ def _transport(group, backend, numpy_kind, gpu_kind, staged_kind):
             shared = len(set(gpus)) < len(gpus)
             _TRANSPORTS[key] = staged_kind(group) if shared else gpu_kind(group)
     return _TRANSPORTS[key]
+
+
+def _device_move(group, backend):
+    """The all-to-all that routes a GPU rank's arcs while its part is built: NCCL's, device to device, where the
+    ranks' transport is NCCL; None (through the host) elsewhere.  Collective: it may set up the transport."""
+    if not backend.is_gpu:
+        return None
+    from .comm.mpi import MpiTransport, NcclTransport, StagedTransport
+
+    return getattr(_transport(group, backend, MpiTransport, NcclTransport, StagedTransport), "alltoallv", None)
 
 
 def _cached_parts(graph, key, build):

@@ -5,8 +5,9 @@ Every worker of a group (MPI ranks, or threads of one process) calls
 :class:`~mgraph.subgraph.SubGraph`, the same one ``subgraph.build`` cuts
 from a whole graph.  The edges go to the owners of their rows by an
 all-to-all, a chunk at a time, in two passes over the source: the first
-counts each own row's arcs (so the CSR is allocated once, at its final size),
-the second fills them in.  Rows are then sorted and their repeated arcs
+counts each own row's arcs (so the CSR is allocated once, at its final size;
+only the rows travel), the second fills them in.  GPU ranks route through
+NCCL, device to device; the other workers through their group on the host.  Rows are then sorted and their repeated arcs
 dropped a block at a time, in place.  So the peak beyond the finished part is
 one chunk of routed edges and one block of row keys, not a copy of the graph.
 
@@ -45,10 +46,14 @@ class Owners:
 
 
 def build_part(group, source, backend: Backend, owners: Owners, duplication="1-hop", *, chunk=None,
-               progress=False) -> SubGraph:
+               progress=False, move=None) -> SubGraph:
     """This worker's part of the graph of ``source`` (an opened :class:`~mgraph.sources.EdgeSource`), on ``backend``.
 
     ``owners`` names every vertex's part (one part per worker of ``group``).
+    ``move`` is the all-to-all that routes arcs (``move(arrays)``: ``arrays[k]``
+    to worker k, what each worker sent here in rank order, on ``backend``):
+    GPU ranks pass NCCL's, device to device; by default they go through the
+    group on the host (:func:`host_move`).
     Collective: every worker calls it.  With one worker the part is the whole
     graph, with no id maps.
     """
@@ -66,12 +71,13 @@ def build_part(group, source, backend: Backend, owners: Owners, duplication="1-h
         num_own = int(own.shape[0])
         g2l = xp.full(n, -1, dtype=idx)
         g2l[own] = xp.arange(num_own, dtype=idx)
+    move = move or host_move(group, xp)
     rounds = group.allreduce(len(chunks), "max")
     with _bar(progress and me == 0, rounds * (2 if source.directed else 1) * 2, source.name) as bar:
-        fwd = _rows(group, source, xp, owners, g2l, num_own, chunks, rounds, idx, reverse=False, bar=bar)
+        fwd = _rows(group, source, xp, owners, g2l, num_own, chunks, rounds, idx, reverse=False, bar=bar, move=move)
         rev = None
         if source.directed:
-            rev = _rows(group, source, xp, owners, g2l, num_own, chunks, rounds, idx, reverse=True, bar=bar)
+            rev = _rows(group, source, xp, owners, g2l, num_own, chunks, rounds, idx, reverse=True, bar=bar, move=move)
     num_arcs = group.allreduce(int(fwd[1].shape[0]), "sum")
     if p == 1:  # the whole graph: ids are the caller's, no maps
         sub = SubGraph(*fwd, directed=source.directed, index=0, own=xp.arange(n, dtype=idx), vertex_ids=None,
@@ -81,7 +87,7 @@ def build_part(group, source, backend: Backend, owners: Owners, duplication="1-h
     elif duplication == "all":
         sub = _all_layout(xp, owners, n, me, own, fwd, rev, source.directed, num_arcs)
     else:
-        sub = _one_hop_layout(group, xp, owners, n, me, own, g2l, fwd, rev, source.directed, num_arcs, idx)
+        sub = _one_hop_layout(group, xp, owners, n, me, own, g2l, fwd, rev, source.directed, num_arcs, idx, move)
     sub.build_s = time.perf_counter() - t0
     return sub
 
@@ -154,29 +160,39 @@ def _arcs(source, xp, c, reverse):
     return src, dst, w
 
 
-def _route(group, xp, owners, rows, cols, w, idx):
-    """Send each arc to the owner of its row; the arcs that arrive here (rows, cols, weights) on ``xp``."""
-    if group.size == 1:
-        return rows, cols.astype(idx, copy=False), w
-    dest = owners(rows, xp)
+def _route(move, xp, owners, p, fields):
+    """Send each arc to the owner of its row: ``fields`` are (array or None, dtype) with the arcs' rows first;
+    the arrays that arrive here, in sender order, on ``xp``."""
+    if p == 1:  # nothing moves; the rows stay in their dtype
+        return [fields[0][0]] + [None if a is None else a.astype(dtype, copy=False) for a, dtype in fields[1:]]
+    dest = owners(fields[0][0], xp)
     order = xp.argsort(dest, kind="stable")
-    counts = _host(xp.bincount(dest, minlength=group.size))
-    cut = np.concatenate([[0], np.cumsum(counts)])
+    cut = np.concatenate([[0], np.cumsum(_host(xp.bincount(dest, minlength=p)))])
+    del dest
     out = []
-    for a, dtype in ((rows, np.int64), (cols, idx), (w, np.float64)):
+    for a, dtype in fields:
         if a is None:
             out.append(None)
             continue
-        sorted_ = _host(a[order].astype(dtype, copy=False))
-        got = group.alltoallv([sorted_[cut[k]:cut[k + 1]] for k in range(group.size)])
-        out.append(xp.asarray(np.concatenate(got)))
+        sorted_ = a[order].astype(dtype, copy=False)
+        out.append(xp.concatenate(move([sorted_[cut[k]:cut[k + 1]] for k in range(p)])))
+        del sorted_
     return out
 
 
-def _rows(group, source, xp, owners, g2l, num_own, chunks, rounds, idx, reverse, bar):
+def host_move(group, xp):
+    """The build's all-to-all through ``group`` on the host: what a NumPy worker sends as it is, and what a GPU
+    worker sends where no device collective joins the workers (threads; ranks sharing one GPU)."""
+    def move(arrays):
+        return [xp.asarray(a) for a in group.alltoallv([_host(a) for a in arrays])]
+
+    return move
+
+
+def _rows(group, source, xp, owners, g2l, num_own, chunks, rounds, idx, reverse, bar, move):
     """The CSR (indptr, column ids in caller numbering, weights) of this part's own rows: count, fill, then sort
     and dedupe each row."""
-    def routed():
+    def routed(count_only):
         for r in range(rounds):
             if r < len(chunks):
                 rows, cols, w = _arcs(source, xp, chunks[r], reverse)
@@ -185,12 +201,14 @@ def _rows(group, source, xp, owners, g2l, num_own, chunks, rounds, idx, reverse,
                                  None if not source.weighted else xp.zeros(0, dtype=np.float64))
             if source.weighted and w is None:
                 w = xp.zeros(rows.shape[0], dtype=np.float64)
-            got = _route(group, xp, owners, rows, cols, w, idx)
+            if count_only:  # counting needs the rows alone
+                cols = w = None
+            got = _route(move, xp, owners, group.size, [(rows, idx), (cols, idx), (w, np.float64)])
             bar.update(1)
-            yield (got[0] if g2l is None else g2l[got[0]].astype(np.int64)), got[1], got[2]
+            yield (got[0].astype(np.int64, copy=False) if g2l is None else g2l[got[0]].astype(np.int64)), got[1], got[2]
 
     deg = xp.zeros(num_own, dtype=np.int64)
-    for local, _, _ in routed():  # pass 1: count
+    for local, _, _ in routed(True):  # pass 1: count
         if local.shape[0]:
             deg += xp.bincount(local, minlength=num_own)
     indptr = xp.zeros(num_own + 1, dtype=np.int64)
@@ -201,7 +219,7 @@ def _rows(group, source, xp, owners, g2l, num_own, chunks, rounds, idx, reverse,
     indices = xp.empty(total, dtype=idx)
     weights = xp.empty(total, dtype=np.float64) if source.weighted else None
     cursor = indptr[:-1].copy()
-    for local, cols, w in routed():  # pass 2: fill
+    for local, cols, w in routed(False):  # pass 2: fill
         if not local.shape[0]:
             continue
         # grouped by row (kept in arrival order where the rows are final already), each arc's place in its group
@@ -293,7 +311,7 @@ def _owner_table(xp, owners, n, block=1 << 24):
                            for a in range(0, n, block)]) if n else xp.zeros(0, dtype=np.int32)
 
 
-def _one_hop_layout(group, xp, owners, n, me, own, g2l, fwd, rev, directed, num_arcs, idx, block=1 << 25):
+def _one_hop_layout(group, xp, owners, n, me, own, g2l, fwd, rev, directed, num_arcs, idx, move, block=1 << 25):
     """Duplicate-1-hop: own vertices first (caller order), then proxies of the remote neighbours grouped by owner;
     columns in local ids; and, per peer, the local id there of each own vertex (learnt by an all-to-all)."""
     num_own = int(own.shape[0])
@@ -327,24 +345,20 @@ def _one_hop_layout(group, xp, owners, n, me, own, g2l, fwd, rev, directed, num_
     # their id on k: what splitting a frontier and sending to holders read (other proxies' entries stay -1).
     counts = _host(xp.bincount(powner, minlength=group.size)) if proxies.shape[0] else np.zeros(group.size, int)
     cut = np.concatenate([[0], np.cumsum(counts)])
-    ids_h, local_h = _host(proxies), np.arange(num_own, total, dtype=np.int64)
-    got_ids = group.alltoallv([ids_h[cut[k]:cut[k + 1]] for k in range(group.size)])
-    got_local = group.alltoallv([local_h[cut[k]:cut[k + 1]] for k in range(group.size)])
-    answers = []
-    for k in range(group.size):
-        asked = xp.asarray(got_ids[k])
-        answers.append(_host(g2l[asked]).astype(np.int64) if asked.shape[0] else np.zeros(0, np.int64))
-    theirs = group.alltoallv(answers)  # theirs[k]: the ids on k of this part's proxies that k owns
+    ids, local = proxies.astype(idx), xp.arange(num_own, total, dtype=idx)
+    got_ids = move([ids[cut[k]:cut[k + 1]] for k in range(group.size)])
+    got_local = move([local[cut[k]:cut[k + 1]] for k in range(group.size)])
+    del ids, local
+    theirs = move([g2l[got_ids[k]] for k in range(group.size)])  # theirs[k]: the ids on k of this part's proxies
+    # that k owns
     sub.id_on = []
     for k in range(group.size):
         if k == me:
             sub.id_on.append(None)
             continue
         table = xp.full(total, -1, dtype=idx)
-        if got_ids[k].shape[0]:
-            table[g2l[xp.asarray(got_ids[k])]] = xp.asarray(got_local[k]).astype(idx)
-        if theirs[k].shape[0]:
-            table[num_own + cut[k]: num_own + cut[k + 1]] = xp.asarray(theirs[k]).astype(idx)
+        table[g2l[got_ids[k]]] = got_local[k]
+        table[num_own + cut[k]: num_own + cut[k + 1]] = theirs[k]
         sub.id_on.append(table)
     return sub
 

@@ -8,6 +8,7 @@
     python tests/mpi_job.py contract GRAPH
     python tests/mpi_job.py vanish GRAPH
     python tests/mpi_job.py peak OUT.json SPEC
+    python tests/mpi_job.py routes OUT.json SPEC
 """
 from __future__ import annotations
 
@@ -152,6 +153,43 @@ def chunks(out):
                        "alltoallv_everywhere": swaps_right}, f)
 
 
+def routes(out, spec):
+    """Each rank builds its part twice, its arcs routed by the ranks' device all-to-all (NCCL where each rank has
+    a GPU of its own) and through the host; rank 0 writes which arrays differ on any rank."""
+    from mgraph.backend import resolve
+    from mgraph.launch import _device_move
+    from mgraph.partbuild import Owners, build_part, host_move
+    from mgraph.sources import source_of
+
+    group = world()
+    backend = resolve("auto")
+    if backend.is_gpu:
+        import cupy
+
+        backend = resolve("cupy", group.local_rank % cupy.cuda.runtime.getDeviceCount())
+    with backend.context():
+        source = source_of(spec)
+        source.open(group)
+        move = _device_move(group, backend)
+        parts = [build_part(group, source, backend, Owners(group.size, 3), "1-hop", move=m)
+                 for m in (move, host_move(group, backend.xp))]
+        names = ["indptr", "indices", "weights", "vertex_ids", "owner"]
+        differ = [n for n in names if not _same(getattr(parts[0], n), getattr(parts[1], n))]
+        differ += [f"id_on[{k}]" for k in range(group.size) if not _same(parts[0].id_on[k], parts[1].id_on[k])]
+    everyone = group.allgather(differ)
+    if group.rank == 0:
+        with open(out, "w") as f:
+            json.dump({"device_move": move is not None, "differ": everyone}, f)
+
+
+def _same(a, b):
+    from mgraph.backend import to_numpy
+
+    if a is None or b is None:
+        return a is None and b is None
+    return bool(np.array_equal(to_numpy(a), to_numpy(b)))
+
+
 def main(argv):
     mode = argv[0]
     if mode == "primitives":
@@ -172,6 +210,8 @@ def main(argv):
         peak(*argv[1:])
     elif mode == "chunks":
         chunks(*argv[1:])
+    elif mode == "routes":
+        routes(*argv[1:])
     else:
         raise SystemExit(f"unknown mode {mode}")
 

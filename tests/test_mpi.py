@@ -244,3 +244,12 @@ def test_arrays_beyond_one_mpi_count_go_in_rounds(tmp_path):
     assert r["empty"] == [0, 0, 0] and r["bcast_everywhere"] == [True, True, True]
     assert r["alltoallv"] == [[s * 100 + i for i in range(s + 1)] for s in range(3)]  # what rank 0 received
     assert r["alltoallv_everywhere"] == [True, True, True]
+
+
+def test_a_part_routed_by_the_device_all_to_all_is_the_part_routed_through_the_host(tmp_path):
+    """CPU ranks have no device all-to-all, so both builds go through the host here; the GPU twin
+    (tests/test_gpu_multi.py) compares NCCL's routing with the host's."""
+    out = tmp_path / "routes.json"
+    job(2, "routes", out, "rmat:9")
+    got = json.loads(out.read_text())
+    assert got == {"device_move": False, "differ": [[], []]}

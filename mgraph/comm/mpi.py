@@ -12,7 +12,8 @@ receive; then the arrays themselves:
 * :class:`NcclTransport` (CuPy): the arrays go GPU to GPU through NCCL
   send/recv, grouped per hop and queued on the compute stream, so the host
   never waits for a copy.  The communicator's unique id is broadcast over
-  MPI; NCCL allows one rank per GPU.
+  MPI; NCCL allows one rank per GPU.  Its ``alltoallv`` routes a part's arcs
+  while the part is built, before any hop.
 """
 from __future__ import annotations
 
@@ -130,6 +131,39 @@ class NcclTransport(_MpiBase):
 
     def abort(self):
         self.nccl_comm.abort()
+
+    def alltoallv(self, arrays: list) -> list:
+        """``arrays[k]`` (CuPy, 1-D, one dtype) to rank k, GPU to GPU; what each rank sent here, in rank order.
+
+        How a GPU rank's part is built (``mgraph.partbuild``): the lengths go
+        over MPI, the bytes through NCCL in one group, queued on the current
+        stream like a hop's.  NCCL counts are 64-bit, so no rounds are needed.
+        """
+        import cupy
+
+        dtype = arrays[self.me].dtype
+        sent = np.array([a.shape[0] for a in arrays], dtype=np.int64)
+        got = np.empty(self.p, dtype=np.int64)
+        self.comm.Alltoall(sent, got)
+        stream = cupy.cuda.get_current_stream().ptr
+        nccl, comm = self.nccl, self.nccl_comm
+        out = []
+        nccl.groupStart()
+        try:
+            for k, a in enumerate(arrays):
+                if k == self.me:
+                    out.append(a)
+                    continue
+                a = cupy.ascontiguousarray(a.astype(dtype, copy=False))
+                if a.nbytes:
+                    comm.send(a.data.ptr, a.nbytes, nccl.NCCL_UINT8, k, stream)
+                buf = cupy.empty(int(got[k]), dtype=dtype)
+                if buf.nbytes:
+                    comm.recv(buf.data.ptr, buf.nbytes, nccl.NCCL_UINT8, k, stream)
+                out.append(buf)
+        finally:
+            nccl.groupEnd()
+        return out
 
     def send(self, src, packages, tag=0):
         self.outgoing[tag] = packages
