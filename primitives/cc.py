@@ -12,10 +12,9 @@ class CC(Primitive):
     """Labels each vertex with the smallest vertex id (caller's numbering) of its weakly connected component.
 
     Union-find over the arcs this graph holds (out-arcs and, for a directed
-    graph, in-arcs; an edge between two own vertices once; on a whole graph,
-    sampled first, see ``_hook_sampled``) gives local trees;
-    each tree takes the smallest label of its members.  On one whole graph
-    that is already the answer (hooking puts the larger root under the
+    graph, in-arcs), sampled first (Afforest, see ``next_phase``), gives local
+    trees; each tree takes the smallest label of its members.  On one whole
+    graph that is already the answer (hooking puts the larger root under the
     smaller, so every root is its component's smallest id); on a part of a
     graph, labels lowered elsewhere arrive as changed copies and spread
     through the local trees until nothing changes.
@@ -23,38 +22,63 @@ class CC(Primitive):
 
     name = "cc"
     combine = {"label": "min"}
-    SAMPLED_ARCS = 2  # arcs per row hooked before the largest tree is picked (Afforest's neighbour rounds)
-    SAMPLE = 1024  # vertices whose roots pick the largest tree
+    global_mins = ("pivot",)  # the hub whose tree every device leaves out of the full hooking: one for all
+    SAMPLED_ARCS = 2  # arcs per row hooked before the hub's tree is known (Afforest's neighbour rounds)
+    PIVOT_ID_BITS = 40  # a pivot key is (63 - log2 degree bucket) * 2**40 + caller id: exact in a float64
+
+    def __init__(self, graph):
+        super().__init__(graph)
+        self._pivot = self._pivot_key()  # once per graph, before the runs' clock starts
+
+    def _pivot_key(self):
+        """This graph's candidate hub, as a key whose minimum over all devices names the smallest id among the
+        vertices of the top degree bucket (degrees within a factor 2 of the largest): own rows only, since only
+        their degrees are whole here; inf where no own vertex has an arc."""
+        g, xp = self.graph, self.xp
+        own = g.own_vertices
+        if own.shape[0] == 0 or g.num_arcs == 0:
+            return np.inf
+        degree = (g.indptr[own + 1] - g.indptr[own])
+        top = int(degree.max())
+        if top == 0:
+            return np.inf
+        bucket = top.bit_length() - 1
+        hub = int(g.vertex_ids[own[degree >= (1 << bucket)]].min())
+        if hub >= 1 << self.PIVOT_ID_BITS:
+            return np.inf  # beyond the key's id bits: no hub, every arc is hooked
+        return float((63 - bucket) * (1 << self.PIVOT_ID_BITS) + hub)
 
     def reset(self, source=None):
+        """Hook each own row's first arcs, and propose a hub: every device learns the pivot before hooking the rest."""
         g = self.graph
         self.parent = self.xp.arange(self.num_vertices, dtype=np.int64)
-        if g.own_vertices.shape[0] == self.num_vertices:  # a whole graph: every arc is here both ways
-            self._hook_sampled()
-        else:
-            own = g.own_below  # an edge between two of them is here both ways: hooked once
-            ops.hook_components(g, self.parent, own)
-            if g.directed:  # an arc into an own vertex from a copy is stored only in the reverse
-                ops.hook_components(g.reverse(), self.parent, own)
-        ops.compress(self.parent)
-        self.label = self.graph.vertex_ids.astype(np.int64)
-        return self._spread()
-
-    def _hook_sampled(self):
-        """Afforest: hook each row's first arcs, pick the largest tree from a sample of roots, then hook the other
-        arcs of the rows outside it (and of a directed graph every in-arc of those rows, so that an arc leaving the
-        largest tree is hooked from its head).  A part of a graph lacks the other end's row of its arcs to
-        proxies, so it hooks every arc instead."""
-        g, parent = self.graph, self.parent
+        self.label = g.vertex_ids.astype(np.int64)
         for r in range(self.SAMPLED_ARCS):
-            ops.hook_components(g, parent, arcs=(r, r + 1))
+            ops.hook_components(g, self.parent, arcs=(r, r + 1))
+        self.pivot = self._pivot
+        self.phase = "sample"
+        return self.frontier_of(None)
+
+    def next_phase(self):
+        """Afforest (Sutton et al. 2018) across devices: hook the other arcs of the rows outside the pivot's tree
+        (and, of a directed graph, every in-arc of those rows).  An arc u - v left out has u in the pivot's tree
+        where u's row is and v in it where v's row is (the other end's row, or its in-arcs); those trees meet at
+        the pivot's copies, so u and v are one component without it.  A device that does not hold the pivot
+        hooks every arc.  Then labels spread."""
+        if self.phase != "sample":
+            return None
+        g, parent = self.graph, self.parent
         ops.compress(parent)
-        step = max(1, self.num_vertices // self.SAMPLE)
-        roots, counts = self.xp.unique(parent[::step], return_counts=True)
-        largest = int(roots[int(counts.argmax())]) if roots.shape[0] else None
-        ops.hook_components(g, parent, arcs=(self.SAMPLED_ARCS, None), skip=largest)
+        skip = None
+        if np.isfinite(self.pivot):
+            local = g.local_id(int(self.pivot) % (1 << self.PIVOT_ID_BITS))
+            skip = None if local is None else int(parent[local])
+        ops.hook_components(g, parent, arcs=(self.SAMPLED_ARCS, None), skip=skip)
         if g.directed:
-            ops.hook_components(g.reverse(), parent, skip=largest)
+            ops.hook_components(g.reverse(), parent, skip=skip)
+        ops.compress(parent)
+        self.phase = "spread"
+        return self._spread()
 
     def _spread(self):
         """Give every tree its smallest label; the vertices whose label dropped."""

@@ -49,23 +49,40 @@ def test_cc_on_a_whole_graph_matches_scipy(name):
     assert mgraph.connected_components(g).labels.tolist() == smallest_ids(g.num_vertices, src, dst).tolist()
 
 
-@pytest.mark.parametrize("name", ["sparse directed", "hubs directed", "rmat 12"])
+@pytest.mark.parametrize("name", ["sparse directed", "hubs directed", "rmat 12", "grid", "no arcs"])
 @pytest.mark.parametrize("devices", [2, 3])
-def test_parts_hook_every_arc_and_agree_with_one_device(name, devices):
+@pytest.mark.parametrize("duplication", ["1-hop", "all"])
+def test_parts_hook_a_sample_first_and_agree_with_scipy(name, devices, duplication):
     g = GRAPHS[name]()
-    one = mgraph.connected_components(g).labels
-    assert mgraph.connected_components(g, devices=devices).labels.tolist() == one.tolist()
+    src, dst = arcs_of(g)
+    got = mgraph.connected_components(g, devices=devices, duplication=duplication).labels
+    assert got.tolist() == smallest_ids(g.num_vertices, src, dst).tolist()
 
 
-def test_the_sampled_path_is_taken_on_a_whole_graph_only(monkeypatch):
-    calls = []
-    original = CC._hook_sampled
-    monkeypatch.setattr(CC, "_hook_sampled", lambda self: (calls.append(1), original(self))[1])
+def test_every_part_leaves_the_pivots_tree_out_and_hooks_fewer_arcs(monkeypatch):
+    """The pivot is the smallest id of the top degree bucket on every device; each part holding it skips that
+    tree's rows in the full hooking, so most arcs are hooked by the sample alone."""
     g = GRAPHS["rmat 12"]()
-    mgraph.connected_components(g)
-    assert calls == [1]
-    mgraph.connected_components(g, devices=2)
-    assert calls == [1]  # the parts hooked every arc
+    src, dst = arcs_of(g)
+    degree = np.diff(g.indptr)
+    hub = int(np.flatnonzero(degree >= 1 << (int(degree.max()).bit_length() - 1)).min())
+    seen, hooked = [], []
+    original = ops.hook_components
+
+    def counting(graph, parent, pairs_below=None, *, arcs=None, skip=None):
+        if arcs == (CC.SAMPLED_ARCS, None):
+            rows = np.repeat(np.arange(graph.num_vertices), np.diff(graph.indptr))[: int(graph.indptr[graph.arc_rows])]
+            position = np.arange(rows.shape[0]) - graph.indptr[rows]
+            take = (position >= arcs[0]) & ((parent[rows] != skip) if skip is not None else True)
+            seen.append(skip is not None)
+            hooked.append(int(take.sum()))
+        return original(graph, parent, pairs_below, arcs=arcs, skip=skip)
+
+    monkeypatch.setattr(ops, "hook_components", counting)
+    got = mgraph.connected_components(g, devices=3)
+    assert got.labels.tolist() == smallest_ids(g.num_vertices, src, dst).tolist()
+    assert seen == [True, True, True]  # the hub is held by every part
+    assert sum(hooked) < 0.25 * g.num_arcs, (hooked, g.num_arcs, hub)
 
 
 @pytest.mark.parametrize("arcs, skip", [((0, 1), None), ((1, 2), None), ((0, 2), None), ((2, None), None),
