@@ -22,12 +22,12 @@ class CC(Primitive):
 
     name = "cc"
     combine = {"label": "min"}
-    global_mins = ("pivot",)  # the hub whose tree every device leaves out of the full hooking: one for all
     SAMPLED_ARCS = 2  # arcs per row hooked before the hub's tree is known (Afforest's neighbour rounds)
     PIVOT_ID_BITS = 40  # a pivot key is (63 - log2 degree bucket) * 2**40 + caller id: exact in a float64
 
     def __init__(self, graph):
         super().__init__(graph)
+        self.phase = None
         self._pivot = self._pivot_key()  # once per graph, before the runs' clock starts
 
     def _pivot_key(self):
@@ -47,6 +47,11 @@ class CC(Primitive):
         if hub >= 1 << self.PIVOT_ID_BITS:
             return np.inf  # beyond the key's id bits: no hub, every arc is hooked
         return float((63 - bucket) * (1 << self.PIVOT_ID_BITS) + hub)
+
+    @property
+    def global_mins(self):
+        """The hub whose tree every device leaves out of the full hooking, agreed once, after the sample."""
+        return ("pivot",) if self.phase == "sample" else ()
 
     def reset(self, source=None):
         """Hook each own row's first arcs, and propose a hub: every device learns the pivot before hooking the rest."""
