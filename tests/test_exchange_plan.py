@@ -1,5 +1,6 @@
 """The exchange's plan: what each phase of the shipped primitives exchanges, derived once from their declarations
 (mgraph.comm.plan), and the same results whichever plan a run follows."""
+import numpy as np
 import pytest
 
 import mgraph
@@ -101,3 +102,16 @@ def test_a_plan_is_derived_once_per_phase_on_each_device(monkeypatch, name, phas
            "pagerank": lambda: mgraph.pagerank(g, devices=3), "cc": lambda: mgraph.connected_components(g, devices=3)}
     run[name]()
     assert sorted(calls) == sorted(list(range(3)) * phases)
+
+
+@pytest.mark.parametrize("shares, value_bytes", [("float64", 8), ("float32", 4)])
+def test_border_lists_send_their_ids_once_per_phase(shares, value_bytes):
+    """PageRank's fixed border lists: the first superstep sends ids (int32 here) and shares, the later ones the
+    shares alone, which each receiver places by the ids it kept; the ranks are those of one device."""
+    g = mgraph.generators.rmat(12, 8, seed=4)
+    one = mgraph.pagerank(g, shares=shares)
+    r = mgraph.pagerank(g, devices=3, shares=shares)
+    np.testing.assert_allclose(r.rank, one.rank, rtol=1e-6, atol=1e-12)
+    for d in r.stats["per_device"]:
+        first, later = d["bytes"][0], d["bytes"][1:-1]
+        assert first > 0 and later and all(b * (4 + value_bytes) == first * value_bytes for b in later), d["bytes"]

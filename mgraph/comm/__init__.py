@@ -77,12 +77,15 @@ class Exchange:
         self._stale = ()  # arrays combined while copies were not kept current (Plan.track_stale)
         self._dirty = None  # meanwhile, per vertex: whether it was in a merged frontier (its values may have changed)
         self._border = None  # per peer, the own vertices it holds copies of (see _borders)
+        self._border_ids = {}  # per sender, the ids here of its fixed border list: they travel once per phase
+        self._borders_sent = False  # this device's border lists' ids went out in this phase
         self.own_count = None  # own vertices in the last frontier run() returned, where known without a read
 
     def begin_phase(self, prim) -> Plan | None:
         """Derive the exchange of the phase ``prim`` has just begun (reset or next_phase returned its first
         frontier); None with one device, which exchanges nothing."""
         self.plan = plan_of(prim, self.sub, self.p, self.communication) if self.p > 1 else None
+        self._border_ids, self._borders_sent = {}, False
         return self.plan
 
     # -- one superstep --------------------------------------------------------------------------------
@@ -129,8 +132,14 @@ class Exchange:
     def _to_holders(self, prim, holders, frontier, fields):
         """Hop 1's packages: the values ``fields`` of the own vertices of ``frontier`` for the devices holding
         copies, found as ``holders`` (a Plan's HOLDERS_*) says."""
-        if holders == HOLDERS_BORDERS:  # every own vertex changed (PageRank): the fixed border lists
-            return [(k, self._package(prim, vertices, ids, fields)) for k, vertices, ids in self._borders()]
+        if holders == HOLDERS_BORDERS:  # every own vertex changed (PageRank): the fixed border lists, whose ids
+            # travel in a phase's first superstep only (each receiver keeps them: _unpack)
+            packages = [(k, self._package(prim, vertices, ids, fields)) for k, vertices, ids in self._borders()]
+            if self._borders_sent:
+                for _, package in packages:
+                    del package["ids"]
+            self._borders_sent = True
+            return packages
         sub = self.sub
         if holders == HOLDERS_OWN_FIRST:  # 1-hop: own vertices come first, picked in the holders' selection
             return [(k, self._package(prim, vertices, ids, fields))
@@ -268,6 +277,11 @@ class Exchange:
         to_local = None
         if "block" in package:  # a broadcast frontier as bits of the block of src's vertices kept here
             package = {"ids": ops.Bits(package["block"], sub.copies_of(src))}
+        elif self.plan.holders == HOLDERS_BORDERS and assign:  # a fixed border list: its ids came with the phase's
+            if "ids" in package:  # first one (and with any catch-up, which the first border list then replaces)
+                self._border_ids[src] = package["ids"]
+            else:
+                package = dict(package, ids=self._border_ids[src])
         else:
             if "bits" in package:  # a broadcast frontier as bits of the whole graph
                 package = {"ids": ops.Bits(package["bits"])}
