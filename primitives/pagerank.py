@@ -56,12 +56,17 @@ class PageRank(Primitive):
 
     def reset(self, source=None):
         self.rank = self.xp.full(self.num_vertices, 1.0 / self.n, dtype=np.float64)
+        self.share = self.xp.zeros(self.num_vertices, dtype=self.share_dtype)
         self._publish()
         self.error = np.inf
         return self.own
 
     def _publish(self):
-        self.share = (self.rank * self.inv_out).astype(self.share_dtype, copy=False)
+        mine = self.mine
+        if isinstance(mine, slice):  # own vertices first: theirs in place, in one pass; copies' shares arrive
+            self.xp.multiply(self.rank[mine], self.inv_out[mine], out=self.share[mine])
+        else:
+            self.share = (self.rank * self.inv_out).astype(self.share_dtype, copy=False)
         self.dangling_mass = self.rank[self.dangling].sum()  # stays on the device; the enactor reads shares
 
     def iterate(self, frontier):
