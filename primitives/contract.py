@@ -49,7 +49,8 @@ class Primitive:
     #: scalar attributes that are totals over the whole graph: each device sets its own vertices' share in
     #: every reset / iterate / next_phase, and after that superstep each device sees the sum
     global_sums: tuple = ()
-    #: scalar attributes that are minima over the whole graph, set and seen like ``global_sums`` (inf: none here)
+    #: scalar attributes that are minima over the whole graph, set and seen like ``global_sums`` (inf: none here).
+    #: May be a property that depends on the phase (CC agrees on its hub once), the same on every device
     global_mins: tuple = ()
     #: iterate reads the values of vertices other than the frontier's (neighbours, pull): keep copies current.
     #: May be a property that depends on the phase: where it turns on, copies of the arrays combined while it
