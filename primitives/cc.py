@@ -34,7 +34,7 @@ class CC(Primitive):
         """This graph's candidate hub, as a key whose minimum over all devices names the smallest id among the
         vertices of the top degree bucket (degrees within a factor 2 of the largest): own rows only, since only
         their degrees are whole here; inf where no own vertex has an arc."""
-        g, xp = self.graph, self.xp
+        g = self.graph
         own = g.own_vertices
         if own.shape[0] == 0 or g.num_arcs == 0:
             return np.inf
