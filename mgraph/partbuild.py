@@ -7,8 +7,9 @@ from a whole graph.  The edges go to the owners of their rows by an
 all-to-all, a chunk at a time, in two passes over the source: the first
 counts each own row's arcs (so the CSR is allocated once, at its final size;
 only the rows travel), the second fills them in.  GPU ranks route through
-NCCL, device to device; the other workers through their group on the host.  Rows are then sorted and their repeated arcs
-dropped a block at a time, in place.  So the peak beyond the finished part is
+NCCL, device to device; the other workers through their group on the host.
+Rows are then sorted and their repeated arcs dropped a block at a time, in
+place.  So the peak beyond the finished part is
 one chunk of routed edges and one block of row keys, not a copy of the graph.
 
 Owners come from a function of the vertex id (the "random" hash: no table)
@@ -349,8 +350,8 @@ def _one_hop_layout(group, xp, owners, n, me, own, g2l, fwd, rev, directed, num_
     got_ids = move([ids[cut[k]:cut[k + 1]] for k in range(group.size)])
     got_local = move([local[cut[k]:cut[k + 1]] for k in range(group.size)])
     del ids, local
-    theirs = move([g2l[got_ids[k]] for k in range(group.size)])  # theirs[k]: the ids on k of this part's proxies
-    # that k owns
+    # theirs[k]: the ids on k of this part's proxies that k owns
+    theirs = move([g2l[got_ids[k]] for k in range(group.size)])
     sub.id_on = []
     for k in range(group.size):
         if k == me:

@@ -155,7 +155,8 @@ def chunks(out):
 
 def routes(out, spec):
     """Each rank builds its part twice, its arcs routed by the ranks' device all-to-all (NCCL where each rank has
-    a GPU of its own) and through the host; rank 0 writes which arrays differ on any rank."""
+    a GPU of its own; elsewhere a pickled one) and by the host's typed one; rank 0 writes which arrays differ on
+    any rank."""
     from mgraph.backend import resolve
     from mgraph.launch import _device_move
     from mgraph.partbuild import Owners, build_part, host_move
@@ -171,8 +172,9 @@ def routes(out, spec):
         source = source_of(spec)
         source.open(group)
         move = _device_move(group, backend)
+        other = move or _pickled_move(group, backend.xp)  # CPU ranks: another all-to-all than the host's typed one
         parts = [build_part(group, source, backend, Owners(group.size, 3), "1-hop", move=m)
-                 for m in (move, host_move(group, backend.xp))]
+                 for m in (other, host_move(group, backend.xp))]
         names = ["indptr", "indices", "weights", "vertex_ids", "owner"]
         differ = [n for n in names if not _same(getattr(parts[0], n), getattr(parts[1], n))]
         differ += [f"id_on[{k}]" for k in range(group.size) if not _same(parts[0].id_on[k], parts[1].id_on[k])]
@@ -180,6 +182,17 @@ def routes(out, spec):
     if group.rank == 0:
         with open(out, "w") as f:
             json.dump({"device_move": move is not None, "differ": everyone}, f)
+
+
+def _pickled_move(group, xp):
+    """An all-to-all through mpi4py's pickled allgather: rank k keeps what each rank meant for it."""
+    from mgraph.backend import to_numpy
+
+    def move(arrays):
+        everyone = group.allgather([to_numpy(a) for a in arrays])
+        return [xp.asarray(everyone[src][group.rank]) for src in range(group.size)]
+
+    return move
 
 
 def _same(a, b):

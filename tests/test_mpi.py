@@ -247,8 +247,9 @@ def test_arrays_beyond_one_mpi_count_go_in_rounds(tmp_path):
 
 
 def test_a_part_routed_by_the_device_all_to_all_is_the_part_routed_through_the_host(tmp_path):
-    """CPU ranks have no device all-to-all, so both builds go through the host here; the GPU twin
-    (tests/test_gpu_multi.py) compares NCCL's routing with the host's."""
+    """CPU ranks have no device all-to-all: the job routes one build through a pickled all-to-all instead, so a
+    build that misplaced what a ``move`` returns would differ; the GPU twin (tests/test_gpu_multi.py) compares
+    NCCL's routing with the host's."""
     out = tmp_path / "routes.json"
     job(2, "routes", out, "rmat:9")
     got = json.loads(out.read_text())
