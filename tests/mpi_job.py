@@ -132,7 +132,7 @@ def peak(out, spec):
 
 def chunks(out):
     """gatherv, bcast_array and alltoallv in rounds of 24 bytes (MPI counts are 32-bit: real rounds are 1 GiB), unequal and
-    empty arrays included; rank 0 writes what arrived."""
+    empty arrays included, and a transport's hop of messages around its slot's size; rank 0 writes what arrived."""
     from mgraph import group as groups
 
     groups.MPI_CHUNK = 24
@@ -143,6 +143,16 @@ def chunks(out):
     # rank r sends r + 3 k + 1 values r*100 + k*10 + i to rank k: several rounds of 24 / 3 bytes, one pair empty
     swapped = group.alltoallv([np.array([r * 100 + k * 10 + i for i in range(r + 3 * k + 1)] if (r, k) != (1, 2)
                                         else [], dtype=np.int64) for k in range(group.size)])
+    # a hop's messages: one slot each, the rest of a longer one point to point in pieces of 24 bytes
+    from mgraph.comm.mpi import SLOT, MpiTransport
+
+    sizes = [0, 1, SLOT - 8, SLOT - 7, SLOT + 100]
+
+    def message(s, k):
+        return bytes((s * 31 + k * 7 + i) % 251 for i in range(sizes[(s + 2 * k) % len(sizes)]))
+
+    hop = MpiTransport(group)._alltoallv([message(r, k) for k in range(group.size)])
+    hop_right = group.allgather([bytes(b) for b in hop] == [message(s, r) for s in range(group.size)])
     everywhere = group.allgather(sent.tolist() == (np.arange(37) * 1.5).tolist())
     expect = [[s * 100 + r * 10 + i for i in range(s + 3 * r + 1)] if (s, r) != (1, 2) else [] for s in range(group.size)]
     swaps_right = group.allgather([a.tolist() for a in swapped] == expect)
@@ -150,7 +160,8 @@ def chunks(out):
         with open(out, "w") as f:
             json.dump({"gather": [a.tolist() for a in got], "empty": [a.size for a in empty],
                        "bcast_everywhere": everywhere, "alltoallv": [a.tolist() for a in swapped],
-                       "alltoallv_everywhere": swaps_right}, f)
+                       "alltoallv_everywhere": swaps_right, "hop_everywhere": hop_right,
+                       "hop_sizes": [len(b) for b in hop]}, f)
 
 
 def routes(out, spec):

@@ -18,6 +18,7 @@ import mgraph
 import mgraph.io
 from conftest import ROOT, run_mpi
 from mgraph import validate as V
+from mgraph.comm.mpi import SLOT
 
 JOB = os.path.join(ROOT, "tests", "mpi_job.py")
 CHESAPEAKE = os.path.join(ROOT, "tests", "data", "chesapeake.mtx")
@@ -236,7 +237,8 @@ def test_ranks_and_one_process_start_from_the_same_random_roots(tmp_path):
 
 def test_arrays_beyond_one_mpi_count_go_in_rounds(tmp_path):
     """MPI counts are 32-bit: R-MAT 28's results (over 2 GiB a rank) failed in one Bcast.  gatherv, bcast_array and
-    alltoallv go in rounds (here of 24 bytes) and deliver the same arrays, unequal and empty ones included."""
+    alltoallv go in rounds (here of 24 bytes) and deliver the same arrays, unequal and empty ones included; a hop's
+    one all-to-all of slots sends the rest of a longer message in pieces of that size."""
     out = tmp_path / "chunks.json"
     job(3, "chunks", out)
     r = json.loads(out.read_text())
@@ -244,6 +246,10 @@ def test_arrays_beyond_one_mpi_count_go_in_rounds(tmp_path):
     assert r["empty"] == [0, 0, 0] and r["bcast_everywhere"] == [True, True, True]
     assert r["alltoallv"] == [[s * 100 + i for i in range(s + 1)] for s in range(3)]  # what rank 0 received
     assert r["alltoallv_everywhere"] == [True, True, True]
+    # a hop's messages between the 3 ranks: empty, within a slot, filling it, one byte over, and pieces of 24
+    # bytes beyond it (each size on some pair), each delivered whole
+    assert r["hop_everywhere"] == [True, True, True]
+    assert r["hop_sizes"] == [0, 1, SLOT - 8]  # what ranks 0, 1, 2 sent rank 0
 
 
 def test_a_part_routed_by_the_device_all_to_all_is_the_part_routed_through_the_host(tmp_path):

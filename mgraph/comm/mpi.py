@@ -1,12 +1,16 @@
 """Transports between MPI ranks, one rank per device.
 
-A hop is two collectives on the host: an ``Alltoall`` of header sizes and an
-``Alltoallv`` of the headers (each package's field names, dtypes and
-length, packed as bytes, never pickled), so every rank knows what it will
-receive; then the arrays themselves:
+A hop is one collective on the host: an ``Alltoall`` of a fixed slot per
+peer, holding a message's length and its first bytes.  A message is the
+packages' headers (each package's field names, dtypes and length, packed as
+bytes, never pickled), so every rank knows what it will receive; the rest of
+a message longer than its slot follows point to point.  Why slots: a header
+is a few dozen bytes, and an ``Alltoall`` of sizes followed by an
+``Alltoallv`` of the bytes was two collectives per hop, where the small hops
+of a traversal's tail cost their collectives and little else.  Then the arrays:
 
-* :class:`MpiTransport` (NumPy): the packages' bytes follow in the same
-  ``Alltoallv`` as their headers: one buffer per peer, one collective.
+* :class:`MpiTransport` (NumPy): the packages' bytes follow their headers in
+  the same message: a small package fits its slot.
 * :class:`StagedTransport` (CuPy ranks that share a GPU, which NCCL does not
   allow): the packages go through host memory and :class:`MpiTransport`.
 * :class:`NcclTransport` (CuPy): the arrays go GPU to GPU through NCCL
@@ -21,9 +25,13 @@ import struct
 
 import numpy as np
 
+from .. import group as groups
 from .transport import Transport, bytes_of
 
 _FIELD = struct.Struct("<H8sq")  # name length, dtype string (padded), element count
+SLOT = 256  # bytes per peer of a hop's Alltoall: a message's 8-byte length, then its first SLOT - 8 bytes
+_HEAD = SLOT - 8
+_REST_TAG = 7201  # the rest of a message longer than its slot, point to point
 
 
 def _header(package) -> bytes:
@@ -55,20 +63,45 @@ class _MpiBase(Transport):
         self.p, self.me = group.size, group.rank
 
     def _alltoallv(self, per_dest: list) -> list:
-        """Bytes to each rank (b"" for none); the bytes each rank sent here, in rank order."""
-        counts = np.array([len(b) for b in per_dest], dtype=np.int64)
-        recv_counts = np.empty(self.p, dtype=np.int64)
-        self.comm.Alltoall(counts, recv_counts)
-        send = np.frombuffer(b"".join(per_dest), dtype=np.uint8)
-        recv = np.empty(int(recv_counts.sum()), dtype=np.uint8)
-        sd, rd = np.zeros(self.p, np.int64), np.zeros(self.p, np.int64)
-        np.cumsum(counts[:-1], out=sd[1:])
-        np.cumsum(recv_counts[:-1], out=rd[1:])
-        self.comm.Alltoallv([send, (counts, sd), self.MPI.BYTE], [recv, (recv_counts, rd), self.MPI.BYTE])
-        return [memoryview(recv)[rd[k]: rd[k] + recv_counts[k]] for k in range(self.p)]
+        """Bytes to each rank (b"" for none); the bytes each rank sent here, in rank order.  One ``Alltoall`` of
+        :data:`SLOT`-byte slots; what a slot cannot hold goes point to point, in pieces of at most
+        ``mgraph.group.MPI_CHUNK`` bytes (MPI counts are 32-bit)."""
+        p = self.p
+        send = np.zeros((p, SLOT), dtype=np.uint8)
+        lengths = send[:, :8].view(np.int64)
+        for k, b in enumerate(per_dest):
+            lengths[k, 0] = len(b)
+            head = min(len(b), _HEAD)
+            send[k, 8:8 + head] = np.frombuffer(b, dtype=np.uint8, count=head)
+        recv = np.empty((p, SLOT), dtype=np.uint8)
+        self.comm.Alltoall(send, recv)
+        got = recv[:, :8].view(np.int64)[:, 0]
+        requests, out = [], []
+        for k in range(p):
+            n = int(got[k])
+            if n <= _HEAD:
+                out.append(memoryview(recv[k, 8:8 + n]))
+                continue
+            buf = np.empty(n, dtype=np.uint8)
+            buf[:_HEAD] = recv[k, 8:]
+            requests += [self.comm.Irecv(piece, source=k, tag=_REST_TAG) for piece in _pieces(buf[_HEAD:])]
+            out.append(memoryview(buf))
+        for k, b in enumerate(per_dest):
+            if len(b) > _HEAD:
+                rest = np.frombuffer(b, dtype=np.uint8)[_HEAD:]
+                requests += [self.comm.Isend(piece, dest=k, tag=_REST_TAG) for piece in _pieces(rest)]
+        self.MPI.Request.Waitall(requests)
+        return out
 
     def abort(self):
         """Nothing to release: a failing rank ends the job (mgraph.group.fail_job)."""
+
+
+def _pieces(a):
+    """``a`` in consecutive views of at most ``mgraph.group.MPI_CHUNK`` bytes (one MPI call each, in order: MPI
+    keeps the order of messages between two ranks under one tag)."""
+    step = max(int(groups.MPI_CHUNK), 1)
+    return [a[i:i + step] for i in range(0, a.shape[0], step)]
 
 
 class MpiTransport(_MpiBase):
@@ -147,7 +180,7 @@ class NcclTransport(_MpiBase):
         self.comm.Alltoall(sent, got)
         stream = cupy.cuda.get_current_stream().ptr
         nccl, comm = self.nccl, self.nccl_comm
-        out = []
+        out, held = [], []
         nccl.groupStart()
         try:
             for k, a in enumerate(arrays):
@@ -156,6 +189,7 @@ class NcclTransport(_MpiBase):
                     continue
                 a = cupy.ascontiguousarray(a.astype(dtype, copy=False))
                 if a.nbytes:
+                    held.append(a)  # a copy made here must outlive the group: NCCL reads it at groupEnd
                     comm.send(a.data.ptr, a.nbytes, nccl.NCCL_UINT8, k, stream)
                 buf = cupy.empty(int(got[k]), dtype=dtype)
                 if buf.nbytes:
@@ -182,13 +216,14 @@ class NcclTransport(_MpiBase):
                 incoming.append((src, _layout(buf)[0]))
         stream = cupy.cuda.get_current_stream().ptr
         nccl, comm = self.nccl, self.nccl_comm
-        out = []
+        out, held = [], []
         nccl.groupStart()
         try:
             for k, package in packages:
                 for a in package.values():
                     if a.nbytes:
                         a = cupy.ascontiguousarray(a)
+                        held.append(a)  # a copy made here must outlive the group: NCCL reads it at groupEnd
                         comm.send(a.data.ptr, a.nbytes, nccl.NCCL_UINT8, k, stream)
             for src, fields in incoming:
                 package = {name: cupy.empty(length, dtype=dtype) for name, dtype, length in fields}
