@@ -76,16 +76,41 @@ def _read_word(a, index=0):
     """``a[index]`` (an 8-byte integer array on the current device) as a Python int: one copy into pinned host
     memory kept per thread, waiting on this thread's stream only.  ``int(a[index])`` made a view and a new host
     array first, each a CuPy call's worth of host time on a superstep's path."""
+    return _read_words(a, 1, index)[0]
+
+
+def _read_words(a, count, index=0):
+    """``a[index:index + count]`` (8-byte integers on the current device) as Python ints, as :func:`_read_word`
+    reads one: the split's and the merge's counts, read on every superstep of several devices."""
     word = getattr(_THREAD, "word", None)
-    if word is None:
+    if word is None or word.shape[0] < count:
         import cupyx
 
-        word = _THREAD.word = cupyx.empty_pinned(1, dtype=np.int64)
+        word = _THREAD.word = cupyx.empty_pinned(max(count, 16), dtype=np.int64)
     stream = cp.cuda.get_current_stream()
-    cp.cuda.runtime.memcpyAsync(word.ctypes.data, a.data.ptr + 8 * int(index), 8,
+    cp.cuda.runtime.memcpyAsync(word.ctypes.data, a.data.ptr + 8 * int(index), 8 * count,
                                 cp.cuda.runtime.memcpyDeviceToHost, stream.ptr)
     stream.synchronize()
-    return int(word[0])
+    return word[:count].tolist()
+
+
+def _zeroed_counters(device_id, count):
+    """``count`` zeroed 8-byte counters, kept per thread and device (one memset instead of an allocation and a
+    memset per superstep).  Whatever used them last was queued on this thread's stream before the memset; where
+    the thread has moved to another stream since, the last one is waited for first."""
+    kept = getattr(_THREAD, "counters", None)
+    if kept is None:
+        kept = _THREAD.counters = {}
+    stream = cp.cuda.get_current_stream()
+    entry = kept.get(device_id)
+    if entry is None or entry[0].shape[0] < count:
+        entry = kept[device_id] = [cp.empty(max(count, 16), dtype=np.uint64), stream]
+    elif entry[1].ptr != stream.ptr:
+        entry[1].synchronize()
+        entry[1] = stream
+    counters = entry[0]
+    cp.cuda.runtime.memsetAsync(counters.data.ptr, 0, 8 * count, stream.ptr)
+    return counters
 
 
 def _small_scratch(device_id):
@@ -477,8 +502,8 @@ def combine_merge(frontier, received, seen, owner, me, own_below=None, marked=Fa
     if seen is not None:
         total = min(total, 32 * int(seen.shape[0]))  # each vertex once
     out = cp.empty(max(total, 1), dtype=idx)
-    count = cp.zeros(2, dtype=np.uint64)
     device = frontier.device.id
+    count = _zeroed_counters(device, 2)
     below = np.int64(-1 if own_below is None else own_below)
     owner = np.intp(0) if owner is None else owner
     tail = (np.intp(0) if seen is None else seen, owner, np.int32(me), below, out, count)
@@ -506,7 +531,7 @@ def combine_merge(frontier, received, seen, owner, me, own_below=None, marked=Fa
         fn = _receive_kernel(idx, *layout, bits, device)
         fn(_blocks(n, BLOCK * cupy_kernels.ITEMS), (BLOCK,),
            (ids, np.intp(0) if to_local is None else to_local.astype(idx, copy=False), np.int64(n), base) + tail + args)
-    n_out, own = (int(c) for c in count.get())
+    n_out, own = _read_words(count, 2)
     if seen is not None and not keep:
         unmark(out[:n_out], seen)
     return out[:n_out], own
@@ -585,12 +610,12 @@ def split(vertices, owner, me, num_parts, values, tables, id_on=None):
     vertices = cp.ascontiguousarray(vertices)
     idx = np.dtype(vertices.dtype)
     device = vertices.device.id
-    counters = cp.zeros(2 * num_parts, dtype=np.uint64)  # counts, then the order pass's cursors
+    counters = _zeroed_counters(device, 2 * num_parts)  # counts, then the order pass's cursors
     dest = cp.empty(n, dtype=np.int32)
     tiles = _blocks(n, BLOCK * cupy_kernels.ITEMS)
     _function(idx, device, "split_count")(tiles, (BLOCK,), (vertices, np.int64(n), owner, np.int32(num_parts),
                                                             dest, counters))
-    counts = [int(c) for c in counters[:num_parts].get()]
+    counts = _read_words(counters, num_parts)
     remote = n - counts[me]
     if remote == 0:
         return counts, {}
