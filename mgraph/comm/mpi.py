@@ -214,6 +214,8 @@ class NcclTransport(_MpiBase):
         for src, buf in enumerate(self._alltoallv(per_dest)):
             if len(buf):
                 incoming.append((src, _layout(buf)[0]))
+        if not packages and not incoming:  # a hop in which nothing moves here: no NCCL group at all
+            return []
         stream = cupy.cuda.get_current_stream().ptr
         nccl, comm = self.nccl, self.nccl_comm
         out, held = [], []

@@ -94,10 +94,11 @@ def _read_words(a, count, index=0):
     return word[:count].tolist()
 
 
-def _zeroed_counters(device_id, count):
-    """``count`` zeroed 8-byte counters, kept per thread and device (one memset instead of an allocation and a
-    memset per superstep).  Whatever used them last was queued on this thread's stream before the memset; where
-    the thread has moved to another stream since, the last one is waited for first."""
+def _counters(device_id, count, zeroed=True):
+    """``count`` 8-byte counters (zeroed, or as the last user left them), kept per thread and device: one memset
+    at most instead of an allocation and a memset per superstep.  Every user reads its counts before it returns,
+    and whatever used them last was queued on this thread's stream before the memset; where the thread has moved
+    to another stream since, the last one is waited for first."""
     kept = getattr(_THREAD, "counters", None)
     if kept is None:
         kept = _THREAD.counters = {}
@@ -109,7 +110,8 @@ def _zeroed_counters(device_id, count):
         entry[1].synchronize()
         entry[1] = stream
     counters = entry[0]
-    cp.cuda.runtime.memsetAsync(counters.data.ptr, 0, 8 * count, stream.ptr)
+    if zeroed:
+        cp.cuda.runtime.memsetAsync(counters.data.ptr, 0, 8 * count, stream.ptr)
     return counters
 
 
@@ -220,10 +222,10 @@ def id_range(ids):
     if n > RANGE_ONE_BLOCK or np.dtype(ids.dtype) not in _CTYPES:
         lo, hi = cp.stack([ids.min(), ids.max()]).get()
         return int(lo), int(hi)
-    out = cp.empty(2, dtype=np.int64)
+    out = _counters(ids.device.id, 2, zeroed=False)  # the kernel writes both words
     _function(np.dtype(ids.dtype), ids.device.id, "id_range")((1,), (1024,), (ids, np.int64(n), out))
-    lo, hi = out.get()
-    return int(lo), int(hi)
+    lo, hi = _read_words(out, 2)
+    return lo, hi
 
 
 def intersect_count(graph, a, b):
@@ -503,7 +505,7 @@ def combine_merge(frontier, received, seen, owner, me, own_below=None, marked=Fa
         total = min(total, 32 * int(seen.shape[0]))  # each vertex once
     out = cp.empty(max(total, 1), dtype=idx)
     device = frontier.device.id
-    count = _zeroed_counters(device, 2)
+    count = _counters(device, 2)
     below = np.int64(-1 if own_below is None else own_below)
     owner = np.intp(0) if owner is None else owner
     tail = (np.intp(0) if seen is None else seen, owner, np.int32(me), below, out, count)
@@ -580,7 +582,7 @@ def count_own(ids, owner, me, own_below=None):
     if n == 0:
         return 0
     ids = cp.ascontiguousarray(ids)
-    count = cp.zeros(1, dtype=np.uint64)
+    count = _counters(ids.device.id, 1)
     _function(np.dtype(ids.dtype), ids.device.id, "count_own")(
         _blocks(n, BLOCK * cupy_kernels.ITEMS), (BLOCK,),
         (ids, np.int64(n), _dummy(np.int32) if owner is None else owner, np.int32(me),
@@ -594,7 +596,7 @@ def select_mapped(vertices, table, below=None):
         return vertices[:0], table[:0]
     vertices = cp.ascontiguousarray(vertices)
     out = cp.empty(n, dtype=vertices.dtype)
-    count = cp.zeros(1, dtype=np.uint64)
+    count = _counters(vertices.device.id, 1)
     _function(np.dtype(vertices.dtype), vertices.device.id, "select_mapped")(
         _blocks(n, BLOCK * cupy_kernels.ITEMS), (BLOCK,),
         (vertices, np.int64(n), np.int64(-1 if below is None else below), table.astype(vertices.dtype, copy=False),
@@ -610,7 +612,7 @@ def split(vertices, owner, me, num_parts, values, tables, id_on=None):
     vertices = cp.ascontiguousarray(vertices)
     idx = np.dtype(vertices.dtype)
     device = vertices.device.id
-    counters = _zeroed_counters(device, 2 * num_parts)  # counts, then the order pass's cursors
+    counters = _counters(device, 2 * num_parts)  # counts, then the order pass's cursors
     dest = cp.empty(n, dtype=np.int32)
     tiles = _blocks(n, BLOCK * cupy_kernels.ITEMS)
     _function(idx, device, "split_count")(tiles, (BLOCK,), (vertices, np.int64(n), owner, np.int32(num_parts),
