@@ -19,6 +19,16 @@ Modes (``--mode``, default ``bench``, the benchmark below):
   process, MPI or NCCL between ranks): every device sends ``--sizes`` MiB to
   every other at once, median of ``--runs`` hops after a warm-up, GB/s per
   peer and direction.  No graph is built.
+* ``hop``: the host time one device spends per superstep on its exchange,
+  with no peer to wait for: ``Exchange.run`` on the first of two parts of a
+  path (a transport that delivers nothing), for an output frontier of one own
+  vertex (kept) and of one copy of the other part's vertex (packaged for
+  it); beside them the superstep's other small reads (a count of own
+  vertices, an id range, a one-vertex advance).  Per case the best and the
+  median of ``--runs`` batches of 2000 calls, in us per call.  This is the
+  floor under the per-superstep overhead of several devices, which the
+  scaling script's overhead experiment measures with its waits.  No R-MAT
+  graph is generated.
 * ``load``: the loaders' rate on files it writes first (``--formats`` of
   ``--edges`` random edges, ids below a power of two near edges / 2.4, in
   ``--dir`` or a temporary folder it removes): SNAP text (tab-separated, a
@@ -66,7 +76,8 @@ from mgraph.cli import (TRAVERSALS, Validator, code_version, harmonic_mean, now,
                         random_sources, run_primitive, write_json)
 from mgraph.group import is_root, world  # noqa: E402
 
-MODES = ("bench", "trace", "profile", "peer", "load")
+MODES = ("bench", "trace", "profile", "peer", "hop", "load")
+HOP_CALLS = 2000  # --mode hop: calls per timed batch
 SSSP_WEIGHTS = (1, 64)  # integer weights, as Gunrock's SSSP benchmarks use
 PR_L1 = 1e-6  # PageRank runs until the rank vector's L1 change is below this (networkx's tol = PR_L1 / |V|)
 FLOOR_SCALE, FLOOR_EDGE_FACTOR = 24, 16
@@ -106,7 +117,7 @@ def _arguments(argv):
     p.add_argument("--json", metavar="FILE", help="write the full results here")
     p.add_argument("--baselines", action=argparse.BooleanOptionalAction, default=True,
                    help="bench: also time the API call around BFS and the SpMV PageRank / BFS a user would write")
-    p.add_argument("--mode", choices=MODES, default="bench", help="bench (default), trace, profile, peer or load")
+    p.add_argument("--mode", choices=MODES, default="bench", help="bench (default), trace, profile, peer, hop or load")
     p.add_argument("--devices", type=int, default=None,
                    help="trace, peer: devices in this process (default 2); profile: 1; under mpiexec the ranks")
     p.add_argument("--top", type=int, default=25, help="profile: functions listed per table (default 25)")
@@ -127,8 +138,13 @@ def _arguments(argv):
         if world() is not None:
             p.error("--mode load times one process's loaders: run it without mpiexec")
         return args
+    if args.mode == "hop":
+        if args.runs < 1:
+            p.error("--runs must be >= 1")
+        if world() is not None:
+            p.error("--mode hop times one device of one process: run it without mpiexec")
     if args.devices is None:
-        args.devices = 1 if args.mode in ("bench", "profile") else 2
+        args.devices = 1 if args.mode in ("bench", "profile", "hop") else 2
     if args.devices < 1 or args.top < 1:
         p.error("--devices and --top must be >= 1")
     if args.mode == "profile" and args.devices > 1 and world() is None:
@@ -426,6 +442,63 @@ def peer(args, backend) -> list:
     return out
 
 
+def hop(args, backend) -> list:
+    """Host us per call of one device's exchange and of a superstep's small reads, with no peer (--mode hop)."""
+    from mgraph import ops, subgraph
+    from mgraph.comm import Exchange, kernels
+    from mgraph.comm.transport import Transport
+    from mgraph.enactor import STAT_KEYS
+    from mgraph.graph import Graph
+    from mgraph.primitives.bfs import BFS
+
+    class Nothing(Transport):  # a peer that sends nothing: what is left is this device's own host time
+        sent = None
+
+        def send(self, src, packages, tag=0):
+            self.sent = [k for k, _ in packages]
+            return 0
+
+        def receive(self, dst, tag=0):
+            return []
+
+    xp, half = backend.xp, 64
+    with backend.context():
+        path = xp.arange(2 * half - 1, dtype=np.int64)
+        graph = Graph.from_edges(path, path + 1, num_vertices=2 * half, directed=True)
+        part = subgraph.build(graph, (xp.arange(2 * half) >= half).astype(np.int32), 2, "1-hop")[0]
+        bfs = BFS(part)
+        bfs.reset(part.local_id(0))
+        transport = Nothing()
+        exchange = Exchange(part, 2, transport, "selective")
+        exchange.begin_phase(bfs)
+        stats = dict.fromkeys(STAT_KEYS, 0)
+        # a superstep's output: one own vertex (kept), or the copy of the peer's first vertex (sent to the peer)
+        kept, crossing = (bfs.frontier_of([part.local_id(v)]) for v in (1, half))
+        cases = [("exchange, one own vertex", lambda: exchange.run(bfs, kept, stats)),
+                 ("exchange, one copy, sent to its owner", lambda: exchange.run(bfs, crossing, stats)),
+                 ("count of own vertices", lambda: kernels.count_own(kept, part.owner, 0, part.own_below)),
+                 ("id range", lambda: ops.id_range(kept)),
+                 ("advance", lambda: ops.advance_visit(part, kept, bfs.depth, bfs.predecessor, 1))]
+        out = []
+        for name, call in cases:
+            _log(f"hop: {name}, {args.runs} batch(es) of {HOP_CALLS} calls after a warm-up")
+            for _ in range(HOP_CALLS // 10):
+                call()
+            if name.startswith("exchange") and transport.sent != ([1] if call is cases[1][1] else []):
+                raise RuntimeError(f"hop: {name} sent packages to {transport.sent}; the case times something else")
+            batches = []
+            for _ in range(args.runs):
+                backend.synchronize()
+                t = time.perf_counter()
+                for _ in range(HOP_CALLS):
+                    call()
+                backend.synchronize()
+                batches.append((time.perf_counter() - t) / HOP_CALLS)
+            out.append({"case": name, "best_us": 1e6 * min(batches), "median_us": 1e6 * statistics.median(batches),
+                        "batches_s": batches})
+    return out
+
+
 def _hops_threads(p, backend, nbytes, reps):
     """Hop times of ``p`` devices of this process, a worker thread each (LocalTransport: memory copies between
     virtual CPU devices, peer copies between GPUs)."""
@@ -517,6 +590,11 @@ def _report(args, argv, backend, device, graph, records) -> int:
         print(f"{where}; every device sends to every other at once; median of {args.runs} hop(s); {now()}")
         print(_table([[f"{r['mib']:g}", f"{1e6 * r['hop_s']:.1f}", f"{r['gb_per_s']:.3g}"] for r in records["peer"]],
                      ["MiB per peer", "hop us", "GB/s per peer and direction"]))
+    if args.mode == "hop":
+        print(f"{where}; one device's host time per call, no peer to wait for; best and median of {args.runs} "
+              f"batch(es) of {HOP_CALLS} calls; {now()}")
+        print(_table([[r["case"], f"{r['best_us']:.1f}", f"{r['median_us']:.1f}"] for r in records["hop"]],
+                     ["per superstep", "best us", "median us"]))
     for name, r in records.items() if args.mode == "trace" else ():
         print(f"\n{name}: {r['devices']} device(s), start {r['start']}: {r['supersteps']} supersteps, "
               f"{1e3 * r['elapsed_s']:.4g} ms")
@@ -712,6 +790,8 @@ def main(argv=None) -> int:
         return _report_load(args, argv, backend, device, load_rates(args, backend))
     if args.mode == "peer":
         return _report(args, argv, backend, device, None, {"peer": peer(args, backend)})
+    if args.mode == "hop":
+        return _report(args, argv, backend, device, None, {"hop": hop(args, backend)})
     _log(f"generating R-MAT scale {args.scale}, edge factor {args.edge_factor} on {backend.name} ({device})")
     t0 = time.perf_counter()
     graph = generators.rmat(args.scale, args.edge_factor, xp=backend.xp, seed=args.seed)

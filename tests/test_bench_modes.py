@@ -1,4 +1,4 @@
-"""scripts/bench.py's diagnostic modes on the CPU: trace, profile and peer, on NumPy devices and a tiny graph."""
+"""scripts/bench.py's diagnostic modes on the CPU: trace, profile, peer and hop, on NumPy devices and a tiny graph."""
 from __future__ import annotations
 
 import json
@@ -92,8 +92,23 @@ def test_peer_times_hops_between_devices(capsys, tmp_path):
     assert "GB/s per peer and direction" in out
 
 
+def test_hop_times_one_devices_exchange_and_reads_per_superstep(capsys, tmp_path):
+    """Each exchange case checks what it packaged (nothing for an own vertex, one package for the copy's owner) before
+    it is timed, so a case that timed something else fails here."""
+    out, record = _run(capsys, tmp_path, "--mode", "hop", "--runs", 2)
+    assert record["graph"] is None and record["devices"] == 1
+    rows = record["results"]["hop"]
+    assert [r["case"] for r in rows] == ["exchange, one own vertex", "exchange, one copy, sent to its owner",
+                                        "count of own vertices", "id range", "advance"]
+    for r in rows:
+        assert len(r["batches_s"]) == 2 and 0 < r["best_us"] <= r["median_us"]
+        assert r["best_us"] == pytest.approx(1e6 * min(r["batches_s"]))
+    assert "exchange, one copy, sent to its owner" in out and "median us" in out
+
+
 @pytest.mark.parametrize("argv", [["--mode", "peer", "--devices", "1"], ["--mode", "peer", "--sizes", "0"],
-                                  ["--mode", "peer", "--sizes", "a,b"], ["--mode", "trace", "--devices", "0"]])
+                                  ["--mode", "peer", "--sizes", "a,b"], ["--mode", "trace", "--devices", "0"],
+                                  ["--mode", "hop", "--runs", "0"]])
 def test_user_errors(capsys, argv):
     with pytest.raises(SystemExit) as e:
         bench.main([*TINY, *argv])
