@@ -165,11 +165,13 @@ def chunks(out):
 
 
 def routes(out, spec):
-    """Each rank builds its part twice, its arcs routed by the ranks' device all-to-all (NCCL where each rank has
-    a GPU of its own; elsewhere a pickled one) and by the host's typed one; rank 0 writes which arrays differ on
-    any rank."""
-    from mgraph.backend import resolve
-    from mgraph.launch import _device_move
+    """Each rank builds its part twice, its arcs routed by NCCL's all-to-all (``NcclTransport.alltoallv``) and by
+    the host's typed one, and sends one hop of packages through NCCL and through MPI buffers; rank 0 writes which
+    arrays differ on any rank.  CPU ranks run NcclTransport's code with CuPy and NCCL stood in for
+    (tests/fake_nccl.py: host addresses, NCCL's calls as MPI messages)."""
+    from mgraph.backend import resolve, to_numpy
+    from mgraph.comm.mpi import MpiTransport, NcclTransport, StagedTransport
+    from mgraph.launch import _device_move, _transport
     from mgraph.partbuild import Owners, build_part, host_move
     from mgraph.sources import source_of
 
@@ -183,27 +185,39 @@ def routes(out, spec):
         source = source_of(spec)
         source.open(group)
         move = _device_move(group, backend)
-        other = move or _pickled_move(group, backend.xp)  # CPU ranks: another all-to-all than the host's typed one
+        if backend.is_gpu:
+            nccl = _transport(group, backend, MpiTransport, NcclTransport, StagedTransport)
+        else:
+            import fake_nccl
+
+            fake_nccl.install(group.comm)
+            nccl = NcclTransport(group)
         parts = [build_part(group, source, backend, Owners(group.size, 3), "1-hop", move=m)
-                 for m in (other, host_move(group, backend.xp))]
+                 for m in (nccl.alltoallv, host_move(group, backend.xp))]
         names = ["indptr", "indices", "weights", "vertex_ids", "owner"]
         differ = [n for n in names if not _same(getattr(parts[0], n), getattr(parts[1], n))]
         differ += [f"id_on[{k}]" for k in range(group.size) if not _same(parts[0].id_on[k], parts[1].id_on[k])]
+        # one hop: rank r sends rank k (k != r) r + 2 k ids (a strided array, which the transport copies before the
+        # group) and values, nothing where r + k == 1; then a hop in which nothing moves at all
+        xp, r, hops = backend.xp, group.rank, []
+        for transport in (nccl, MpiTransport(group)):
+            packages = [(k, {"ids": (xp.arange(2 * (r + 2 * k), dtype=np.int64) + 100 * r)[::2],  # strided: copied
+                             "depth": xp.full(r + 2 * k, k + 0.5, dtype=np.float32)})
+                        for k in range(group.size) if k != r and r + k != 1]
+            if not isinstance(transport, NcclTransport) or not backend.is_gpu:
+                packages = [(k, {n: to_numpy(a) for n, a in p.items()}) for k, p in packages]
+            transport.send(r, packages, tag=3)
+            got = transport.receive(r, tag=3)
+            transport.send(r, [], tag=4)
+            nothing = transport.receive(r, tag=4)
+            hops.append(([(src, {n: to_numpy(a).tolist() for n, a in p.items()}) for src, p in got], nothing))
+        if hops[0] != hops[1]:
+            differ.append("hop")
     everyone = group.allgather(differ)
     if group.rank == 0:
         with open(out, "w") as f:
-            json.dump({"device_move": move is not None, "differ": everyone}, f)
-
-
-def _pickled_move(group, xp):
-    """An all-to-all through mpi4py's pickled allgather: rank k keeps what each rank meant for it."""
-    from mgraph.backend import to_numpy
-
-    def move(arrays):
-        everyone = group.allgather([to_numpy(a) for a in arrays])
-        return [xp.asarray(everyone[src][group.rank]) for src in range(group.size)]
-
-    return move
+            json.dump({"device_move": move is not None, "differ": everyone,
+                       "hop_from": [src for src, _ in hops[0][0]]}, f)
 
 
 def _same(a, b):

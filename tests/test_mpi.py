@@ -252,11 +252,12 @@ def test_arrays_beyond_one_mpi_count_go_in_rounds(tmp_path):
     assert r["hop_sizes"] == [0, 1, SLOT - 8]  # what ranks 0, 1, 2 sent rank 0
 
 
-def test_a_part_routed_by_the_device_all_to_all_is_the_part_routed_through_the_host(tmp_path):
-    """CPU ranks have no device all-to-all: the job routes one build through a pickled all-to-all instead, so a
-    build that misplaced what a ``move`` returns would differ; the GPU twin (tests/test_gpu_multi.py) compares
-    NCCL's routing with the host's."""
+def test_nccls_transport_routes_a_build_and_a_hop_as_the_host_does(tmp_path):
+    """CPU ranks run NcclTransport's own code with CuPy and NCCL stood in for (tests/fake_nccl.py: host addresses,
+    NCCL's group as MPI messages, a check that every buffer lives until the group ends): each rank's part built
+    through its all-to-all equals the part routed through the host, and a hop through it delivers what MPI buffers
+    do; the GPU twin (tests/test_gpu_multi.py) runs the real NCCL."""
     out = tmp_path / "routes.json"
-    job(2, "routes", out, "rmat:9")
+    job(3, "routes", out, "rmat:9")
     got = json.loads(out.read_text())
-    assert got == {"device_move": False, "differ": [[], []]}
+    assert got == {"device_move": False, "differ": [[], [], []], "hop_from": [2]}  # rank 1 sends rank 0 nothing
