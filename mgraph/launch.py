@@ -373,8 +373,8 @@ def _run_rank(placement, make, sources, stats, count, check, tick):
         stats[key] = group.allreduce(value, "sum")
     if not placement.gather:
         ids, arrays = own
-        return dict(arrays, vertices=ids), stats, prim
-    arrays = _gather_root(group, own, graph.num_vertices)
+        return dict(arrays, vertices=ids.copy()), stats, prim
+    arrays = _gather_root(group, part, own, graph.num_vertices)
     return arrays, stats, prim
 
 
@@ -411,14 +411,17 @@ def _rank_part(placement):
 
 
 def _own_local(part, arrays):
-    own = part.own_vertices
-    return {k: v[own] for k, v in arrays.items()}
+    return {k: part.own_part(v) for k, v in arrays.items()}
 
 
-def _gather_root(group, own, n):
-    """Whole-graph NumPy arrays on rank 0 (None for each elsewhere) from every rank's own vertices' values."""
+def _gather_root(group, part, own, n):
+    """Whole-graph NumPy arrays on rank 0 (None for each elsewhere) from every rank's own vertices' values.  The
+    ranks' own caller ids are the same every run of a part, so rank 0 gathers them once and keeps them on its part
+    (every rank marks its part alike, so all skip that gather together)."""
     ids, arrays = own
-    all_ids = group.gatherv(ids.astype(np.int64))
+    if "gathered_ids" not in part._blocks:
+        part._blocks["gathered_ids"] = group.gatherv(ids.astype(np.int64))
+    all_ids = part._blocks["gathered_ids"]
     pieces = {name: group.gatherv(values) for name, values in sorted(arrays.items())}
     if all_ids is None:
         return dict.fromkeys(arrays)  # the names, so that every rank's Result has the same fields

@@ -46,7 +46,7 @@ class SubGraph(Graph):
         self.duplication = duplication
         self.id_on = None
         self._rev = reverse
-        self._blocks = {}  # cached host reads of copies_on / copies_of
+        self._blocks = {}  # cached host reads: copies_on / copies_of, the own vertices' caller ids
         if vertex_ids is not None:  # 1-hop: own vertices first, and only they have arcs (in and out)
             self.arc_rows = int(own.shape[0])
             if reverse is not None:
@@ -144,16 +144,25 @@ class SubGraph(Graph):
         local = int(self.to_local(self.xp.asarray([vertex]))[0])
         return local if local >= 0 else None
 
+    def own_part(self, a):
+        """The own vertices' entries of per-vertex array ``a``: a view where they come first (1-hop), else a
+        gather (the caller's ids of a duplicate-all part's own vertices are scattered)."""
+        below = self.own_below
+        return a[:below] if below is not None else a[self._own]
+
     def own_values(self, arrays: dict, vertex_valued=()):
-        """(caller ids of the own vertices, {name: their values}) as NumPy arrays, vertex ids in caller numbering."""
+        """(caller ids of the own vertices, {name: their values}) as NumPy arrays, vertex ids in caller numbering.
+        The ids are the same every run, so they are copied to the host once and kept."""
         from .backend import to_numpy
 
-        own = self.own_vertices
         out = {}
         for name, a in arrays.items():
-            values = a[own]
+            values = self.own_part(a)
             out[name] = to_numpy(self.to_global(values) if name in vertex_valued else values)
-        return to_numpy(self.vertex_ids[own]), out
+        if "own_ids" not in self._blocks:
+            ids = self._blocks["own_ids"] = to_numpy(self.own_part(self.vertex_ids))
+            ids.flags.writeable = False  # kept: whoever hands it to a user hands a copy
+        return self._blocks["own_ids"], out
 
     def __repr__(self) -> str:
         return (f"SubGraph(part {self.index}: {int(self._own.shape[0])} own + "
