@@ -141,6 +141,12 @@ def test_stats_break_each_superstep_down_per_device():
     # device's frontier can hold copies that their owners had reached already)
     levels = [k for k in r.stats["frontier_sizes"] if k]
     assert levels == [k for k in mgraph.bfs(g, 0).stats["frontier_sizes"] if k]
+    # and where frontiers are broadcast (the own counts come from the broadcast's read or the merge)
+    for direction in ("pull", "auto"):
+        one = [k for k in mgraph.bfs(g, 0, direction=direction).stats["frontier_sizes"] if k]
+        for duplication in ("1-hop", "all"):
+            r = mgraph.bfs(g, 0, devices=3, direction=direction, communication="broadcast", duplication=duplication)
+            assert [k for k in r.stats["frontier_sizes"] if k] == one, (direction, duplication)
 
 
 def test_broadcast_sends_more_than_selective():

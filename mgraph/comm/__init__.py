@@ -79,7 +79,7 @@ class Exchange:
         self._border = None  # per peer, the own vertices it holds copies of (see _borders)
         self._border_ids = {}  # per sender, the ids here of its fixed border list: they travel once per phase
         self._borders_sent = False  # this device's border lists' ids went out in this phase
-        self.own_count = None  # own vertices in the last frontier run() returned, where known without a read
+        self.own_count = None  # own vertices in the last frontier run() returned, where known without another read
 
     def begin_phase(self, prim) -> Plan | None:
         """Derive the exchange of the phase ``prim`` has just begun (reset or next_phase returned its first
@@ -119,7 +119,7 @@ class Exchange:
 
     def _outgoing(self, prim, plan, frontier):
         """Hop 0's packages: [(peer, package)] of the primitive's output ``frontier``; sets ``own_count`` where
-        known without a read."""
+        known without a read of its own (the split's counts, a broadcast's check that every vertex is its own)."""
         if plan.hop0 == TO_EVERY_PEER:
             return self._broadcast(prim, plan, frontier)
         if plan.hop0 == TO_NOBODY:  # every own vertex (PageRank): nothing for an owner
@@ -220,7 +220,8 @@ class Exchange:
             return []
         bits, carry, all_own = plan.as_bits, plan.carry, None
         if carry or (bits and sub.id_on is not None):
-            all_own = sub.count_own(frontier) == len(frontier)  # one host read
+            self.own_count = sub.count_own(frontier)  # one host read; also the merged frontier's where nothing arrives
+            all_own = self.own_count == len(frontier)
         sent = carry if carry and not all_own else ()  # carried values go only where a peer may own some
         bits = bits and not sent
         listed = len(frontier) * (sub.caller_ids if sub.caller_ids is not None else frontier).dtype.itemsize
