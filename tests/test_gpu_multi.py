@@ -144,9 +144,12 @@ def test_select_mapped_matches_numpy_twin_up_to_order(n, id_dtype, below):
     np.testing.assert_array_equal(got_ids[order], want_ids[np.argsort(want_v)])
 
 
-@pytest.mark.parametrize("n,parts,me", [(0, 3, 0), (1, 2, 1), (100000, 2, 0), (77777, 5, 3)])
+# one tile (cupy_ops.SPLIT_ONE_TILE = 2048: the fused split_pack launch) and more
+@pytest.mark.parametrize("n,parts,me", [(0, 3, 0), (1, 2, 1), (300, 1, 0), (700, 8, 7), (2048, 5, 2), (2049, 3, 1),
+                                        (100000, 2, 0), (77777, 5, 3)])
 @pytest.mark.parametrize("id_dtype", [np.int32, np.int64])
 def test_split_and_gather_match_numpy_twins_up_to_order_within_packages(n, parts, me, id_dtype):
+    assert cupy_ops.SPLIT_ONE_TILE == 2048  # the cases straddle it
     rng = np.random.default_rng(n)
     size = 3 * n + 10
     vertices = rng.permutation(size)[:n].astype(id_dtype)
@@ -171,6 +174,29 @@ def test_split_and_gather_match_numpy_twins_up_to_order_within_packages(n, parts
     got = cupy_ops.gather(g[0], g_values, g_tables)
     for x, want in zip(got, numpy_ops.gather(vertices, values, tables)):
         np.testing.assert_array_equal(cp.asnumpy(x), want)
+
+
+def test_one_tile_split_keeps_its_unused_outputs_and_never_hands_them_out_twice():
+    """A split of own vertices only keeps its outputs for the thread's next one-tile split; the packages of a split
+    that sends must not be overwritten by the splits after it."""
+    rng = np.random.default_rng(5)
+    size, me = 5000, 0
+    owner = rng.integers(0, 3, size).astype(np.int32)
+    values = [rng.integers(-1, size, size).astype(np.int64), rng.random(size)]
+    g_owner, g_values = cp.asarray(owner), [cp.asarray(v) for v in values]
+    own, other = np.flatnonzero(owner == me), np.flatnonzero(owner != me)
+    frontiers = [own[:50], np.concatenate([own[50:80], other[:40]]), own[80:200], other[40:1000], own[:3]]
+    results = []
+    for f in frontiers:
+        counts, packed = cupy_ops.split(cp.asarray(f), g_owner, me, 3, g_values, [None, None])
+        assert counts == numpy_ops.split(f, owner, me, 3, values, [None, None])[0]
+        results.append((f, packed))
+    for f, packed in results:  # after every later split: each package still holds its own entries
+        _, ref = numpy_ops.split(f, owner, me, 3, values, [None, None])
+        assert sorted(packed) == sorted(ref)
+        for k, (ids, got) in packed.items():
+            rows = sorted(zip(cp.asnumpy(ids).tolist(), *[cp.asnumpy(x).tolist() for x in got]))
+            assert rows == sorted(zip(ref[k][0].tolist(), *[x.tolist() for x in ref[k][1]]))
 
 
 @pytest.mark.parametrize("n", [1, 31, 33, 1_000_003])

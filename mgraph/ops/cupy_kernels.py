@@ -701,6 +701,63 @@ extern "C" __global__ void pack(const idx_t* __restrict__ front, const idx_t* __
     if (out_ids != nullptr) out_ids[at] = id_on != nullptr ? ((const idx_t*)id_on[dest[i]])[v] : (idx_t)v;
 {body}}}
 """
+# The split and package of a frontier of one tile (n <= ITEMS x blockDim, one block), fused: each entry's owner,
+# the count per device into counts[0, nb) (stores, no zeroing needed), and every entry owned by a device other than
+# `me` written straight to its package, grouped by device in device order, its values as the pack kernel writes
+# them.  Selective supersteps with small frontiers send every superstep; the three launches (count, order, pack)
+# and the host read between them were most of such a superstep's split (docs/perf-notes.md).
+SPLIT_PACK = r"""
+// the exclusive prefix of x over the block's threads, their sum in *total (every thread must call it)
+__device__ __forceinline__ i64 block_prefix(unsigned x, i64* total) {{
+    __shared__ i64 s_warp[32];
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    unsigned y = x;  // inclusive scan over the warp
+    for (int d = 1; d < 32; d <<= 1) {{
+        const unsigned z = __shfl_up_sync(0xffffffffu, y, d);
+        if (lane >= d) y += z;
+    }}
+    __syncthreads();  // a previous call's readers are done with s_warp
+    if (lane == 31) s_warp[warp] = (i64)y;
+    __syncthreads();
+    i64 before = 0, sum = 0;
+    for (int w = 0; w < (int)(blockDim.x >> 5); ++w) {{
+        const i64 c = s_warp[w];
+        before += w < warp ? c : 0;
+        sum += c;
+    }}
+    *total = sum;
+    return before + (i64)(y - x);
+}}
+
+extern "C" __global__ void split_pack(const idx_t* __restrict__ front, i64 n, const int* __restrict__ owner,
+                                      int me, int nb, const u64* __restrict__ id_on, u64* __restrict__ counts,
+                                      idx_t* __restrict__ out_ids{params}) {{
+    int d[ITEMS];
+#pragma unroll
+    for (int item = 0; item < ITEMS; ++item) {{
+        const i64 i = (i64)item * blockDim.x + threadIdx.x;
+        d[item] = i < n ? owner[front[i]] : -1;
+    }}
+    i64 start = 0;
+    for (int b = 0; b < nb; ++b) {{
+        unsigned hits = 0;
+#pragma unroll
+        for (int item = 0; item < ITEMS; ++item) hits |= (d[item] == b ? 1u : 0u) << item;
+        i64 total;
+        i64 at = start + block_prefix(__popc(hits), &total);
+        if (threadIdx.x == 0) counts[b] = (u64)total;
+        if (b == me) continue;
+#pragma unroll
+        for (int item = 0; item < ITEMS; ++item) {{
+            if (!((hits >> item) & 1u)) continue;
+            const i64 v = (i64)front[(i64)item * blockDim.x + threadIdx.x];
+            out_ids[at] = id_on != nullptr ? ((const idx_t*)id_on[b])[v] : (idx_t)v;
+{body}            ++at;
+        }}
+        start += total;
+    }}
+}}
+"""
 PACK_PARAMS = ", const {t}* __restrict__ in{j}, const long long* __restrict__ table{j}, {t}* __restrict__ out{j}"
 PACK_COPY = "    out{j}[at] = in{j}[v];\n"
 PACK_TRANSLATE = "    {{ const {t} x = in{j}[v]; out{j}[at] = table{j} != nullptr && x >= 0 ? ({t})table{j}[x] : x; }}\n"
@@ -792,7 +849,7 @@ def receive_source(idx_ctype: str, fields, carried, bits=False) -> str:
 
 
 def pack_source(idx_ctype: str, fields) -> str:
-    """The pack kernel for value arrays given as (item size, is an integer id array) pairs."""
+    """The pack and one-tile split_pack kernels for value arrays given as (item size, is an integer id array) pairs."""
     types, params, body = [], [], []
     for j, (size, translated) in enumerate(fields):
         if translated:
@@ -806,6 +863,7 @@ def pack_source(idx_ctype: str, fields) -> str:
         params.append(PACK_PARAMS.format(t=t, j=j))
         body.append((PACK_TRANSLATE if translated else PACK_COPY).format(t=t, j=j))
     kernels = PACK.format(params="".join(params), body="".join(body))
+    kernels += SPLIT_PACK.format(params="".join(params), body="".join("        " + b for b in body))
     return f"#define IDX_T {idx_ctype}\n#define ITEMS {ITEMS}\n" + PRELUDE + "".join(types) + kernels
 
 

@@ -22,6 +22,7 @@ HEAVY_ROW = 2048  # arcs: pull_sum's warp per row skips longer rows, which are s
 READ_ABOVE = 1 << 22  # arcs: a push advance whose bound is larger reads its exact count to size the launch
 SLACK = 1 << 20  # vertex ids: an advance's output is copied out of its buffer where that wastes more
 STARTS_ABOVE = 2048  # tiles: a push advance of more (several waves of blocks) searches their first entries first
+SPLIT_ONE_TILE = BLOCK * cupy_kernels.ITEMS  # vertices: the split of at most this many is one fused launch
 RANGE_ONE_BLOCK = 1 << 18  # ids: id_range's one-block kernel up to this many (a few us), library reductions above
 _PER_GRAPH = weakref.WeakKeyDictionary()  # graph -> {name: a host fact about it, built once while the graph lives}
 
@@ -549,22 +550,34 @@ def unmark(vertices, seen):
 
 
 @lru_cache(maxsize=None)
-def _pack_kernel(idx_dtype, fields, device_id):
+def _pack_module(idx_dtype, fields, device_id):
     with cp.cuda.Device(device_id):
         return cp.RawModule(code=cupy_kernels.pack_source(_CTYPES[np.dtype(idx_dtype)], fields),
-                            options=("-std=c++17",)).get_function("pack")
+                            options=("-std=c++17",))
+
+
+@lru_cache(maxsize=None)
+def _pack_kernel(idx_dtype, fields, device_id, name="pack"):
+    return _pack_module(idx_dtype, fields, device_id).get_function(name)
+
+
+def _pack_args(values, tables, outs):
+    """The pack kernels' key for ``values`` (item size, is vertex-valued) and their launch arguments (each array,
+    its table or null, its output in ``outs``)."""
+    fields = tuple((int(v.dtype.itemsize), t is not None) for v, t in zip(values, tables))
+    args = ()
+    for v, t, o in zip(values, tables, outs):
+        args += (cp.ascontiguousarray(v), np.intp(0) if t is None else t, o)
+    return fields, args
 
 
 def _pack(vertices, order, dest, n_out, id_on, out_ids, values, tables):
     """Launch the pack kernel (cupy_kernels.PACK) for one list of value arrays; their fresh outputs.  ``order``,
     ``dest``, ``id_on`` and ``out_ids`` may be None (a plain gather)."""
-    fields = tuple((int(v.dtype.itemsize), t is not None) for v, t in zip(values, tables))
     outs = [cp.empty(n_out, dtype=v.dtype) for v in values]
     if n_out and (values or out_ids is not None):
+        fields, args = _pack_args(values, tables, outs)
         order, dest, id_on, out_ids = (np.intp(0) if a is None else a for a in (order, dest, id_on, out_ids))
-        args = ()
-        for v, t, o in zip(values, tables, outs):
-            args += (cp.ascontiguousarray(v), np.intp(0) if t is None else t, o)
         fn = _pack_kernel(np.dtype(vertices.dtype), fields, vertices.device.id)
         fn(_blocks(n_out), (BLOCK,), (vertices, order, dest, np.int64(n_out), id_on, out_ids) + args)
     return outs
@@ -612,6 +625,11 @@ def split(vertices, owner, me, num_parts, values, tables, id_on=None):
     vertices = cp.ascontiguousarray(vertices)
     idx = np.dtype(vertices.dtype)
     device = vertices.device.id
+    table = None
+    if id_on is not None:
+        table = _pointers(tuple(0 if a is None else a.data.ptr for a in id_on), device)
+    if n <= SPLIT_ONE_TILE:
+        return _split_one_tile(vertices, owner, me, num_parts, values, tables, table)
     counters = _counters(device, 2 * num_parts)  # counts, then the order pass's cursors
     dest = cp.empty(n, dtype=np.int32)
     tiles = _blocks(n, BLOCK * cupy_kernels.ITEMS)
@@ -624,17 +642,43 @@ def split(vertices, owner, me, num_parts, values, tables, id_on=None):
     order = cp.empty(remote, dtype=idx)
     _function(idx, device, "split_order")(tiles, (BLOCK,), (dest, np.int64(n), np.int32(me), np.int32(num_parts),
                                                             counters, counters[num_parts:], order))
-    table = None
-    if id_on is not None:
-        table = _pointers(tuple(0 if a is None else a.data.ptr for a in id_on), device)
     ids = cp.empty(remote, dtype=idx)
-    outs = _pack(vertices, order, dest, remote, table, ids, values, tables)
+    return counts, _packages(counts, me, ids, _pack(vertices, order, dest, remote, table, ids, values, tables))
+
+
+def _split_one_tile(vertices, owner, me, num_parts, values, tables, table):
+    """:func:`split` of at most SPLIT_ONE_TILE vertices: one launch (cupy_kernels.SPLIT_PACK) and one read.  Its
+    packages are slices of outputs of SPLIT_ONE_TILE entries, allocated before the counts are known; where every
+    vertex is this device's own nothing was written to them, and the thread keeps them for its next such split."""
+    n, idx, device = int(vertices.shape[0]), np.dtype(vertices.dtype), vertices.device.id
+    spare = getattr(_THREAD, "split_spare", None)
+    if spare is None:
+        spare = _THREAD.split_spare = {}
+    key = (device, idx, tuple(np.dtype(v.dtype) for v in values))
+    buffers = spare.pop(key, None)
+    if buffers is None:
+        buffers = (cp.empty(SPLIT_ONE_TILE, dtype=idx), [cp.empty(SPLIT_ONE_TILE, dtype=v.dtype) for v in values])
+    ids, outs = buffers
+    fields, args = _pack_args(values, tables, outs)
+    counters = _counters(device, num_parts, zeroed=False)  # the kernel stores every count
+    _pack_kernel(idx, fields, device, "split_pack")(
+        (1,), (BLOCK,), (vertices, np.int64(n), owner, np.int32(me), np.int32(num_parts),
+                         np.intp(0) if table is None else table, counters, ids) + args)
+    counts = _read_words(counters, num_parts)
+    if counts[me] == n:
+        spare[key] = buffers
+    return counts, _packages(counts, me, ids, outs)
+
+
+def _packages(counts, me, ids, outs):
+    """{k: (ids, values)} for every peer k that gets some: the slices of the packed outputs, grouped by device in
+    device order, ``me``'s own left out."""
     out, start = {}, 0
     for k, c in enumerate(counts):
         if c and k != me:
             out[k] = (ids[start:start + c], [o[start:start + c] for o in outs])
             start += c
-    return counts, out
+    return out
 
 
 def gather(vertices, values, tables):
