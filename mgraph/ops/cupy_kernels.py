@@ -21,6 +21,7 @@ PULL_BLOCK = 256  # threads per block of pull_sum's launches (cupy_ops.BLOCK)
 # without spills for int ids, 6 fit 40 for long long ids (7 spill)
 PULL_MIN_BLOCKS = {"int": 8, "long long": 6}
 ADVANCE_BLOCK = 256  # threads per block of a push advance (cupy_ops.BLOCK)
+SPLIT_BLOCK = 256  # threads of split_pack's one block (cupy_ops.BLOCK): frontiers of up to ITEMS x this
 # the built-in advances' blocks resident per SM (__launch_bounds__): 32 registers for int ids, 40 for long long,
 # what they took before the tile starts added a live value; at 34 the Brandes backward step lost a quarter
 # of its warps (docs/perf-notes.md).  A user's functor gets no minimum: its body may need more registers.
@@ -701,61 +702,47 @@ extern "C" __global__ void pack(const idx_t* __restrict__ front, const idx_t* __
     if (out_ids != nullptr) out_ids[at] = id_on != nullptr ? ((const idx_t*)id_on[dest[i]])[v] : (idx_t)v;
 {body}}}
 """
-# The split and package of a frontier of one tile (n <= ITEMS x blockDim, one block), fused: each entry's owner,
-# the count per device into counts[0, nb) (stores, no zeroing needed), and every entry owned by a device other than
-# `me` written straight to its package, grouped by device in device order, its values as the pack kernel writes
-# them.  Selective supersteps with small frontiers send every superstep; the three launches (count, order, pack)
-# and the host read between them were most of such a superstep's split (docs/perf-notes.md).
+# The split and package of a frontier of one tile (n <= ITEMS x SPLIT_BLOCK, one block), fused: each entry's owner,
+# the count per device into counts[0, nb) (stores, no zeroing needed), the entries owned by devices other than `me`
+# grouped by device in device order in shared memory (block_append, as split_order does), then one thread per
+# package entry writing it as the pack kernel does.  Selective supersteps with small frontiers send every
+# superstep; the three launches (count, order, pack) and the host read between them were most of such a
+# superstep's split (docs/perf-notes.md).
 SPLIT_PACK = r"""
-// the exclusive prefix of x over the block's threads, their sum in *total (every thread must call it)
-__device__ __forceinline__ i64 block_prefix(unsigned x, i64* total) {{
-    __shared__ i64 s_warp[32];
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    unsigned y = x;  // inclusive scan over the warp
-    for (int d = 1; d < 32; d <<= 1) {{
-        const unsigned z = __shfl_up_sync(0xffffffffu, y, d);
-        if (lane >= d) y += z;
-    }}
-    __syncthreads();  // a previous call's readers are done with s_warp
-    if (lane == 31) s_warp[warp] = (i64)y;
-    __syncthreads();
-    i64 before = 0, sum = 0;
-    for (int w = 0; w < (int)(blockDim.x >> 5); ++w) {{
-        const i64 c = s_warp[w];
-        before += w < warp ? c : 0;
-        sum += c;
-    }}
-    *total = sum;
-    return before + (i64)(y - x);
-}}
-
 extern "C" __global__ void split_pack(const idx_t* __restrict__ front, i64 n, const int* __restrict__ owner,
                                       int me, int nb, const u64* __restrict__ id_on, u64* __restrict__ counts,
                                       idx_t* __restrict__ out_ids{params}) {{
+    __shared__ idx_t s_order[ITEMS * SPLIT_BLOCK];
+    __shared__ int s_dest[ITEMS * SPLIT_BLOCK];
+    __shared__ u64 s_cursor, s_own;
     int d[ITEMS];
+    idx_t got[ITEMS];
 #pragma unroll
     for (int item = 0; item < ITEMS; ++item) {{
         const i64 i = (i64)item * blockDim.x + threadIdx.x;
         d[item] = i < n ? owner[front[i]] : -1;
+        if (i < n) s_dest[i] = d[item];
+        got[item] = (idx_t)i;
     }}
-    i64 start = 0;
+    if (threadIdx.x == 0) {{ s_cursor = 0; s_own = 0; }}
+    __syncthreads();
+    u64 before = 0;
     for (int b = 0; b < nb; ++b) {{
         unsigned hits = 0;
 #pragma unroll
         for (int item = 0; item < ITEMS; ++item) hits |= (d[item] == b ? 1u : 0u) << item;
-        i64 total;
-        i64 at = start + block_prefix(__popc(hits), &total);
-        if (threadIdx.x == 0) counts[b] = (u64)total;
-        if (b == me) continue;
-#pragma unroll
-        for (int item = 0; item < ITEMS; ++item) {{
-            if (!((hits >> item) & 1u)) continue;
-            const i64 v = (i64)front[(i64)item * blockDim.x + threadIdx.x];
-            out_ids[at] = id_on != nullptr ? ((const idx_t*)id_on[b])[v] : (idx_t)v;
-{body}            ++at;
-        }}
-        start += total;
+        if (b == me) block_add(__popc(hits), &s_own);
+        else block_append(got, hits, s_order, &s_cursor);
+        __syncthreads();
+        const u64 after = b == me ? before : s_cursor;
+        if (threadIdx.x == 0) counts[b] = b == me ? s_own : after - before;
+        before = after;
     }}
+    for (i64 at = threadIdx.x; at < (i64)before; at += blockDim.x) {{
+        const i64 i = (i64)s_order[at];
+        const i64 v = (i64)front[i];
+        out_ids[at] = id_on != nullptr ? ((const idx_t*)id_on[s_dest[i]])[v] : (idx_t)v;
+{body}    }}
 }}
 """
 PACK_PARAMS = ", const {t}* __restrict__ in{j}, const long long* __restrict__ table{j}, {t}* __restrict__ out{j}"
@@ -863,8 +850,9 @@ def pack_source(idx_ctype: str, fields) -> str:
         params.append(PACK_PARAMS.format(t=t, j=j))
         body.append((PACK_TRANSLATE if translated else PACK_COPY).format(t=t, j=j))
     kernels = PACK.format(params="".join(params), body="".join(body))
-    kernels += SPLIT_PACK.format(params="".join(params), body="".join("        " + b for b in body))
-    return f"#define IDX_T {idx_ctype}\n#define ITEMS {ITEMS}\n" + PRELUDE + "".join(types) + kernels
+    kernels += SPLIT_PACK.format(params="".join(params), body="".join("    " + b for b in body))
+    return (f"#define IDX_T {idx_ctype}\n#define ITEMS {ITEMS}\n#define SPLIT_BLOCK {SPLIT_BLOCK}\n" + PRELUDE
+            + "".join(types) + kernels)
 
 
 def source(idx_ctype: str) -> str:

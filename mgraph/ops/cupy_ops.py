@@ -15,7 +15,7 @@ import numpy as np
 from . import cupy_kernels, numpy_ops
 
 BLOCK = 256
-assert BLOCK == cupy_kernels.PULL_BLOCK == cupy_kernels.ADVANCE_BLOCK  # the kernels' __launch_bounds__
+assert BLOCK == cupy_kernels.PULL_BLOCK == cupy_kernels.ADVANCE_BLOCK == cupy_kernels.SPLIT_BLOCK  # the kernels' __launch_bounds__
 UNVISITED = -1
 _CTYPES = {np.dtype(np.int32): "int", np.dtype(np.int64): "long long"}
 HEAVY_ROW = 2048  # arcs: pull_sum's warp per row skips longer rows, which are summed in pieces of this size
