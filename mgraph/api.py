@@ -22,10 +22,10 @@ from mgraph.primitives.pagerank import PageRank
 from mgraph.primitives.sssp import SSSP
 from mgraph.primitives.triangles import Triangles
 
-from .convert import accepts_graphs
-from .launch import Placement, declared, deliver, primitive_name
-from .launch import run as run_on
-from .result import Result
+from mgraph.convert import accepts_graphs
+from mgraph.runner.launch import Placement, declared, deliver, primitive_name
+from mgraph.runner.launch import run as run_on
+from mgraph.result import Result
 
 SELECTIVE, BROADCAST = "selective", "broadcast"  # the seed's defaults: broadcast where every device needs the whole frontier
 
@@ -74,7 +74,7 @@ def _check_positive(value, what: str) -> float:
 
 
 def _check_run_options(run: dict) -> None:
-    """The run options' types that mgraph.launch.Placement compares by value only: a NumPy string array equals
+    """The run options' types that mgraph.runner.launch.Placement compares by value only: a NumPy string array equals
     "selective" and would pass.  Placement checks the values, ``devices``, ``seed``, ``gather`` and ``backend``."""
     for key in ("duplication", "communication", "workers"):
         if key in run and not isinstance(run[key], str):
@@ -90,7 +90,7 @@ def _place(graph, run: dict, communication: str) -> Placement:
 
 
 def _reached_arcs(key, reached):
-    """A ``count`` for mgraph.launch.run: the arcs out of a worker's own vertices that ``reached`` accepts
+    """A ``count`` for mgraph.runner.launch.run: the arcs out of a worker's own vertices that ``reached`` accepts
     (summed over the workers: the arcs of the traversed component), computed where the values live."""
     def count(part, own):
         return {"arcs_traversed": int(_own_degrees(part)[reached(own[key])].sum())}
@@ -187,7 +187,7 @@ def sssp(graph, source, **run) -> Result:
 
 def _finite(values):
     """Reached vertices of an SSSP (finite distance), on the values' own array module."""
-    from .backend import array_module
+    from mgraph.backend import array_module
 
     return array_module(values).isfinite(values)
 

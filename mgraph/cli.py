@@ -37,16 +37,17 @@ import numpy as np
 
 from mgraph import partitioners
 
-from . import __version__, api
-from .backend import BACKENDS, PeakWatch, resolve, to_numpy
-from .comm import COMMUNICATIONS
-from .generators import with_random_weights
-from .graph import Graph
-from .group import fail_job, is_root, world
-from .launch import WORKERS, prepare
-from .partitioned import PartitionedGraph, draw_sources
-from .subgraph import DUPLICATIONS
-from .validate import (ValidationError, pagerank_step, reference_betweenness, reference_components,
+from mgraph import __version__, api
+from mgraph.backend import BACKENDS, PeakWatch, resolve, to_numpy
+from mgraph.comm.exchange import COMMUNICATIONS
+from mgraph.io.generators import with_random_weights
+from mgraph.graph import Graph
+from mgraph.group import fail_job, is_root, world
+from mgraph.runner.launch import WORKERS, prepare
+from mgraph.parts.loading import load
+from mgraph.parts.partitioned import PartitionedGraph, draw_sources
+from mgraph.parts.subgraph import DUPLICATIONS
+from mgraph.check.validate import (ValidationError, pagerank_step, reference_betweenness, reference_components,
                        reference_core_numbers, reference_triangles, validate_bfs, validate_label_propagation,
                        validate_sssp)
 
@@ -63,7 +64,7 @@ class UsageError(ValueError):
 # -- helpers shared with scripts/bench.py ------------------------------------------
 def random_sources(graph, k: int, seed: int) -> list[int]:
     """``k`` random vertices of out-degree >= 1 (distinct while there are enough), as Graph500 picks roots: the
-    vertices that ranks holding parts of this graph draw from the same seed (mgraph.partitioned.draw_sources)."""
+    vertices that ranks holding parts of this graph draw from the same seed (mgraph.parts.partitioned.draw_sources)."""
     degree = to_numpy(graph.out_degree())
     candidates = np.flatnonzero(degree > 0)
     if candidates.size == 0:
@@ -101,7 +102,7 @@ def run_primitive(name: str, graph, source=None, *, run: dict, direction="push",
 
 
 class Validator:
-    """Checks results of one primitive on the CPU: mgraph.validate's rules, a PageRank step, NumPy Brandes.
+    """Checks results of one primitive on the CPU: mgraph.check.validate's rules, a PageRank step, NumPy Brandes.
 
     Calling it returns None on a pass and the failure message otherwise.
     References that do not depend on the source are computed once, so that
@@ -165,7 +166,7 @@ class Validator:
 
 class PartsValidator:
     """Checks results under MPI, where no rank holds the graph: rank 0 broadcasts the gathered result and every
-    rank checks its own part's arcs (mgraph.validate_parts: Graph500's rules, a distributed PageRank step).
+    rank checks its own part's arcs (mgraph.check.parts: Graph500's rules, a distributed PageRank step).
     Collective; every rank returns the same verdict."""
 
     def __init__(self, name: str, graph, *, alpha=0.85):
@@ -176,13 +177,13 @@ class PartsValidator:
         if isinstance(graph, PartitionedGraph):
             self.group, self.part = graph.group, lambda: next(iter(graph._parts.values()))
         else:  # a whole graph on a GPU: checked where it lives, as one worker's part
-            from .group import SoloGroup
+            from mgraph.group import SoloGroup
 
             self.group, self.part = SoloGroup(), lambda: graph
 
     def __call__(self, result, source=None):
-        from . import validate_parts as vp
-        from .backend import to_numpy
+        from mgraph.check import parts as vp
+        from mgraph.backend import to_numpy
 
         part = self.part()
         group = self.group
@@ -460,19 +461,15 @@ def _parser() -> argparse.ArgumentParser:
 def _load(args, weights=None):
     """The graph and the seconds its loading or generation took.  Under MPI a PartitionedGraph: each rank reads
     only its share of the source, and builds its part when a run first needs it."""
-    from . import io
-
-    w = world()
     with _status(f"loading {args.graph}"):
         t0 = time.perf_counter()
-        if w is not None:
-            graph = PartitionedGraph(args.graph, w, directed=args.directed, seed=getattr(args, "seed", 0),
-                                     weights=weights)
+        seed = getattr(args, "seed", 0)
+        if world() is not None:
+            graph = load(args.graph, directed=args.directed, seed=seed, weights=weights)
         else:
             backend = resolve(args.backend)
             with PeakWatch(backend) as watch:
-                graph = io.load(args.graph, directed=args.directed, backend=backend, seed=getattr(args, "seed", 0),
-                                weights=weights)
+                graph = load(args.graph, directed=args.directed, backend=backend, seed=seed, weights=weights)
                 backend.synchronize()
             graph.load_peak_bytes = watch.bytes
         return graph, time.perf_counter() - t0
@@ -522,9 +519,9 @@ def _check_run_memory(args, n: int, arcs: int, weighted: bool, *, loaded: bool) 
     counts too, ``arcs`` a bound from the spec) or before the first run, never the OOM killer after an hour.
 
     Host runs only, and validation on the host; a GPU run's working set is on the GPU, and under MPI each rank
-    holds its part (mgraph.partbuild checks those).
+    holds its part (mgraph.parts.build checks those).
     """
-    from . import memory
+    from mgraph import memory
 
     if world() is not None:
         return
@@ -551,11 +548,11 @@ def _run(args) -> int:
     if args.gpus is not None:
         args.devices = args.gpus
     backend = resolve(args.backend)
-    from .generators import is_spec
+    from mgraph.io.generators import is_spec
 
     spec_weights = name == "sssp" and args.weights and is_spec(args.graph) and not os.path.exists(args.graph)
     if is_spec(args.graph) and not os.path.exists(args.graph):  # before a build that the run could not follow
-        from .generators import spec_edges
+        from mgraph.io.generators import spec_edges
 
         spec = spec_edges(args.graph, seed=args.seed, weights=args.weights if spec_weights else None)
         _check_run_memory(args, spec.num_vertices, 2 * spec.num_edges, spec.weighted, loaded=False)
@@ -697,8 +694,6 @@ def _print_summary(args, graph, load_s, sources, results, summary, failures):
 
 def _partition(args) -> int:
     """Partition once (timed apart from loading; on a GPU after a warm-up on a small graph) and report each part."""
-    from . import io
-
     _check_json_folder(args)
     if args.seed < 0:
         raise ValueError(f"--seed must be non-negative, got {args.seed}")
@@ -709,7 +704,7 @@ def _partition(args) -> int:
     warm = backend.is_gpu and args.partitioner != "metis"
     if warm:  # compile and load the kernels outside the timing (a skewed graph takes every path: spills, moves)
         with _status("warm-up"):
-            partitioners.assign(io.load("rmat:10", backend=backend), args.parts, args.partitioner, seed=args.seed)
+            partitioners.assign(load("rmat:10", backend=backend), args.parts, args.partitioner, seed=args.seed)
     with _status(f"partitioning into {args.parts} parts"):
         t0 = time.perf_counter()
         owner = partitioners.assign(graph, args.parts, args.partitioner, seed=args.seed)
@@ -797,7 +792,7 @@ def _info_parts(args, graph, load_s) -> int:
 
 
 def _convert(args) -> int:
-    from . import io
+    from mgraph.io import loaders as io
 
     if not args.out.endswith(".npz"):
         raise ValueError(f"output {args.out!r} must end in .npz")
@@ -853,7 +848,7 @@ def _main(argv=None) -> int:
         if args.command == "partition":
             return _partition(args)
         if args.command == "graph500":
-            from .graph500 import main as graph500
+            from mgraph.graph500 import main as graph500
 
             return graph500(args)
         return _run(args)

@@ -35,9 +35,9 @@ import sys
 
 import numpy as np
 
-from .graph import Graph
-from .partitioned import PartitionedGraph
-from .result import Result
+from mgraph.graph import Graph
+from mgraph.parts.partitioned import PartitionedGraph
+from mgraph.result import Result
 
 ACCEPTED = "an mgraph.Graph, a networkx graph, a scipy.sparse matrix or array, or a pandas DataFrame"
 

@@ -11,8 +11,8 @@ import numbers
 
 import numpy as np
 
-from . import memory
-from .backend import Backend, array_module, resolve, to_numpy
+from mgraph import memory
+from mgraph.backend import Backend, array_module, resolve, to_numpy
 
 _TOKENS = itertools.count(1)
 

@@ -11,7 +11,7 @@ docs/graph500.md.
 
 Generation and construction are timed apart, as the reference does: each process (each MPI rank) first draws
 its share of the edge list into memory (:class:`DrawnEdges`), then builds its part from that list through the
-usual chunked build (mgraph.partbuild).  ``mgraph bfs rmat:S`` instead draws and routes a chunk at a time, which
+usual chunked build (mgraph.parts.build).  ``mgraph bfs rmat:S`` instead draws and routes a chunk at a time, which
 keeps its peak lower but leaves no moment at which "the edges exist and the graph does not".
 
 Only the statistics (:func:`summary_statistics`, :func:`teps_statistics`) and the root choice
@@ -26,13 +26,13 @@ import time
 
 import numpy as np
 
-from . import api
-from .backend import resolve, to_numpy
-from .generators import MAX_SCALE, spec_edges
-from .graph import Graph
-from .group import is_root, world
-from .partitioned import PartitionedGraph
-from .sources import SpecSource
+from mgraph import api
+from mgraph.backend import resolve, to_numpy
+from mgraph.io.generators import MAX_SCALE, spec_edges
+from mgraph.graph import Graph
+from mgraph.group import is_root, world
+from mgraph.parts.partitioned import PartitionedGraph
+from mgraph.io.sources import SpecSource
 
 DEFAULT_WEIGHTS = (1, 64)  # SSSP's integer weights when --weights is not given (scripts/bench.py's)
 ROOT_BATCH = 1024  # candidate roots drawn (and, under MPI, checked in one allgather) at a time
@@ -220,8 +220,8 @@ def _build(args, spec_text, weights, run):
     rank's, each step started together after a barrier.  On one process the graph is built whole on the run's
     first device (with devices > 1 the devices' parts are built from it by the first search: see main).
     """
-    from .launch import Placement, prepare
-    from .partbuild import build_graph
+    from mgraph.runner.launch import Placement, prepare
+    from mgraph.parts.build import build_graph
 
     source = DrawnEdges(spec_text, seed=args.seed, weights=weights)
     w = world()
@@ -262,7 +262,7 @@ def _build(args, spec_text, weights, run):
 def _check_host_memory(spec, weighted: bool, sssp: bool) -> None:
     """A one-process CPU run must hold the edge list, the graph and a run with its validation: a one-line error
     before any of it is drawn, never the OOM killer at scale 30."""
-    from . import memory
+    from mgraph import memory
 
     n, arcs = spec.num_vertices, 2 * spec.num_edges
     need = (spec.num_edges * (24 if weighted else 16) + memory.whole_build_bytes(n, arcs, weighted=weighted)
@@ -320,7 +320,7 @@ class _NoBar:
 
 
 def _status(message):
-    from .cli import _status as status
+    from mgraph.cli import _status as status
 
     return status(message) if is_root() else contextlib.nullcontext()
 
@@ -329,7 +329,7 @@ def _status(message):
 def main(args) -> int:
     """``mgraph graph500`` with parsed ``args`` (mgraph.cli); the exit status: 0 when every search validated, 1
     when one did not (the report is then withheld, as the reference withholds it)."""
-    from .cli import PartsValidator, Validator, _check_json_folder, code_version, now, write_json
+    from mgraph.cli import PartsValidator, Validator, _check_json_folder, code_version, now, write_json
 
     _check_json_folder(args)
     if not 1 <= args.scale <= MAX_SCALE:

@@ -35,7 +35,7 @@ WHOLE_VERTEX_BYTES = 16
 WHOLE_ARC_BYTES = 30
 WHOLE_WEIGHTED_ARC_BYTES = 58
 
-# The chunked build (mgraph.partbuild): the finished CSR, the per-vertex counts and cursors, and one round's
+# The chunked build (mgraph.parts.build): the finished CSR, the per-vertex counts and cursors, and one round's
 # routed arcs plus one block of row keys being sorted, both bounded by the chunk size rather than by the graph.
 # Measured within 10% on R-MAT 18, 20 and 22 and a 1000 x 1000 grid (NumPy); on one H200 the R-MAT 28 build
 # peaked at 40.7 GiB (docs/distributed.md), where this gives 46.9 GiB.
@@ -46,7 +46,7 @@ CHUNK_ROUND_WEIGHTED_ARC_BYTES = 112
 # owner table: n-sized arrays on each worker whatever its share.
 PART_MAP_VERTEX_BYTES = 16
 
-# Running a primitive on the CPU (NumPy operators) and validating it on the host (mgraph.validate), beyond
+# Running a primitive on the CPU (NumPy operators) and validating it on the host (mgraph.check.validate), beyond
 # the graph itself: (bytes per arc, bytes per vertex) of the process peak, measured on R-MAT 18, 20 and 22
 # (whose big BFS levels expand most arcs at once) and a 1000 x 1000 grid, rounded up.  The traversals' cost
 # per arc grows with the scale, as their largest level holds a larger share of the arcs (BFS 21, 23, 26 B/arc
@@ -93,7 +93,7 @@ def whole_build_bytes(num_vertices: int, num_arcs: int, *, weighted: bool = Fals
 
 def chunked_build_bytes(num_vertices: int, num_arcs: int, round_arcs: int, *, weighted: bool = False,
                         parts: int = 1) -> int:
-    """One worker's peak in mgraph.partbuild: its share of the CSR and the working set of one round.
+    """One worker's peak in mgraph.parts.build: its share of the CSR and the working set of one round.
 
     ``num_arcs`` is this worker's share, ``round_arcs`` the most arcs one
     routing round carries (the chunk size, doubled where each edge stands

@@ -49,7 +49,7 @@ class Result:
 
     def _vertex_ids(self) -> np.ndarray:
         """The vertex id of each array entry: ``vertices`` where a rank kept only its own, else 0..n-1."""
-        from .backend import to_numpy
+        from mgraph.backend import to_numpy
 
         if any(a is None for a in self._arrays.values()):
             raise ValueError("this result holds no arrays here: under MPI the whole arrays land on rank 0 "
@@ -63,7 +63,7 @@ class Result:
 
     def _per_vertex(self, ids) -> dict:
         """The per-vertex arrays (1-D, one value per entry of ``ids``) as NumPy arrays, ``vertices`` left out."""
-        from .backend import to_numpy
+        from mgraph.backend import to_numpy
 
         return {name: to_numpy(a) for name, a in self._arrays.items()
                 if name != "vertices" and getattr(a, "ndim", 0) == 1 and a.shape[0] == ids.shape[0]}
@@ -101,7 +101,7 @@ class Result:
 
     def to_pandas(self):
         """A pandas DataFrame: a ``vertex`` column (labels, or vertex ids), then one column per per-vertex array."""
-        from .convert import import_pandas
+        from mgraph.convert import import_pandas
 
         pd = import_pandas("Result.to_pandas")
         ids = self._vertex_ids()

@@ -18,11 +18,11 @@ import numbers
 
 import numpy as np
 
-from .arrays import on_device
-from .biased import biased_random
-from .metis import metis, require_pymetis
-from .quality import quality
-from .random import random_owner
+from mgraph.partitioners.arrays import on_device
+from mgraph.partitioners.biased import biased_random
+from mgraph.partitioners.metis import metis, require_pymetis
+from mgraph.partitioners.quality import quality
+from mgraph.partitioners.random import random_owner
 
 PARTITIONERS = {"random": random_owner, "biased-random": biased_random, "metis": metis}
 

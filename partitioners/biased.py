@@ -38,7 +38,7 @@ import numpy as np
 
 from mgraph.backend import to_numpy
 
-from .arrays import count, permutation
+from mgraph.partitioners.arrays import count, permutation
 
 EPS = 0.05  # the balance slack: parts hold at most ceil((1 + EPS) * n / num_parts) vertices
 ARC_EPS = 0.05  # the same for stored arcs, kept where the vertex bound and the pull allow

@@ -5,7 +5,7 @@ batches of a random order, each asking for the part holding most of its
 already-placed neighbours, with a balance bound, then refines in sweeps.
 This is the same algorithm run collectively by the ranks of a
 :class:`~mgraph.group.Group`, each holding one part of the graph (built by
-:func:`mgraph.partbuild.build_part`, typically with the hash owners):
+:func:`mgraph.parts.build.build_part`, typically with the hash owners):
 
 * The order is a seeded hash of the vertex id (SplitMix64's output
   function, a bijection of uint64, so no two vertices share a key): batch r
@@ -49,7 +49,7 @@ import numpy as np
 
 from mgraph.backend import to_numpy
 
-from .biased import ARC_EPS, EPS, ROUNDS, SWEEPS, TABLE_MAX, _move, _place, _preferred_part, capacity
+from mgraph.partitioners.biased import ARC_EPS, EPS, ROUNDS, SWEEPS, TABLE_MAX, _move, _place, _preferred_part, capacity
 
 _MASK64 = (1 << 64) - 1
 _GAMMA = 0x9E3779B97F4A7C15  # SplitMix64's increment
@@ -61,7 +61,7 @@ def biased_random_parts(group, part, num_parts: int, seed: int = 0, *, eps: floa
     """The owner part of every vertex (int32, length n, on ``part.xp``), the same table on every rank.
 
     Collective: every rank of ``group`` calls it with its own ``part`` (a
-    :class:`~mgraph.subgraph.SubGraph` from ``build_part``, duplicate-all or
+    :class:`~mgraph.parts.subgraph.SubGraph` from ``build_part``, duplicate-all or
     1-hop; or, on a group of one, a whole :class:`~mgraph.graph.Graph`).  No
     part gets more than ``biased.capacity(n, num_parts, eps)`` vertices;
     stored arcs are bounded softly as in :func:`~mgraph.partitioners.biased.biased_random`.

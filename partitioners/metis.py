@@ -17,7 +17,7 @@ import numpy as np
 
 from mgraph.backend import to_numpy
 
-from .arrays import permutation
+from mgraph.partitioners.arrays import permutation
 
 
 def require_pymetis():

@@ -5,7 +5,7 @@ import numpy as np
 
 from mgraph import ops
 
-from .contract import Primitive
+from mgraph.primitives.contract import Primitive
 
 DIRECTIONS = ("push", "pull", "auto")
 

@@ -5,7 +5,7 @@ import numpy as np
 
 from mgraph import ops
 
-from .contract import Primitive, owners_value
+from mgraph.primitives.contract import Primitive, owners_value
 
 
 class PageRank(Primitive):

@@ -70,7 +70,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # run from a checkout
 
-from mgraph import generators  # noqa: E402
+from mgraph.io import generators  # noqa: E402
 from mgraph.backend import BACKENDS, Backend, resolve  # noqa: E402
 from mgraph.cli import (TRAVERSALS, Validator, code_version, harmonic_mean, now,  # noqa: E402
                         random_sources, run_primitive, write_json)
@@ -444,10 +444,12 @@ def peer(args, backend) -> list:
 
 def hop(args, backend) -> list:
     """Host us per call of one device's exchange and of a superstep's small reads, with no peer (--mode hop)."""
-    from mgraph import ops, subgraph
-    from mgraph.comm import Exchange, kernels
+    from mgraph import ops
+    from mgraph.parts import subgraph
+    from mgraph.comm import kernels
+    from mgraph.comm.exchange import Exchange
     from mgraph.comm.transport import Transport
-    from mgraph.enactor import STAT_KEYS
+    from mgraph.runner.enactor import STAT_KEYS
     from mgraph.graph import Graph
     from mgraph.primitives.bfs import BFS
 
@@ -504,7 +506,7 @@ def _hops_threads(p, backend, nbytes, reps):
     virtual CPU devices, peer copies between GPUs)."""
     import threading
 
-    from mgraph.comm import LocalTransport
+    from mgraph.comm.transport import LocalTransport
 
     backends = [Backend(backend.name, k) for k in range(p)]
     transport = LocalTransport(backends, threading.Barrier(p))
@@ -686,8 +688,8 @@ def load_rates(args, backend) -> dict:
     import tempfile
 
     import mgraph
-    from mgraph import io as mio
-    from mgraph import parse
+    from mgraph.io import loaders as mio
+    from mgraph.io import parse
 
     folder = args.dir or tempfile.mkdtemp(prefix="mgraph-load-")
     os.makedirs(folder, exist_ok=True)

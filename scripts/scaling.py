@@ -10,11 +10,11 @@ Where the devices run: without ``--mpiexec``, one process (one GPU, or worker
 threads for several, the graph drawn whole on GPU 0 and sliced); with
 ``--mpiexec CMD``, each count N is its own MPI job ``CMD -n N python
 scaling.py ...``, one rank per GPU with NCCL between them, each rank drawing
-and building only its own part (mgraph.partitioned), so a graph larger than
+and building only its own part (mgraph.parts.partitioned), so a graph larger than
 one GPU holds can be measured; the jobs' records are merged, speedups taken
 against the 1-GPU job, and written and printed here.  The script can also be
 started under ``mpiexec -n P`` itself: it then measures P ranks.  Runs on P
-ranks are validated on the ranks' parts (mgraph.validate_parts, on the GPUs),
+ranks are validated on the ranks' parts (mgraph.check.parts, on the GPUs),
 except BC, whose reference needs the whole graph.
 
 Experiments (``--experiments``, default all three); the floors of 4 GPUs against 1 are judged last where
@@ -78,16 +78,17 @@ from mgraph import partitioners  # noqa: E402
 from bench import PR_L1, SSSP_WEIGHTS, _backend, _fmt  # noqa: E402
 
 import mgraph  # noqa: E402
-from mgraph import generators, ops  # noqa: E402
+from mgraph import ops  # noqa: E402
+from mgraph.io import generators  # noqa: E402
 from mgraph.backend import BACKENDS, resolve  # noqa: E402
 from mgraph.cli import (TRAVERSALS, WHOLE_REFERENCE, PartsValidator, Validator, _Parser, _positive,  # noqa: E402
                         code_version, harmonic_mean, now, random_sources, run_primitive, write_json)
-from mgraph.comm import COMMUNICATIONS  # noqa: E402
+from mgraph.comm.exchange import COMMUNICATIONS  # noqa: E402
 from mgraph.group import fail_job, is_root, world  # noqa: E402
-from mgraph.launch import WORKERS, prepare  # noqa: E402
-from mgraph.io import load as load_graph  # noqa: E402
-from mgraph.partitioned import PartitionedGraph  # noqa: E402
-from mgraph.subgraph import DUPLICATIONS  # noqa: E402
+from mgraph.runner.launch import WORKERS, prepare  # noqa: E402
+from mgraph.io.loaders import load as load_graph  # noqa: E402
+from mgraph.parts.partitioned import PartitionedGraph  # noqa: E402
+from mgraph.parts.subgraph import DUPLICATIONS  # noqa: E402
 from mgraph.primitives.contract import Primitive  # noqa: E402
 
 EXPERIMENTS = ("strong", "weak", "overhead")

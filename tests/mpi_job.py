@@ -76,7 +76,7 @@ def primitives(out, graph, partitioner, duplication, communication):
 
 def arcs(out, graph):
     """Every rank's arcs in caller ids, gathered: the graph the ranks built together."""
-    from mgraph.launch import prepare
+    from mgraph.runner.launch import prepare
 
     g = mgraph.load(graph)
     part = prepare(g, {})
@@ -171,9 +171,9 @@ def routes(out, spec):
     (tests/fake_nccl.py: host addresses, NCCL's calls as MPI messages)."""
     from mgraph.backend import resolve, to_numpy
     from mgraph.comm.mpi import MpiTransport, NcclTransport, StagedTransport
-    from mgraph.launch import _device_move, _transport
-    from mgraph.partbuild import Owners, build_part, host_move
-    from mgraph.sources import source_of
+    from mgraph.runner.launch import _device_move, _transport
+    from mgraph.parts.build import Owners, build_part, host_move
+    from mgraph.io.sources import source_of
 
     group = world()
     backend = resolve("auto")

@@ -203,7 +203,7 @@ def test_from_edges_directed_must_be_a_bool(value):
     ("backend", ("rmat:4",), {"backend": 3}),
 ])
 def test_load_arguments(name, args, kw):
-    from mgraph import io as mio
+    from mgraph.io import loaders as mio
 
     raises_naming(name, lambda: mgraph.load(*args, **kw))
     raises_naming(name, lambda: mio.load(*args, **kw))

@@ -9,7 +9,7 @@ import pytest
 
 import mgraph
 from conftest import ROOT, load_script, run_mpi
-from mgraph import generators
+from mgraph.io import generators
 
 bench = load_script("bench")
 TINY = ["--backend", "numpy", "--scale", "8", "--sources", "1"]
@@ -166,7 +166,7 @@ def test_load_times_each_format_and_says_which_parser_took_it(capsys, tmp_path):
         assert r["load_medges_per_s"] == pytest.approx(3000 / statistics.median(r["load_s"]) / 1e6)
         assert (folder / r["path"]).is_file()  # --dir keeps the files
     # the files hold what they say: the same edges in every format (Matrix Market ids are 1-based)
-    from mgraph import io as mio
+    from mgraph.io import loaders as mio
 
     ref = mio.read_edges(folder / "edges.txt")
     for name in ("edges.txt.gz", "edges.csv", "edges.mtx"):

@@ -17,10 +17,10 @@ import mgraph
 from mgraph import partitioners
 from conftest import get_case
 from mgraph.backend import Backend
-from mgraph.generators import grid, rmat
+from mgraph.io.generators import grid, rmat
 from mgraph.group import ThreadGroup
-from mgraph.partbuild import Owners, build_part
-from mgraph.sources import GraphSource
+from mgraph.parts.build import Owners, build_part
+from mgraph.io.sources import GraphSource
 from mgraph.partitioners.biased import capacity
 from mgraph.partitioners.biased_parts import biased_random_parts
 

@@ -13,9 +13,9 @@ import numpy as np
 import pytest
 
 import mgraph
-from mgraph import cachecheck
-from mgraph import io as mio
-from mgraph.io import FileEdges, GraphFormatError
+from mgraph.io import cachecheck
+from mgraph.io import loaders as mio
+from mgraph.io.loaders import FileEdges, GraphFormatError
 
 DATA = Path(__file__).parent / "data"
 ROOT = Path(__file__).parent.parent

@@ -35,8 +35,8 @@ GRAPHS = {
     "sparse undirected": lambda: random_graph(1, 3000, 1800, False),  # many small components, isolated vertices
     "sparse directed": lambda: random_graph(2, 3000, 1800, True),
     "hubs directed": lambda: random_graph(3, 4000, 30000, True, hubs=True),
-    "rmat 12": lambda: mgraph.generators.rmat(12, 4, seed=3),
-    "grid": lambda: mgraph.generators.grid(40, 30),
+    "rmat 12": lambda: mgraph.io.generators.rmat(12, 4, seed=3),
+    "grid": lambda: mgraph.io.generators.grid(40, 30),
     "no arcs": lambda: Graph.from_edges([], [], num_vertices=7, directed=True),
     "empty": lambda: Graph.from_edges([], [], num_vertices=0, directed=False),
 }

@@ -11,8 +11,10 @@ import numpy as np
 import pytest
 
 import mgraph
-from mgraph import api, cli, generators, validate
-from mgraph.generators import grid, rmat
+from mgraph import api, cli
+from mgraph.check import validate
+from mgraph.io import generators
+from mgraph.io.generators import grid, rmat
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CHESAPEAKE = os.path.join(ROOT, "tests", "data", "chesapeake.mtx")
@@ -344,7 +346,7 @@ def test_random_sources_complete_the_draw_on_a_graph_almost_without_edges():
     assert sorted(cli.random_sources(g, 2, seed=0)) == [123_456, 654_321]
     three = cli.random_sources(g, 3, seed=0)
     assert len(three) == 3 and set(three) == {123_456, 654_321}
-    dense = mgraph.generators.rmat(8, 16, seed=0)
+    dense = mgraph.io.generators.rmat(8, 16, seed=0)
     k = cli.random_sources(dense, 5, seed=4)
     assert len(set(k)) == 5 and all(int(dense.indptr[v + 1] - dense.indptr[v]) > 0 for v in k)
     with pytest.raises(ValueError, match="no edges"):

@@ -31,7 +31,7 @@ class Reach(Primitive):
 
 
 def graph():
-    return mgraph.generators.grid(12, 12)
+    return mgraph.io.generators.grid(12, 12)
 
 
 def broken(**methods):

@@ -4,8 +4,10 @@ import numpy as np
 import pytest
 
 import mgraph
-from mgraph import partitioners, subgraph
-from mgraph.comm import Exchange, plan as planning
+from mgraph import partitioners
+from mgraph.parts import subgraph
+from mgraph.comm import plan as planning
+from mgraph.comm.exchange import Exchange
 from mgraph.comm.plan import (HOLDERS_BORDERS, HOLDERS_BY_OWNER, HOLDERS_OWN_FIRST, TO_EVERY_PEER, TO_NOBODY,
                               TO_OWNERS)
 from mgraph.primitives.bc import BC
@@ -16,7 +18,7 @@ from mgraph.primitives.sssp import SSSP
 
 
 def _part(duplication, weighted=False):
-    g = mgraph.generators.grid(6, 5, weights=(1, 9) if weighted else None)
+    g = mgraph.io.generators.grid(6, 5, weights=(1, 9) if weighted else None)
     owner = partitioners.assign(g, 3, "random", 1)
     return subgraph.build(g, owner, 3, duplication)[0]
 
@@ -96,7 +98,7 @@ def test_a_plan_is_derived_once_per_phase_on_each_device(monkeypatch, name, phas
         return original(self, prim)
 
     monkeypatch.setattr(Exchange, "begin_phase", spy)
-    g = mgraph.generators.grid(8, 7, weights=(1, 9) if name == "sssp" else None)
+    g = mgraph.io.generators.grid(8, 7, weights=(1, 9) if name == "sssp" else None)
     run = {"bfs": lambda: mgraph.bfs(g, 0, devices=3), "sssp": lambda: mgraph.sssp(g, 0, devices=3),
            "bc": lambda: mgraph.betweenness_centrality(g, sources=[0], devices=3),
            "pagerank": lambda: mgraph.pagerank(g, devices=3), "cc": lambda: mgraph.connected_components(g, devices=3)}
@@ -108,7 +110,7 @@ def test_a_plan_is_derived_once_per_phase_on_each_device(monkeypatch, name, phas
 def test_border_lists_send_their_ids_once_per_phase(shares, value_bytes):
     """PageRank's fixed border lists: the first superstep sends ids (int32 here) and shares, the later ones the
     shares alone, which each receiver places by the ids it kept; the ranks are those of one device."""
-    g = mgraph.generators.rmat(12, 8, seed=4)
+    g = mgraph.io.generators.rmat(12, 8, seed=4)
     one = mgraph.pagerank(g, shares=shares)
     r = mgraph.pagerank(g, devices=3, shares=shares)
     np.testing.assert_allclose(r.rank, one.rank, rtol=1e-6, atol=1e-12)

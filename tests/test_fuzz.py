@@ -40,7 +40,7 @@ import numpy as np
 import pytest
 
 import mgraph
-from mgraph import io as mio
+from mgraph.io import loaders as mio
 
 DATA = Path(__file__).parent / "data"
 CASE_SECONDS = 5          # per case: loading a damaged file of a few KB takes milliseconds

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import scipy.sparse.csgraph as csgraph
 
-from mgraph import generators as gen
+from mgraph.io import generators as gen
 from mgraph.backend import gpu_available, to_numpy
 from mgraph.graph import Graph
 

@@ -14,7 +14,7 @@ def graphs():
     rng = np.random.default_rng(4)
     n, m = 50_000, 200_000
     directed = Graph.from_edges(rng.integers(0, n, m), rng.integers(0, n // 16, m), num_vertices=n, directed=True)
-    return {"rmat 16": mgraph.generators.rmat(16, seed=5), "hubs directed": directed,
+    return {"rmat 16": mgraph.io.generators.rmat(16, seed=5), "hubs directed": directed,
             "sparse": Graph.from_edges(rng.integers(0, n, n // 2), rng.integers(0, n, n // 2), num_vertices=n)}
 
 

@@ -14,9 +14,9 @@ import pytest
 
 import mgraph
 from mgraph import partitioners
-from mgraph.generators import with_random_weights
+from mgraph.io.generators import with_random_weights
 from mgraph.ops import numpy_ops
-from mgraph.validate import validate_bfs, validate_sssp
+from mgraph.check.validate import validate_bfs, validate_sssp
 
 pytestmark = pytest.mark.gpu
 

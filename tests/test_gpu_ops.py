@@ -267,7 +267,7 @@ def test_primitives_on_gpu_match_cpu(spec):
         assert isinstance(b.predecessor, np.ndarray) and b.predecessor.dtype == np.int64
     a, b = mgraph.sssp(g, src, backend="numpy"), mgraph.sssp(g, src, backend="cupy")
     assert np.array_equal(a.distance, b.distance)
-    from mgraph.validate import validate_sssp
+    from mgraph.check.validate import validate_sssp
 
     validate_sssp(g, src, b.distance, b.predecessor)
     assert np.array_equal(mgraph.connected_components(g, backend="cupy").labels,
@@ -287,8 +287,8 @@ def test_auto_backend_picks_gpu():
 
 def test_components_on_rmat_repeatedly():
     """Deep union-find trees on a skewed graph: races in hooking or compression show up as a stray label."""
-    from mgraph import generators
-    from mgraph.validate import reference_components
+    from mgraph.io import generators
+    from mgraph.check.validate import reference_components
 
     g = generators.rmat(16, xp=cp, seed=3)
     expected = reference_components(g)

@@ -9,7 +9,7 @@ import pytest
 
 import mgraph
 from mgraph import ops
-from mgraph.generators import rmat
+from mgraph.io.generators import rmat
 from mgraph.graph import Graph
 from mgraph.ops import numpy_ops
 

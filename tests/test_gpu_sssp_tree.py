@@ -4,7 +4,7 @@ import pytest
 
 import mgraph
 from mgraph import ops
-from mgraph.validate import validate_sssp
+from mgraph.check.validate import validate_sssp
 
 pytestmark = pytest.mark.gpu
 cp = pytest.importorskip("cupy")
@@ -12,7 +12,7 @@ cp = pytest.importorskip("cupy")
 
 @pytest.mark.parametrize("directed", [False, True])
 def test_tight_predecessors_matches_numpy(directed):
-    g = mgraph.generators.rmat(16, seed=7, weights=(1, 64))
+    g = mgraph.io.generators.rmat(16, seed=7, weights=(1, 64))
     if directed:  # keep one direction of each edge: a directed graph whose reverse differs
         src = np.repeat(np.arange(g.num_vertices), np.diff(g.indptr))
         keep = src < g.indices
@@ -30,7 +30,7 @@ def test_tight_predecessors_matches_numpy(directed):
 
 
 def test_sssp_on_the_gpu_gives_a_valid_tree_on_one_device_and_parts():
-    g = mgraph.generators.rmat(15, seed=8, weights=(1, 64))
+    g = mgraph.io.generators.rmat(15, seed=8, weights=(1, 64))
     for devices in (1, [0, 0, 0]):
         r = mgraph.sssp(g, 0, backend="cupy", devices=devices)
         validate_sssp(g, 0, r.distance, r.predecessor)

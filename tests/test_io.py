@@ -10,10 +10,10 @@ import pytest
 import scipy.io
 import scipy.sparse as sp
 
-from mgraph import io as mio
+from mgraph.io import loaders as mio
 from mgraph.backend import gpu_available
 from mgraph.graph import Graph
-from mgraph.io import GraphFormatError
+from mgraph.io.loaders import GraphFormatError
 
 DATA = Path(__file__).parent / "data"
 CHESAPEAKE = DATA / "chesapeake.mtx"

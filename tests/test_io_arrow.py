@@ -1,4 +1,4 @@
-"""The pyarrow parser (mgraph.parse) against the line-aware reader it stands in for: same edges, same errors.
+"""The pyarrow parser (mgraph.io.parse) against the line-aware reader it stands in for: same edges, same errors.
 
 Each comparison reads a file twice, once as mgraph reads it (pyarrow first,
 the line-aware reader where pyarrow declines) and once with ``parse.ENABLED``
@@ -17,9 +17,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mgraph import io as mio
-from mgraph import memory, parse
-from mgraph.io import FileEdges, GraphFormatError
+from mgraph.io import loaders as mio
+from mgraph import memory
+from mgraph.io import parse
+from mgraph.io.loaders import FileEdges, GraphFormatError
 
 pytest.importorskip("pyarrow")
 
@@ -58,7 +59,7 @@ def line_reader_only(monkeypatch, fn):
 
 
 class FastUsed:
-    """Counts the tables mgraph.parse parsed (returned columns for)."""
+    """Counts the tables mgraph.io.parse parsed (returned columns for)."""
 
     def __init__(self, monkeypatch):
         self.count, original = 0, parse.columns

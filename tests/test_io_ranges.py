@@ -7,9 +7,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mgraph import io as mio
+from mgraph.io import loaders as mio
 from mgraph.graph import Graph
-from mgraph.io import FileEdges, GraphFormatError
+from mgraph.io.loaders import FileEdges, GraphFormatError
 
 DATA = Path(__file__).parent / "data"
 REAL = [DATA / "chesapeake.mtx", DATA / "bips98_606.mtx", DATA / "facebook_large_edges.csv",

@@ -20,9 +20,10 @@ import numpy as np
 import pytest
 
 import mgraph
-from mgraph import cli, generators, memory
-from mgraph import io as mio
-from mgraph.io import GraphFormatError
+from mgraph import cli, memory
+from mgraph.io import generators
+from mgraph.io import loaders as mio
+from mgraph.io.loaders import GraphFormatError
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 REPORTER_MACHINE = "24G"  # the machine the failures were seen on: 24 GiB, 2 cores

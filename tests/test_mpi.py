@@ -15,9 +15,9 @@ import numpy as np
 import pytest
 
 import mgraph
-import mgraph.io
+import mgraph.io.loaders
 from conftest import ROOT, run_mpi
-from mgraph import validate as V
+from mgraph.check import validate as V
 from mgraph.comm.mpi import SLOT
 
 JOB = os.path.join(ROOT, "tests", "mpi_job.py")

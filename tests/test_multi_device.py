@@ -20,7 +20,7 @@ import scipy.sparse.csgraph as csgraph
 import mgraph
 from mgraph.comm import kernels
 from conftest import check_bfs_tree, check_sssp_tree, get_case
-from mgraph.comm import LocalTransport
+from mgraph.comm.transport import LocalTransport
 from mgraph.primitives.bfs import BFS
 from mgraph.primitives.sssp import SSSP
 
@@ -367,7 +367,7 @@ def test_sssp_relaxes_with_stale_copies_and_catches_up_once(monkeypatch, duplica
     """SSSP's relax phase does not read its copies, so no owner sends its changes back while it runs; its tree walk
     does, so the framework first sends every copy's distance once, per device and source.  Distances and
     trees as with current copies, fewer bytes.  A fixed ``reads_proxies = False`` tracks nothing."""
-    from mgraph.comm import Exchange
+    from mgraph.comm.exchange import Exchange
 
     catch_ups, noted = [], []
     original, note = Exchange._catch_up, Exchange._note_stale
@@ -581,7 +581,7 @@ def test_combine_merge_keeps_marks_for_the_next_hop_on_numpy():
 def test_own_vertices_counted_by_id_range_where_they_come_first(duplication):
     """The merge and the enactor count own vertices by ``own_below`` under 1-hop: it must agree with ``owner``."""
     from mgraph import partitioners
-    from mgraph import subgraph
+    from mgraph.parts import subgraph
 
     g = get_case("rand_dir").graph
     parts = subgraph.build(g, partitioners.assign(g, 3, "random", 2), 3, duplication)
@@ -602,7 +602,7 @@ def test_pulls_skip_the_rows_that_hold_no_arcs(name, duplication):
     """A part's ``arc_rows`` (the pull kernels' rows) covers every row with arcs, in the graph and its reverse,
     and stays with the part when it moves."""
     from mgraph import partitioners
-    from mgraph import subgraph
+    from mgraph.parts import subgraph
     from mgraph.backend import Backend
 
     g = get_case(name).graph
@@ -618,8 +618,9 @@ def test_pulls_skip_the_rows_that_hold_no_arcs(name, duplication):
 def test_border_lists_are_the_own_vertices_each_peer_holds(duplication):
     """PageRank's frontier is every own vertex: hop 2 sends each peer exactly the own vertices it holds."""
     from mgraph import partitioners
-    from mgraph import subgraph
-    from mgraph.comm import Exchange, LocalTransport
+    from mgraph.parts import subgraph
+    from mgraph.comm.exchange import Exchange
+    from mgraph.comm.transport import LocalTransport
 
     g = get_case("rand_dir").graph
     owner = partitioners.assign(g, 3, "random", 5)

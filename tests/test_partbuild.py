@@ -1,6 +1,6 @@
-"""Each worker's part built from a share of the edges (mgraph.partbuild) is the part cut from the whole graph.
+"""Each worker's part built from a share of the edges (mgraph.parts.build) is the part cut from the whole graph.
 
-The whole-graph cut (mgraph.subgraph.build) is the reference: the same own
+The whole-graph cut (mgraph.parts.subgraph.build) is the reference: the same own
 vertices, proxies, id maps and CSR, for every layout, with weights and
 directions, in rounds small enough that every arc travels in a different one.
 """
@@ -13,11 +13,11 @@ import pytest
 
 import mgraph
 from conftest import get_case
-from mgraph import subgraph
+from mgraph.parts import subgraph
 from mgraph.backend import Backend
 from mgraph.group import ThreadGroup
-from mgraph.partbuild import Owners, build_graph, build_part
-from mgraph.sources import GraphSource, SpecSource
+from mgraph.parts.build import Owners, build_graph, build_part
+from mgraph.io.sources import GraphSource, SpecSource
 from mgraph.partitioners.random import random_owner
 
 
@@ -76,7 +76,7 @@ def test_an_owner_table_partitions_as_the_hash_does():
 
 @pytest.mark.parametrize("spec", ["rmat:9", "grid:17x11", "er:300:2000"])
 def test_a_generated_graph_built_in_rounds_is_the_graph_built_at_once(spec):
-    whole = mgraph.generators.spec_edges(spec, seed=3, weights=(1, 9)).graph()
+    whole = mgraph.io.generators.spec_edges(spec, seed=3, weights=(1, 9)).graph()
     built = build_graph(SpecSource(spec, seed=3, weights=(1, 9)), Backend("numpy"), chunk=100)
     for name in ("indptr", "indices", "weights"):
         np.testing.assert_array_equal(getattr(built, name), getattr(whole, name), err_msg=name)

@@ -11,7 +11,7 @@ import mgraph
 from mgraph import partitioners
 from conftest import get_case
 from mgraph import api, cli
-from mgraph.generators import grid, rmat
+from mgraph.io.generators import grid, rmat
 from mgraph.partitioners.biased import capacity
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

@@ -1,6 +1,6 @@
 """The validators accept independently computed answers and reject each kind of corruption.
 
-Correct answers come from networkx, never from mgraph.validate itself, so a
+Correct answers come from networkx, never from mgraph.check.validate itself, so a
 validator that wrongly rejects (or a reference that is wrong) shows up here.
 """
 import networkx as nx
@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from mgraph.graph import Graph
-from mgraph.validate import (ValidationError, reference_bfs_depth, reference_components, reference_sssp,
+from mgraph.check.validate import (ValidationError, reference_bfs_depth, reference_components, reference_sssp,
                              validate_bfs, validate_sssp)
 
 
@@ -364,7 +364,7 @@ def test_sssp_rejects_drift_within_per_edge_tolerance():
 def test_sssp_with_integer_weights_is_certified_without_dijkstra(monkeypatch):
     """Whole-number weights make Graph500's rules exact, so no reference run is needed and a wrong distance
     still fails a rule; fractional weights still go to Dijkstra."""
-    import mgraph.validate as validate
+    import mgraph.check.validate as validate
 
     calls = []
     monkeypatch.setattr(validate, "reference_sssp", lambda g, s: calls.append(s) or sssp_answer(G, s)[0])

@@ -1,4 +1,4 @@
-"""The distributed validators (mgraph.validate_parts): every worker checks its own part, all agree on the verdict.
+"""The distributed validators (mgraph.check.parts): every worker checks its own part, all agree on the verdict.
 
 Parts come from build_part over P worker threads (ThreadGroup), as under MPI.
 Correct answers come from the whole-graph runs (mgraph.bfs, ...) and must pass
@@ -14,12 +14,12 @@ import pytest
 
 import mgraph
 from conftest import get_case, run_mpi
-from mgraph import validate_parts as vp
+from mgraph.check import parts as vp
 from mgraph.backend import Backend
 from mgraph.group import ThreadGroup
-from mgraph.partbuild import Owners, build_part
-from mgraph.sources import GraphSource
-from mgraph.validate import ValidationError, pagerank_step, reference_components, validate_bfs, validate_sssp
+from mgraph.parts.build import Owners, build_part
+from mgraph.io.sources import GraphSource
+from mgraph.check.validate import ValidationError, pagerank_step, reference_components, validate_bfs, validate_sssp
 
 TIMEOUT = 60
 HOOK_ROUNDS = vp.HOOK_ROUNDS  # the default, before any test patches it
@@ -636,10 +636,10 @@ import numpy as np
 from mgraph.backend import Backend
 from mgraph.graph import Graph
 from mgraph.group import world
-from mgraph.partbuild import Owners, build_part
-from mgraph.sources import GraphSource
-from mgraph import validate_parts as vp
-from mgraph.validate import ValidationError
+from mgraph.parts.build import Owners, build_part
+from mgraph.io.sources import GraphSource
+from mgraph.check import parts as vp
+from mgraph.check.validate import ValidationError
 
 group = world()
 z = np.load(sys.argv[1])
@@ -697,8 +697,8 @@ def test_under_mpi(name, tmp_path):
 
 @pytest.mark.parametrize("duplication", ["1-hop", "all"])
 def test_parts_cut_from_a_whole_graph(duplication):
-    """Parts from mgraph.subgraph.build (the in-process multi-device path) serve as well as build_part's."""
-    from mgraph import subgraph
+    """Parts from mgraph.parts.subgraph.build (the in-process multi-device path) serve as well as build_part's."""
+    from mgraph.parts import subgraph
     from mgraph.partitioners.random import random_owner
 
     name, p = "rand_dir_float", 3

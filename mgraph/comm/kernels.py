@@ -1,12 +1,12 @@
 """The exchange's kernels: how a frontier is split, packaged, translated and merged between devices.
 
-They serve mgraph.comm and the parts (mgraph.subgraph), not primitives, so they live here rather than in the
+They serve mgraph.comm and the parts (mgraph.parts.subgraph), not primitives, so they live here rather than in the
 public operator namespace :mod:`mgraph.ops`.  Like the operators, each runs on the array module its arrays live
 in: CuPy RawKernels in :mod:`mgraph.ops.cupy_ops`, their NumPy twins in :mod:`mgraph.ops.numpy_ops`.
 """
 from __future__ import annotations
 
-from ..ops import _impl
+from mgraph.ops import _impl
 
 __all__ = ["count_own", "select_mapped", "split", "gather", "translate", "combine_merge", "unmark"]
 

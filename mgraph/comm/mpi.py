@@ -25,8 +25,8 @@ import struct
 
 import numpy as np
 
-from .. import group as groups
-from .transport import Transport, bytes_of
+from mgraph import group as groups
+from mgraph.comm.transport import Transport, bytes_of
 
 _FIELD = struct.Struct("<H8sq")  # name length, dtype string (padded), element count
 SLOT = 256  # bytes per peer of a hop's Alltoall: a message's 8-byte length, then its first SLOT - 8 bytes
@@ -139,7 +139,7 @@ class StagedTransport(MpiTransport):
     the receiver's GPU (slower than NCCL, but NCCL refuses two ranks on one GPU)."""
 
     def send(self, src, packages, tag=0):
-        from ..backend import to_numpy
+        from mgraph.backend import to_numpy
 
         return super().send(src, [(k, {n: to_numpy(a) for n, a in p.items()}) for k, p in packages], tag)
 
@@ -168,7 +168,7 @@ class NcclTransport(_MpiBase):
     def alltoallv(self, arrays: list) -> list:
         """``arrays[k]`` (CuPy, 1-D, one dtype) to rank k, GPU to GPU; what each rank sent here, in rank order.
 
-        How a GPU rank's part is built (``mgraph.partbuild``): the lengths go
+        How a GPU rank's part is built (``mgraph.parts.build``): the lengths go
         over MPI, the bytes through NCCL in one group, queued on the current
         stream like a hop's.  NCCL counts are 64-bit, so no rounds are needed.
         """

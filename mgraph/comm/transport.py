@@ -7,7 +7,7 @@ exchange or any primitive.
 """
 from __future__ import annotations
 
-from ..backend import copy_to_device, enable_peer_access
+from mgraph.backend import copy_to_device, enable_peer_access
 
 
 class Transport:

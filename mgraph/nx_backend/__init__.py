@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import inspect
 
-from . import algorithms, graph
-from .algorithms import FUNCTIONS
+from mgraph.nx_backend import algorithms, graph
+from mgraph.nx_backend.algorithms import FUNCTIONS
 
 # Below this many edges networkx beats mgraph on one CPU even with the graph converted: measured on the 2-core
 # development machine (NumPy backend), number_connected_components, single_source_shortest_path_length, pagerank
@@ -83,7 +83,7 @@ class BackendInterface:
     @staticmethod
     def on_start_tests(items):
         """Mark networkx's own tests that are expected to fail with this backend, each with its reason."""
-        from .testing import mark_expected_failures
+        from mgraph.nx_backend.testing import mark_expected_failures
 
         mark_expected_failures(items)
 

@@ -22,8 +22,8 @@ import warnings
 import networkx as nx
 import numpy as np
 
-from .. import api
-from .graph import NxGraph, convert_from_nx
+from mgraph import api
+from mgraph.nx_backend.graph import NxGraph, convert_from_nx
 
 CONFIG_KEYS = ("devices", "backend", "partitioner")
 

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..convert import _set_labels, label_array, networkx_edges
-from ..graph import Graph
+from mgraph.convert import _set_labels, label_array, networkx_edges
+from mgraph.graph import Graph
 
 
 class NxGraph:

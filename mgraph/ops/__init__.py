@@ -25,9 +25,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..backend import array_module
-from . import functors, numpy_ops, segments
-from .functors import Functor, first_claims
+from mgraph.backend import array_module
+from mgraph.ops import functors, numpy_ops, segments
+from mgraph.ops.functors import Functor, first_claims
 
 UNVISITED = numpy_ops.UNVISITED
 Bits = numpy_ops.Bits
@@ -40,7 +40,7 @@ __all__ = ["UNVISITED", "advance_visit", "advance_visit_pull", "advance_relax", 
 def _impl(a):
     if array_module(a) is np:
         return numpy_ops
-    from . import cupy_ops
+    from mgraph.ops import cupy_ops
 
     return cupy_ops
 

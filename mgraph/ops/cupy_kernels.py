@@ -8,7 +8,7 @@ relax, count paths, ...) is fused into the same kernel and appends its output
 vertices with one atomic per block (``block_append``), so an advance+filter is one launch.
 """
 
-from .functors import BUILTIN
+from mgraph.ops.functors import BUILTIN
 
 ITEMS = 8  # arcs per thread in a push advance
 SCAN_ITEMS = 4  # frontier vertices per thread in frontier_offsets_small

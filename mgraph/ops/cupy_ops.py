@@ -12,7 +12,7 @@ from functools import lru_cache
 import cupy as cp
 import numpy as np
 
-from . import cupy_kernels, numpy_ops
+from mgraph.ops import cupy_kernels, numpy_ops
 
 BLOCK = 256
 assert BLOCK == cupy_kernels.PULL_BLOCK == cupy_kernels.ADVANCE_BLOCK == cupy_kernels.SPLIT_BLOCK  # the kernels' __launch_bounds__

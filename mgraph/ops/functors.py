@@ -177,7 +177,7 @@ def _dependency(u, v, w, label, sigma, delta, level):
 def _hook(u, v, w, parent, pairs_below):
     """Union the endpoints of every arc but those with v < u < pairs_below, the larger root under the smaller,
     until nothing changes: roots end as the smallest ids of the components (the GPU's union-find gives the same)."""
-    from .numpy_ops import compress
+    from mgraph.ops.numpy_ops import compress
 
     up = (v >= pairs_below) | (u < v)
     u, v = u[up], v[up]

@@ -11,7 +11,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from . import functors
+from mgraph.ops import functors
 
 UNVISITED = -1
 
@@ -81,7 +81,7 @@ def intersect_count(graph, a, b):
     """For each pair (a[i], b[i]), how many out-neighbours the two share (rows sorted): each arc of the shorter row is
     looked up among the other's arcs by its (row, column) key, which the sorted rows order globally.  Pairs go in
     chunks of about INTERSECT_CHUNK looked-up arcs, since two hubs' rows may hold millions."""
-    from .segments import expand_rows
+    from mgraph.ops.segments import expand_rows
 
     n = max(graph.num_vertices, 1)
     deg = np.diff(graph.indptr)

@@ -3,7 +3,7 @@
     python scripts/bench.py --mode load --edges 10000000 --runs 1 --backend numpy --formats txt,mtx --dir /tmp/lf
     python docs/results/loaders-2026-11-23-cpu/methods.py /tmp/lf
 
-1. ``read_edges`` of edges.txt with pyarrow (mgraph.parse, BLOCK_BYTES 4, 8 and 16 MiB) and with the line-aware
+1. ``read_edges`` of edges.txt with pyarrow (mgraph.io.parse, BLOCK_BYTES 4, 8 and 16 MiB) and with the line-aware
    reader alone (parse.ENABLED = False): median of 3 after a warm-up, and the peak resident memory the parse adds
    beyond the file's bytes (fresh processes: VmHWM, reset through /proc/self/clear_refs once the bytes are read,
    against the resident size then), with NumPy's transparent-huge-page request on (its default) and off.
@@ -22,8 +22,8 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 sys.path.insert(0, ROOT)
 
-from mgraph import io as mio  # noqa: E402
-from mgraph import parse  # noqa: E402
+from mgraph.io import loaders as mio  # noqa: E402
+from mgraph.io.loaders import parse  # noqa: E402
 
 
 def median_time(fn, runs=3):
@@ -49,7 +49,7 @@ import os, sys
 sys.path.insert(0, {ROOT!r})
 import numpy, pyarrow
 numpy._core.multiarray._set_madvise_hugepage({huge_pages})
-from mgraph import io as mio, parse
+from mgraph.io import loaders as mio, parse
 if {block_mib} == 0:
     parse.ENABLED = False
 else:

@@ -1,12 +1,12 @@
 """Place a graph on its devices and run a primitive there.
 
-Three places, one worker body (mgraph.enactor.drive) for all of them:
+Three places, one worker body (mgraph.runner.enactor.drive) for all of them:
 
 * one device in this process: the primitive runs on the whole graph, a
   group of one, with an exchange that sends nothing;
 * several devices in this process (``devices=P`` from a notebook): one
   worker thread per device, each building its own part from slices of the
-  graph (mgraph.partbuild), exchanging through memory or peer copies;
+  graph (mgraph.parts.build), exchanging through memory or peer copies;
 * MPI ranks (``mpiexec -n P``): one device per rank, each building only its
   own part from the graph's source, exchanging through MPI (NumPy) or NCCL
   (GPUs).
@@ -28,16 +28,17 @@ import numpy as np
 
 from mgraph import partitioners
 
-from . import subgraph
-from .backend import Backend, PeakWatch, peak_bytes, reset_peak, resolve, to_host, to_numpy
-from .comm import COMMUNICATIONS, Exchange, LocalTransport
-from .enactor import drive, enact_devices, on_threads, result_of, run_stats, worker_error
-from .graph import Graph
-from .group import SoloGroup, ThreadGroup, fail_job, world
-from .partbuild import Owners, build_part
-from .partitioned import PartitionedGraph
-from .proxyarcs import with_proxy_arcs
-from .sources import GraphSource
+from mgraph.parts import subgraph
+from mgraph.backend import Backend, PeakWatch, peak_bytes, reset_peak, resolve, to_host, to_numpy
+from mgraph.comm.exchange import COMMUNICATIONS, Exchange
+from mgraph.comm.transport import LocalTransport
+from mgraph.runner.enactor import drive, enact_devices, on_threads, result_of, run_stats, worker_error
+from mgraph.graph import Graph
+from mgraph.group import SoloGroup, ThreadGroup, fail_job, world
+from mgraph.parts.build import Owners, build_part
+from mgraph.parts.partitioned import PartitionedGraph
+from mgraph.parts.proxyarcs import with_proxy_arcs
+from mgraph.io.sources import GraphSource
 
 RUN_OPTIONS = ("backend", "devices", "partitioner", "duplication", "communication", "seed", "workers", "gather",
                "output")
@@ -194,7 +195,7 @@ def primitive_name(make):
 
 
 def _run_one(placement, make, sources, stats, count, check, tick):
-    """One device in this process: the multi-device worker body (mgraph.enactor.drive) with a group of one and
+    """One device in this process: the multi-device worker body (mgraph.runner.enactor.drive) with a group of one and
     an exchange that sends nothing, on the whole graph, which answers as the one part."""
     backend, g = placement.backends[0], placement.graph
     _refuse([check(g)] if check else [])
@@ -242,7 +243,7 @@ def _refuse(messages):
 
 def _source_bar(count):
     """A tqdm bar over the sources of a long run (all-sources BC) on an interactive stderr, on one process."""
-    from .group import is_root
+    from mgraph.group import is_root
 
     if count < 2 or not sys.stderr.isatty() or not is_root():
         return contextlib.nullcontext(None)
@@ -331,7 +332,7 @@ class _AllToRoot(Owners):
 
 def _run_rank(placement, make, sources, stats, count, check, tick):
     """This MPI rank's device: build (or reuse) its part, run in lockstep with the other ranks, gather."""
-    from .comm.mpi import MpiTransport, NcclTransport, StagedTransport
+    from mgraph.comm.mpi import MpiTransport, NcclTransport, StagedTransport
 
     group, backend = placement.world, placement.backends[0]
     graph = placement.graph
@@ -451,7 +452,7 @@ def _device_move(group, backend):
     ranks' transport is NCCL; None (through the host) elsewhere.  Collective: it may set up the transport."""
     if not backend.is_gpu:
         return None
-    from .comm.mpi import MpiTransport, NcclTransport, StagedTransport
+    from mgraph.comm.mpi import MpiTransport, NcclTransport, StagedTransport
 
     return getattr(_transport(group, backend, MpiTransport, NcclTransport, StagedTransport), "alltoallv", None)
 

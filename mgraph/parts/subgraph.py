@@ -18,9 +18,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .comm import kernels
-from .backend import Backend
-from .graph import Graph
+from mgraph.comm import kernels
+from mgraph.backend import Backend
+from mgraph.graph import Graph
 
 DUPLICATIONS = ("1-hop", "all")
 
@@ -153,7 +153,7 @@ class SubGraph(Graph):
     def own_values(self, arrays: dict, vertex_valued=()):
         """(caller ids of the own vertices, {name: their values}) as NumPy arrays, vertex ids in caller numbering.
         The ids are the same every run, so they are copied to the host once and kept."""
-        from .backend import to_numpy
+        from mgraph.backend import to_numpy
 
         out = {}
         for name, a in arrays.items():
@@ -172,7 +172,7 @@ def build(graph: Graph, owner, num_parts: int, duplication: str = "1-hop") -> li
     """Split ``graph`` by ``owner`` into ``num_parts`` subgraphs, on the array module the graph lives on.
 
     The whole-graph cut, which needs every part's arcs in one place: runs build their parts where they run
-    instead (mgraph.partbuild), and tests/test_partbuild.py holds those to this.  Vectorized: a few passes
+    instead (mgraph.parts.build), and tests/test_partbuild.py holds those to this.  Vectorized: a few passes
     over the arcs per part, no per-vertex Python.
     """
     if duplication not in DUPLICATIONS:

@@ -35,8 +35,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import memory
-from .graph import Graph
+from mgraph import memory
+from mgraph.graph import Graph
 
 # Graph500 initiator probabilities (D = 1 - A - B - C = 0.05).
 RMAT_A, RMAT_B, RMAT_C = 0.57, 0.19, 0.19

@@ -4,7 +4,7 @@ Under MPI (``mpiexec -n P``), :func:`mgraph.load` returns a
 :class:`PartitionedGraph` instead of a :class:`~mgraph.graph.Graph`: it
 knows where the edges come from (a generator spec or a file) and what the
 whole graph is (vertices, arcs, directed), and each rank builds only its own
-part, on its own device, the first time a run needs it (mgraph.launch).  The
+part, on its own device, the first time a run needs it (mgraph.runner.launch).  The
 part is kept for the next run with the same partitioning.
 """
 from __future__ import annotations
@@ -13,7 +13,7 @@ import contextlib
 
 import numpy as np
 
-from .sources import source_of
+from mgraph.io.sources import source_of
 
 
 DRAW_ROUNDS = 64  # rounds of random candidates before draw_sources gives up looking
@@ -83,7 +83,7 @@ class PartitionedGraph:
     def random_sources(self, k: int, seed: int, part) -> list[int]:
         """``k`` random vertices of out-degree >= 1 (distinct while there are enough), the same on every rank: each
         rank vouches for the candidates it owns (:func:`draw_sources`)."""
-        from .backend import array_module, to_numpy
+        from mgraph.backend import array_module, to_numpy
 
         xp = array_module(part.indptr)
         # the part's device, not the current one: a rank's arrays read from another GPU go through peer access

@@ -12,8 +12,8 @@ import time
 
 from mgraph.primitives.contract import ContractError
 
-from . import ops
-from .backend import allocation_error
+from mgraph import ops
+from mgraph.backend import allocation_error
 
 
 STAT_KEYS = ("compute_s", "package_s", "push_s", "wait_s", "combine_s", "bytes", "frontier")
@@ -23,7 +23,7 @@ def drive(d, prim, ex, backend, group, sources, progress=None):
     """Device ``d``'s whole part of a run, in lockstep with the others through ``group`` (mgraph.group).
 
     The same body runs in a worker thread (:func:`enact_devices`) or in an
-    MPI rank (mgraph.launch).  Supersteps end with the exchange and one
+    MPI rank (mgraph.runner.launch).  Supersteps end with the exchange and one
     ``group.share`` at which every device publishes whether it has converged
     and its share of the primitive's ``global_sums``.  Returns (per-superstep
     records, clock): the clock's ``start`` is read just after a barrier,
@@ -250,7 +250,7 @@ class Contract:
                                 "return graph.own_vertices itself")
 
     def names(self):
-        from .comm import COMBINES
+        from mgraph.comm.exchange import COMBINES
 
         prim, n, xp = self.prim, self.graph.num_vertices, self.backend.xp
         for name, op in dict(prim.combine).items():

@@ -2,7 +2,7 @@
 
 Every worker of a group (MPI ranks, or threads of one process) calls
 :func:`build_part` with the same arguments; each ends with its own
-:class:`~mgraph.subgraph.SubGraph`, the same one ``subgraph.build`` cuts
+:class:`~mgraph.parts.subgraph.SubGraph`, the same one ``subgraph.build`` cuts
 from a whole graph.  The edges go to the owners of their rows by an
 all-to-all, a chunk at a time, in two passes over the source: the first
 counts each own row's arcs (so the CSR is allocated once, at its final size;
@@ -23,9 +23,9 @@ import time
 
 import numpy as np
 
-from .backend import Backend
-from .graph import Graph, index_dtype
-from .subgraph import SubGraph
+from mgraph.backend import Backend
+from mgraph.graph import Graph, index_dtype
+from mgraph.parts.subgraph import SubGraph
 
 KEY_LIMIT = (1 << 62)  # a block's row keys (row offset * n + column) stay below this
 
@@ -48,7 +48,7 @@ class Owners:
 
 def build_part(group, source, backend: Backend, owners: Owners, duplication="1-hop", *, chunk=None,
                progress=False, move=None) -> SubGraph:
-    """This worker's part of the graph of ``source`` (an opened :class:`~mgraph.sources.EdgeSource`), on ``backend``.
+    """This worker's part of the graph of ``source`` (an opened :class:`~mgraph.io.sources.EdgeSource`), on ``backend``.
 
     ``owners`` names every vertex's part (one part per worker of ``group``).
     ``move`` is the all-to-all that routes arcs (``move(arrays)``: ``arrays[k]``
@@ -58,7 +58,7 @@ def build_part(group, source, backend: Backend, owners: Owners, duplication="1-h
     Collective: every worker calls it.  With one worker the part is the whole
     graph, with no id maps.
     """
-    from .sources import CHUNK_EDGES
+    from mgraph.io.sources import CHUNK_EDGES
 
     chunk = chunk or CHUNK_EDGES
     xp, n, p, me = backend.xp, source.num_vertices, group.size, group.rank
@@ -101,8 +101,8 @@ def _check_memory(group, source, backend: Backend, chunks) -> None:
     process, CPU ranks on one node) are counted together.  The arcs are a
     bound: before self-loops and repeated arcs are dropped, spread evenly.
     """
-    from . import memory
-    from .group import ThreadGroup
+    from mgraph import memory
+    from mgraph.group import ThreadGroup
 
     n, p = source.num_vertices, group.size
     listed = group.allreduce(sum(int(b) - int(a) for a, b in chunks), "sum")  # edges of the whole list
@@ -125,7 +125,7 @@ def _check_memory(group, source, backend: Backend, chunks) -> None:
 
 def build_graph(source, backend: Backend, *, chunk=None) -> Graph:
     """The whole graph of ``source`` on ``backend``, built a chunk at a time (a one-worker :func:`build_part`)."""
-    from .group import SoloGroup
+    from mgraph.group import SoloGroup
 
     source.open(SoloGroup())
     part = build_part(SoloGroup(), source, backend, Owners(1), chunk=chunk)
@@ -244,7 +244,7 @@ def _sort_rows(xp, indptr, indices, weights, n, total, block_arcs=1 << 25):
     """Sort each row's columns and keep the lightest of repeated arcs, a block of rows at a time, compacting in
     place (a block is written no further than it was read).  Blocks are an eighth of the part at most, so their
     keys stay small beside it."""
-    from .sources import ROUNDS_MIN
+    from mgraph.io.sources import ROUNDS_MIN
 
     block_arcs = min(block_arcs, max(1 << 16, -(-total // ROUNDS_MIN)))
     num_rows = indptr.shape[0] - 1
@@ -373,7 +373,7 @@ def _release(xp):
 
 
 def _host(a):
-    from .backend import to_numpy
+    from mgraph.backend import to_numpy
 
     return to_numpy(a)
 

@@ -39,7 +39,7 @@ import os
 
 import numpy as np
 
-from . import memory
+from mgraph import memory
 
 ENABLED = True  # False: every table goes to the line-aware reader (tests compare the two)
 

@@ -1,9 +1,9 @@
-"""Graph loaders: Matrix Market, SNAP and CSV edge lists, an .npz CSR cache, and generator specs.
+"""Graph loaders: Matrix Market, SNAP and CSV edge lists, and an .npz CSR cache.
 
 Text is parsed vectorized: the file is read whole (gunzipped when it starts
 with the gzip magic bytes), its header read line by line, and the table of
 edges after it handed to pyarrow's multithreaded CSV reader
-(:mod:`mgraph.parse`), with options under which it reads every token as the
+(:mod:`mgraph.io.parse`), with options under which it reads every token as the
 line-aware reader below does.  Where pyarrow is absent, declines the text
 (comment lines between the edges, a carriage return inside a line, ...),
 refuses a line, or the parsed edges break a check (a negative or
@@ -36,9 +36,10 @@ import zlib
 
 import numpy as np
 
-from . import cachecheck, generators, memory
-from .backend import Backend, resolve, to_numpy
-from .graph import Graph, index_dtype
+from mgraph import memory
+from mgraph.io import cachecheck, generators
+from mgraph.backend import Backend, resolve, to_numpy
+from mgraph.graph import Graph, index_dtype
 
 GZIP_MAGIC = b"\x1f\x8b"
 # Extension -> format; the text formats may also end in ".gz".
@@ -70,26 +71,17 @@ class GraphFormatError(ValueError):
 
 def load(path_or_spec, *, directed: bool | None = None, backend: str | Backend = "auto", seed: int = 0,
          weights: tuple[int, int] | None = None) -> Graph:
-    """A graph from a file (format from its extension) or a generator spec such as ``rmat:20``.
+    """A graph from a file, its format from its extension (:func:`mgraph.load` also draws generator specs).
 
     ``directed=None`` keeps what the file says (see :func:`read_edges`);
     ``True`` on an undirected source gives both arcs of every edge, ``False``
     on a directed one symmetrizes it.  Files are parsed on the CPU and the
-    graph is built on ``backend``'s device; generated graphs (``seed`` picks
-    one, ``weights=(lo, hi)`` draws integer weights) are drawn there too, a
-    chunk of edges at a time, so the peak stays near the finished CSR.
+    graph is built on ``backend``'s device.
     """
     name = check_load_args(path_or_spec, directed=directed, seed=seed, weights=weights)
     b = resolve(backend)
     if generators.is_spec(name) and not os.path.exists(name):
-        if directed:
-            raise ValueError(f"generated graphs are undirected; directed=True is not available for {name!r}")
-        from .partbuild import build_graph
-        from .sources import SpecSource
-
-        source = SpecSource(name, seed=seed, weights=weights)
-        with _on_device(b):
-            return build_graph(source, b)
+        raise ValueError(f"{name!r} is a generator spec, not a file: mgraph.load draws it")
     if weights is not None:
         raise ValueError(f"weights=(lo, hi) draws weights for a generated graph; {name} is a file")
     fmt = format_of(name)
@@ -315,8 +307,8 @@ def _parse_edge_list(path, data: bytes, *, delimiter, comments, where=None):
 
 
 def _fast_columns(data, start: int, ncols: int, delimiter, weight_kind):
-    """The table after ``start`` parsed by pyarrow (mgraph.parse), or None: the line-aware reader (_Table) parses it."""
-    from . import parse
+    """The table after ``start`` parsed by pyarrow (mgraph.io.parse), or None: the line-aware reader (_Table) parses it."""
+    from mgraph.io import parse
 
     return parse.columns(data, start, len(data), ncols, delimiter, weight_kind)
 
@@ -584,7 +576,7 @@ def _show(token: bytes, limit: int = 40) -> str:
 
 
 def _load_npz(path: str) -> Graph:
-    """The Graph a :func:`save_npz` file holds, after every check of :mod:`mgraph.cachecheck`.
+    """The Graph a :func:`save_npz` file holds, after every check of :mod:`mgraph.io.cachecheck`.
 
     A cache is an input like any other: a damaged or hand-made one is a
     GraphFormatError naming the file and the breach, never a graph that
@@ -695,7 +687,7 @@ class FileEdges:
           (an uncompressed member is read in place; a compressed one is
           decompressed up to the slice, streaming); an undirected cache gives
           each edge once (the arc with src < dst), as ``Graph.edges()`` does.
-          Checked as :func:`load` checks a cache (mgraph.cachecheck), as far as
+          Checked as :func:`load` checks a cache (mgraph.io.cachecheck), as far as
           the share shows it: on describing, the members, their headers and
           ``indptr``'s ends; per share, its offsets, its rows (ids in range,
           sorted, no repeats or self-loops, finite real weights) and, when the
@@ -969,7 +961,7 @@ class _NpyMember:
 
 
 def _npy_member(zf: zipfile.ZipFile, raw, info: zipfile.ZipInfo, archive_size: int) -> _NpyMember:
-    """Where member ``info``'s array lies, its header checked by :func:`mgraph.cachecheck.member_header`."""
+    """Where member ``info``'s array lies, its header checked by :func:`mgraph.io.cachecheck.member_header`."""
     dtype, shape, data_start = cachecheck.member_header(zf, info, archive_size)
     offset = None
     if info.compress_type == zipfile.ZIP_STORED:

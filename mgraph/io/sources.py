@@ -20,8 +20,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import generators
-from .backend import to_numpy
+from mgraph.io import generators
+from mgraph.backend import to_numpy
 
 CHUNK_EDGES = 1 << 24  # edges routed per round at most: bounds a build's working memory beyond the finished part
 ROUNDS_MIN = 8  # a worker routes its share in at least this many rounds, so a round stays small beside its part
@@ -85,11 +85,11 @@ class SpecSource(EdgeSource):
 
 class FileSource(EdgeSource):
     """A graph file: this worker parses its byte range once (its share stays in host memory; pyarrow parses it
-    where it can, as for a whole file: mgraph.parse) and hands it out in chunks.  A gzip file cannot be cut by
+    where it can, as for a whole file: mgraph.io.parse) and hands it out in chunks.  A gzip file cannot be cut by
     bytes: worker 0 reads it whole."""
 
     def __init__(self, path, *, directed=None):
-        from .io import FileEdges
+        from mgraph.io.loaders import FileEdges
 
         self.file = FileEdges(path)
         self.name = str(path)
@@ -171,7 +171,7 @@ def _empty(weighted):
 
 def source_of(graph_or_name, *, directed=None, seed=0, weights=None) -> EdgeSource:
     """The edge source of a Graph, a generator spec or a file path."""
-    from .graph import Graph
+    from mgraph.graph import Graph
 
     if isinstance(graph_or_name, EdgeSource):
         return graph_or_name

@@ -1,8 +1,8 @@
 """Distributed ``--validate``: every worker checks its own part's arcs, so no process needs the whole graph.
 
-Under MPI each rank holds only its :class:`~mgraph.subgraph.SubGraph`; at
+Under MPI each rank holds only its :class:`~mgraph.parts.subgraph.SubGraph`; at
 R-MAT scale 28-30 no process can hold the graph that
-:mod:`mgraph.validate` checks.  The functions here are collective: every
+:mod:`mgraph.check.validate` checks.  The functions here are collective: every
 worker of a :class:`~mgraph.group.Group` calls them with its own part and the
 WHOLE result arrays (caller ids, NumPy, the same on every worker: the caller
 broadcasts them).  Work per worker is two or three passes over its own arcs
@@ -22,12 +22,12 @@ reduce-scatter of an n-vector (one copy of it to the host per check).
 Verdicts are agreed: a check runs as stages, each ending in one ``allgather``
 of every worker's verdict, so a worker that finds a violation never leaves the
 others waiting in a collective.  On success every worker returns None; on a
-violation every worker raises :class:`~mgraph.validate.ValidationError` with
+violation every worker raises :class:`~mgraph.check.validate.ValidationError` with
 the same one-line message, the first in rank order.  (A worker that fails
 otherwise, e.g. out of memory, re-raises its own exception and the others
 raise RuntimeError naming it.)
 
-What is certified, against :mod:`mgraph.validate`'s whole-graph checks:
+What is certified, against :mod:`mgraph.check.validate`'s whole-graph checks:
 
 * :func:`validate_bfs_parts`: Graph500's five rules, exactly (the same
   verdict as ``validate_bfs``).  With a depth array the tree rule needs no
@@ -63,9 +63,9 @@ import functools
 
 import numpy as np
 
-from .backend import array_module, to_numpy
-from .graph import index_dtype
-from .validate import ValidationError, _fail, _ids, _integral, _num, _tree_levels
+from mgraph.backend import array_module, to_numpy
+from mgraph.graph import index_dtype
+from mgraph.check.validate import ValidationError, _fail, _ids, _integral, _num, _tree_levels
 
 __all__ = ["validate_bfs_parts", "validate_sssp_parts", "validate_components_parts", "pagerank_residual_parts",
            "validate_pagerank_parts", "BLOCK_ARCS", "DEVICE_BLOCK_ARCS", "HOOK_ROUNDS"]

@@ -1,6 +1,6 @@
 """Parts whose proxies carry arcs: what a primitive that reads its neighbours' neighbour lists needs.
 
-A part normally stores only its own vertices' arcs (mgraph.subgraph).  That
+A part normally stores only its own vertices' arcs (mgraph.parts.subgraph).  That
 is enough for every primitive that reads one hop at a time, but not for one
 that compares a vertex's neighbour list with its neighbours' lists (triangle
 counting): on a part, a proxy's list would be empty and the count silently
@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .backend import to_numpy
-from .subgraph import SubGraph
+from mgraph.backend import to_numpy
+from mgraph.parts.subgraph import SubGraph
 
 
 def with_proxy_arcs(part, group):

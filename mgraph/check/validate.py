@@ -14,8 +14,8 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph import breadth_first_order, connected_components, dijkstra
 
-from .backend import to_numpy
-from .graph import index_dtype
+from mgraph.backend import to_numpy
+from mgraph.graph import index_dtype
 
 __all__ = ["ValidationError", "validate_bfs", "validate_sssp",
            "reference_bfs_depth", "reference_sssp", "reference_components"]
