@@ -86,7 +86,6 @@ from mgraph.cli import (TRAVERSALS, WHOLE_REFERENCE, PartsValidator, Validator, 
 from mgraph.comm.exchange import COMMUNICATIONS  # noqa: E402
 from mgraph.group import fail_job, is_root, world  # noqa: E402
 from mgraph.runner.launch import WORKERS, prepare  # noqa: E402
-from mgraph.io.loaders import load as load_graph  # noqa: E402
 from mgraph.parts.partitioned import PartitionedGraph  # noqa: E402
 from mgraph.parts.subgraph import DUPLICATIONS  # noqa: E402
 from mgraph.primitives.contract import Primitive  # noqa: E402
@@ -363,7 +362,7 @@ def _graph(scale, edge_factor, backend, seed, weights=None):
     if w is not None:
         graph = PartitionedGraph(spec, w, seed=seed, weights=weights)
     else:
-        graph = load_graph(spec, backend=backend, seed=seed, weights=weights)  # chunk by chunk: a low peak
+        graph = mgraph.load(spec, backend=backend, seed=seed, weights=weights)  # chunk by chunk: a low peak
         backend.synchronize()
     generate_s = None if w is not None else time.perf_counter() - t0
     what = f"R-MAT scale {scale}, edge factor {edge_factor}{' (weighted)' if weights else ''}"

@@ -7,6 +7,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+
+import mgraph
 import scipy.io
 import scipy.sparse as sp
 
@@ -298,13 +300,15 @@ def test_npz_rejects_other_archives_and_needs_suffix(tmp_path):
 
 
 def test_generator_spec_through_load():
-    g = mio.load("grid:4x3", backend="numpy")
+    g = mgraph.load("grid:4x3", backend="numpy")
     assert (g.num_vertices, g.num_edges, g.directed) == (12, 17, False)
-    assert mio.load("rmat:6:4", backend="numpy", seed=3).num_vertices == 64
+    assert mgraph.load("rmat:6:4", backend="numpy", seed=3).num_vertices == 64
     with pytest.raises(ValueError, match="undirected"):
-        mio.load("rmat:6", directed=True, backend="numpy")
+        mgraph.load("rmat:6", directed=True, backend="numpy")
     with pytest.raises(ValueError, match="bad graph spec 'rmat:six'"):
-        mio.load("rmat:six", backend="numpy")
+        mgraph.load("rmat:six", backend="numpy")
+    with pytest.raises(ValueError, match="generator spec, not a file"):
+        mio.load("grid:4x3", backend="numpy")  # the file loaders leave drawing to mgraph.load
 
 
 def test_progress_bar_only_on_a_terminal(monkeypatch, capsys):
@@ -331,6 +335,6 @@ def test_progress_bar_only_on_a_terminal(monkeypatch, capsys):
 def test_load_onto_gpu():
     g = mio.load(FACEBOOK, backend="cupy")
     assert g.xp is not np and g.num_edges == mio.load(FACEBOOK, backend="numpy").num_edges
-    r = mio.load("rmat:12", backend="cupy")
+    r = mgraph.load("rmat:12", backend="cupy")
     assert r.xp is not np and r.num_vertices == 4096
 
