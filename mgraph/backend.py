@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import platform
 import threading
 import time
 from functools import lru_cache
@@ -163,8 +164,6 @@ def _device_name(name, device) -> str:
 
         props = cupy.cuda.runtime.getDeviceProperties(device)
         return props["name"].decode() if isinstance(props["name"], bytes) else str(props["name"])
-    import platform
-
     return platform.processor() or platform.machine() or "cpu"
 
 

@@ -26,6 +26,7 @@ import struct
 import numpy as np
 
 from mgraph import group as groups
+from mgraph.backend import to_numpy
 from mgraph.comm.transport import Transport, bytes_of
 
 _FIELD = struct.Struct("<H8sq")  # name length, dtype string (padded), element count
@@ -139,8 +140,6 @@ class StagedTransport(MpiTransport):
     the receiver's GPU (slower than NCCL, but NCCL refuses two ranks on one GPU)."""
 
     def send(self, src, packages, tag=0):
-        from mgraph.backend import to_numpy
-
         return super().send(src, [(k, {n: to_numpy(a) for n, a in p.items()}) for k, p in packages], tag)
 
     def receive(self, dst, tag=0):

@@ -23,9 +23,13 @@ import time
 
 import numpy as np
 
-from mgraph.backend import Backend
+from mgraph import memory
+from mgraph.backend import Backend, to_numpy
 from mgraph.graph import Graph, index_dtype
+from mgraph.group import SoloGroup, ThreadGroup
+from mgraph.io.sources import CHUNK_EDGES, ROUNDS_MIN
 from mgraph.parts.subgraph import SubGraph
+from mgraph.partitioners.random import hash_owner
 
 KEY_LIMIT = (1 << 62)  # a block's row keys (row offset * n + column) stay below this
 
@@ -40,8 +44,6 @@ class Owners:
         if self.num_parts == 1:
             return xp.zeros(ids.shape[0], dtype=np.int32)
         if self.table is None:
-            from mgraph.partitioners.random import hash_owner
-
             return hash_owner(ids, self.num_parts, self.seed, xp)
         return self.table[ids]
 
@@ -58,8 +60,6 @@ def build_part(group, source, backend: Backend, owners: Owners, duplication="1-h
     Collective: every worker calls it.  With one worker the part is the whole
     graph, with no id maps.
     """
-    from mgraph.io.sources import CHUNK_EDGES
-
     chunk = chunk or CHUNK_EDGES
     xp, n, p, me = backend.xp, source.num_vertices, group.size, group.rank
     idx = index_dtype(n)
@@ -101,9 +101,6 @@ def _check_memory(group, source, backend: Backend, chunks) -> None:
     process, CPU ranks on one node) are counted together.  The arcs are a
     bound: before self-loops and repeated arcs are dropped, spread evenly.
     """
-    from mgraph import memory
-    from mgraph.group import ThreadGroup
-
     n, p = source.num_vertices, group.size
     listed = group.allreduce(sum(int(b) - int(a) for a, b in chunks), "sum")  # edges of the whole list
     arcs = listed * (2 if source.both_ways else 1)
@@ -125,8 +122,6 @@ def _check_memory(group, source, backend: Backend, chunks) -> None:
 
 def build_graph(source, backend: Backend, *, chunk=None) -> Graph:
     """The whole graph of ``source`` on ``backend``, built a chunk at a time (a one-worker :func:`build_part`)."""
-    from mgraph.group import SoloGroup
-
     source.open(SoloGroup())
     part = build_part(SoloGroup(), source, backend, Owners(1), chunk=chunk)
     num_input = getattr(source, "num_edges", None)
@@ -244,8 +239,6 @@ def _sort_rows(xp, indptr, indices, weights, n, total, block_arcs=1 << 25):
     """Sort each row's columns and keep the lightest of repeated arcs, a block of rows at a time, compacting in
     place (a block is written no further than it was read).  Blocks are an eighth of the part at most, so their
     keys stay small beside it."""
-    from mgraph.io.sources import ROUNDS_MIN
-
     block_arcs = min(block_arcs, max(1 << 16, -(-total // ROUNDS_MIN)))
     num_rows = indptr.shape[0] - 1
     new_deg = xp.zeros(num_rows, dtype=np.int64)
@@ -373,8 +366,6 @@ def _release(xp):
 
 
 def _host(a):
-    from mgraph.backend import to_numpy
-
     return to_numpy(a)
 
 
