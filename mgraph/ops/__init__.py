@@ -26,7 +26,7 @@ from __future__ import annotations
 import numpy as np
 
 from mgraph.backend import array_module
-from mgraph.ops import functors, numpy_ops, segments
+from mgraph.ops import functors, levels, numpy_ops, segments
 from mgraph.ops.functors import Functor, first_claims
 
 UNVISITED = numpy_ops.UNVISITED
@@ -34,7 +34,8 @@ Bits = numpy_ops.Bits
 __all__ = ["UNVISITED", "advance_visit", "advance_visit_pull", "advance_relax", "advance_count_paths",
            "advance_dependency", "tight_predecessors", "pull_sum", "prepare_pull", "l1_distance", "hook_components",
            "compress", "bitmap", "Bits", "id_range", "bit_test", "unvisited", "filter", "segment_min", "advance", "Functor", "first_claims",
-           "functors", "neighbor_reduce", "intersect_count", "arcs"]
+           "functors", "neighbor_reduce", "intersect_count", "arcs", "advance_levels", "Levels"]
+Levels = levels.Levels
 
 
 def _impl(a):
@@ -59,6 +60,38 @@ def advance(graph, frontier, functor, *args):
     args = functor.arguments(graph, args, xp)
     impl = numpy_ops if xp is np else _impl(graph.indptr)
     return impl.advance(graph, frontier, functor, args)
+
+
+def advance_levels(graph, frontier, functor, *args, level, limit=levels.FUSE_ARCS, max_levels=1 << 30):
+    """Push advances level after level while the frontier stays small: :func:`advance` with ``functor``, then again
+    from what it emitted, the ``int`` argument named ``level`` (the functor's level or stamp parameter) one larger
+    each time, until a level emits nothing, the emitted vertices' out-arcs exceed ``limit``, or ``max_levels``
+    levels ran.  Returns :class:`~mgraph.ops.levels.Levels` (the last level's output, how many levels ran, how many
+    vertices they emitted in all).  On a GPU the levels run in one persistent kernel with one read at its end; a
+    frontier with more than ``limit`` out-arcs, or a graph that is one device's part of a larger one (an exchange
+    must run between levels), gets one plain advance.  The functor must emit each vertex at most once per level,
+    as for :func:`advance`."""
+    if not isinstance(functor, Functor):
+        raise ValueError(f"advance_levels needs an ops.Functor, got {type(functor).__name__}")
+    names = [p.name for p in functor.params]
+    if level not in names or functor.params[names.index(level)].pointer or \
+            functor.params[names.index(level)].ctype != "int":
+        raise ValueError(f"advance_levels: functor {functor.name} has no int parameter {level!r} to count levels with")
+    if not functor.emits:
+        raise ValueError(f"advance_levels: functor {functor.name} emits nothing, so there is no next level")
+    if int(max_levels) < 1 or int(limit) < 0:
+        raise ValueError(f"advance_levels: max_levels must be >= 1 and limit >= 0, got {max_levels}, {limit}")
+    xp = graph.xp
+    if not isinstance(frontier, xp.ndarray) or frontier.ndim != 1 or frontier.dtype.kind not in "iu":
+        raise ValueError(f"advance_levels' frontier must be a 1-D integer {xp.__name__} array of vertex ids")
+    args = functor.arguments(graph, args, xp)
+    if xp is np:
+        return levels.advance_levels(graph, frontier, functor, args, names.index(level), int(limit),
+                                     int(max_levels), numpy_ops.advance)
+    from mgraph.ops import cupy_levels, cupy_ops
+
+    return cupy_levels.advance_levels(graph, frontier, functor, args, names.index(level), int(limit),
+                                      int(max_levels), cupy_ops.advance)
 
 
 def neighbor_reduce(graph, values, op, vertices=None, *, weighted=False, prefer=None, empty=None):

@@ -1,0 +1,61 @@
+"""Several push advances in one call: the levels of a traversal whose frontiers stay small.
+
+A long-diameter traversal (a road network, a grid, the tail of a power-law
+BFS) runs thousands of levels of a few hundred vertices each; driven from the
+host, each level costs a launch sequence and a read of the output's length,
+far more than its work.  :func:`advance_levels` runs such levels back to back
+on the device instead — on a GPU one persistent cooperative kernel that runs
+the functor over the frontier's arcs, synchronises the grid and goes on with
+what the level emitted — and returns to the host only when the frontier is
+empty, has grown past a bound on its arcs (the load-balanced advance serves a
+large frontier better), or a level bound is reached.
+
+The functor is the one a single :func:`mgraph.ops.advance` would run; one of
+its ``int`` scalar parameters is the level (BFS's ``level``, SSSP's
+``stamp``), one larger on every level.  Levels only fuse where no exchange
+must run between them: on a graph that is one device's part of a larger graph
+the call runs one level, as :func:`~mgraph.ops.advance` would.
+"""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+FUSE_ARCS = 1 << 16  # arcs: a frontier with more out-arcs than this leaves the fused levels for the load-balanced advance
+
+
+class Levels(NamedTuple):
+    """What :func:`advance_levels` returns."""
+
+    frontier: object   #: the last level's output: the next frontier (each vertex once)
+    levels: int        #: how many levels ran (at least one where the frontier had vertices)
+    emitted: int       #: vertices emitted over all those levels, the last one's included
+
+
+def is_whole(graph) -> bool:
+    """Whether ``graph`` holds every vertex's arcs itself (one device), so that levels may follow each other
+    without an exchange between them."""
+    return int(graph.own_vertices.shape[0]) == graph.num_global_vertices
+
+
+def arcs_of(graph, frontier) -> int:
+    """The out-arcs of ``frontier``'s vertices (the NumPy twin's stop test)."""
+    f = frontier.astype(np.int64, copy=False)
+    return int((graph.indptr[f + 1] - graph.indptr[f]).sum())
+
+
+def advance_levels(graph, frontier, functor, args, level_at, limit, max_levels, advance):
+    """The NumPy twin (``advance``: the one-level operator): where levels may fuse and the frontier's out-arcs are
+    at most ``limit``, ``advance`` level after level, the argument at ``level_at`` one larger each time, until the
+    output is empty, its out-arcs exceed ``limit`` or ``max_levels`` levels ran; else one level."""
+    fuse = max_levels > 1 and is_whole(graph) and 0 < frontier.shape[0] <= limit and arcs_of(graph, frontier) <= limit
+    args = list(args)
+    levels = emitted = 0
+    while True:
+        frontier = advance(graph, frontier, functor, tuple(args))
+        levels += 1
+        emitted += int(frontier.shape[0])
+        if not fuse or frontier.shape[0] == 0 or levels >= max_levels or arcs_of(graph, frontier) > limit:
+            return Levels(frontier, levels, emitted)
+        args[level_at] = type(args[level_at])(args[level_at] + 1)

@@ -1,0 +1,98 @@
+"""ops.advance_levels: fused levels give what level-by-level advances give (the NumPy twin here; GPU: test_gpu_levels)."""
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from scipy.sparse import csgraph
+
+import mgraph
+from mgraph import ops
+from mgraph.graph import Graph
+from mgraph.parts import subgraph
+
+
+def bfs_levels(g, source, **kw):
+    depth = ops.unvisited(g, np.int32)
+    pred = ops.unvisited(g, g.indices.dtype)
+    depth[source], pred[source] = 0, source
+    frontier, level, calls = np.array([source], dtype=g.indices.dtype), 1, 0
+    while frontier.shape[0]:
+        r = ops.advance_levels(g, frontier, ops.functors.VISIT, depth, pred, level, level="level", **kw)
+        frontier, level, calls = r.frontier, level + r.levels, calls + 1
+    return depth, pred, calls
+
+
+def scipy_depths(g, source):
+    a = sp.csr_matrix((np.ones(g.num_arcs), g.indices, g.indptr), shape=(g.num_vertices,) * 2)
+    d = csgraph.shortest_path(a, unweighted=True, indices=source)
+    return np.where(np.isinf(d), -1, d).astype(np.int64)
+
+
+@pytest.mark.parametrize("spec", ["grid:40x30", "rmat:10"])
+@pytest.mark.parametrize("limit", [0, 8, 1 << 16])
+def test_fused_bfs_depths_equal_scipys(spec, limit):
+    g = mgraph.load(spec, backend="numpy")
+    source = int(np.argmax(np.diff(g.indptr) > 0))
+    depth, pred, calls = bfs_levels(g, source, limit=limit)
+    np.testing.assert_array_equal(depth, scipy_depths(g, source))
+    reached = np.flatnonzero((depth > 0))
+    assert np.all(depth[pred[reached]] == depth[reached] - 1)  # each predecessor one level up, joined by an arc
+    arcs = set(zip(np.repeat(np.arange(g.num_vertices), np.diff(g.indptr)).tolist(), g.indices.tolist()))
+    assert all((int(pred[v]), int(v)) in arcs for v in reached)
+    if limit == 1 << 16:  # every frontier small: one call runs the whole traversal
+        assert calls == 1
+    if limit == 0:  # nothing fuses: one call per level, as the plain advance
+        assert calls == int(depth.max()) + 1
+
+
+def test_levels_count_and_emitted():
+    g = mgraph.load("grid:30x1", backend="numpy")  # a path: one vertex per level
+    depth, pred = ops.unvisited(g, np.int32), ops.unvisited(g, g.indices.dtype)
+    depth[0], pred[0] = 0, 0
+    r = ops.advance_levels(g, np.array([0], dtype=g.indices.dtype), ops.functors.VISIT, depth, pred, 1,
+                           level="level", max_levels=10)
+    assert (r.levels, r.emitted, r.frontier.tolist()) == (10, 10, [10])
+    assert depth[:12].tolist() == list(range(11)) + [-1]
+    r = ops.advance_levels(g, r.frontier, ops.functors.VISIT, depth, pred, 11, level="level")
+    assert (r.levels, r.emitted, r.frontier.shape[0]) == (20, 19, 0)  # 19 more vertices, then an empty level
+    assert depth.tolist() == list(range(30))
+
+
+def test_fused_relax_gives_dijkstras_distances():
+    rng = np.random.default_rng(5)
+    base = mgraph.load("grid:25x25", backend="numpy")
+    src, dst, _ = base.edges()
+    w = rng.integers(1, 9, src.shape[0]).astype(np.float64)
+    g = Graph.from_edges(src, dst, w, num_vertices=base.num_vertices)
+    dist, marks = np.full(g.num_vertices, np.inf), np.zeros(g.num_vertices, dtype=np.int32)
+    dist[0] = 0.0
+    frontier, stamp = np.array([0], dtype=g.indices.dtype), 1
+    while frontier.shape[0]:
+        r = ops.advance_levels(g, frontier, ops.functors.RELAX, dist, marks, stamp, level="stamp")
+        frontier, stamp = r.frontier, stamp + r.levels
+    a = sp.csr_matrix((g.weights, g.indices, g.indptr), shape=(g.num_vertices,) * 2)
+    np.testing.assert_allclose(dist, csgraph.dijkstra(a, indices=0))
+
+
+def test_a_part_runs_one_level():
+    g = mgraph.load("grid:10x10", backend="numpy")
+    owner = (np.arange(g.num_vertices) % 2).astype(np.int32)
+    part = subgraph.build(g, owner, 2)[0]
+    depth, pred = ops.unvisited(part, np.int32), ops.unvisited(part, part.indices.dtype)
+    v = int(part.own_vertices[0])
+    depth[v], pred[v] = 0, v
+    r = ops.advance_levels(part, part.own_vertices[:1], ops.functors.VISIT, depth, pred, 1, level="level")
+    assert r.levels == 1 and r.emitted == r.frontier.shape[0] > 0
+
+
+def test_wrong_uses_are_value_errors():
+    g = mgraph.load("grid:5x5", backend="numpy")
+    d, p = ops.unvisited(g, np.int32), ops.unvisited(g, g.indices.dtype)
+    f = np.array([0], dtype=g.indices.dtype)
+    with pytest.raises(ValueError, match="no int parameter 'stamp'"):
+        ops.advance_levels(g, f, ops.functors.VISIT, d, p, 1, level="stamp")
+    with pytest.raises(ValueError, match="no int parameter 'label'"):
+        ops.advance_levels(g, f, ops.functors.VISIT, d, p, 1, level="label")
+    with pytest.raises(ValueError, match="max_levels"):
+        ops.advance_levels(g, f, ops.functors.VISIT, d, p, 1, level="level", max_levels=0)
+    with pytest.raises(ValueError, match="frontier"):
+        ops.advance_levels(g, [0], ops.functors.VISIT, d, p, 1, level="level")
