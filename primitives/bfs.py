@@ -68,6 +68,13 @@ class BFS(Primitive):
         if self.pulling:
             bits = ops.bitmap(frontier, self.num_vertices)
             new = ops.advance_visit_pull(self.rgraph, self.depth, self.predecessor, level, bits)
+        elif self.direction == "push":  # small frontiers run several levels at once on one device
+            r = ops.advance_levels(self.graph, frontier, ops.functors.VISIT, self.depth, self.predecessor, level,
+                                   level="level")
+            self.step += r.levels - 1
+            self.level = level + r.levels - 1
+            self.directions.extend(["push"] * r.levels)
+            return r.frontier
         else:
             new = ops.advance_visit(self.graph, frontier, self.depth, self.predecessor, level)
         self.directions.append("pull" if self.pulling else "push")

@@ -72,6 +72,10 @@ class Primitive:
     #: set by the enactor before each iterate: how many vertices the whole frontier has, on all devices
     frontier_total = 0
 
+    #: supersteps run so far in this run's phase, counted by the enactor after each iterate; an iterate that runs
+    #: several levels at once (:func:`mgraph.ops.advance_levels`) adds the levels beyond the first itself
+    step = 0
+
     def __init__(self, graph):
         self.graph = graph
         self.xp = graph.xp

@@ -60,8 +60,11 @@ class SSSP(Primitive):
         return self.frontier_of(source)
 
     def iterate(self, frontier):
-        if self.phase == "relax":
-            return ops.advance_relax(self.graph, frontier, self.distance, self.marks, self.step + 1)
+        if self.phase == "relax":  # small frontiers relax several rounds at once on one device
+            r = ops.advance_levels(self.graph, frontier, ops.functors.RELAX, self.distance, self.marks,
+                                   self.step + 1, level="stamp")
+            self.step += r.levels - 1
+            return r.frontier
         self.tree_level += 1
         return ops.advance_visit(self.graph, frontier, self.label, self.predecessor, self.tree_level,
                                  dist=self.distance)
