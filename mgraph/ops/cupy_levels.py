@@ -127,7 +127,7 @@ def _kernel(key, level_name, idx_dtype, device_id):
         module = cp.RawModule(code=source(cupy_ops._CTYPES[np.dtype(idx_dtype)], functor, level_name),
                               options=("-std=c++17",), enable_cooperative_groups=True)
         kernel = module.get_function("levels_" + functor.name)
-        per_sm = cp.cuda.driver.occupancyMaxActiveBlocksPerMultiprocessor(kernel.ptr, BLOCK, 0)
+        per_sm = cp.cuda.driver.occupancyMaxActiveBlocksPerMultiprocessor(kernel.kernel.ptr, BLOCK, 0)
         if per_sm < 1:
             raise RuntimeError(f"levels_{functor.name}: no block of {BLOCK} threads fits on a multiprocessor")
         sms = cp.cuda.Device(device_id).attributes["MultiProcessorCount"]
