@@ -59,6 +59,12 @@ VALIDATE_BYTES = {"bfs": (33, 40), "dobfs": (33, 40), "sssp": (44, 56), "cc": (2
                   "bc": (46, 40), "tc": (100, 16), "kcore": (40, 40), "lpa": (96, 40)}
 RESULT_VERTEX_BYTES = 16  # what one kept result holds per vertex (depth and predecessor, say)
 
+# A random geometric graph's points, sorted by cell, held by every worker that draws its edges
+# (mgraph.io.generators.RggPoints): 24 B per point kept (id, cell, x, y in 32 bits; the first candidate in 64)
+# and 8 per cell; the peak while sorting adds the 64-bit sort keys and their temporaries.
+RGG_POINT_BYTES = 48
+RGG_CELL_BYTES = 16
+
 
 # -- estimates --------------------------------------------------------------------------
 
@@ -105,6 +111,11 @@ def chunked_build_bytes(num_vertices: int, num_arcs: int, round_arcs: int, *, we
     own = -(-num_vertices // max(parts, 1))
     arcs = max(num_arcs, 0) * (id_bytes(num_vertices) + (8 if weighted else 0))
     return 8 * (own + 1) + arcs + CHUNK_VERTEX_BYTES * own + maps + per_round * max(round_arcs, 0)
+
+
+def rgg_points_bytes(num_points: int, num_cells: int) -> int:
+    """The peak of building a random geometric graph's table of points sorted by cell, on the device that draws."""
+    return RGG_POINT_BYTES * max(num_points, 0) + RGG_CELL_BYTES * max(num_cells, 0)
 
 
 def run_bytes(primitive: str, num_vertices: int, num_arcs: int, *, validate: bool = False, runs: int = 1) -> int:

@@ -1,5 +1,6 @@
 """Generators: splittable edge lists (any split gives the same edges), sizes, seeds, structure (grid against
-networkx), the R-MAT scramble, skew and quadrant odds, specs and their limits, NumPy/CuPy bit-identity."""
+networkx), the R-MAT scramble, skew and quadrant odds, specs and their limits, NumPy/CuPy bit-identity.
+Random geometric graphs have their own file, tests/test_rgg.py."""
 import pickle
 
 import networkx as nx
@@ -312,6 +313,7 @@ def test_spec_edges_sizes(spec, vertices, edges):
     ("rmat:9:4", lambda **kw: gen.rmat_edges(9, 4, **kw)),
     ("grid:11x6", lambda **kw: gen.grid_edges(11, 6, **kw)),
     ("er:500:3000", lambda **kw: gen.erdos_renyi_edges(500, 3000, **kw)),
+    ("rgg:10:0.08", lambda **kw: gen.rgg_edges(10, 0.08, **kw)),
 ])
 def test_spec_edges_draw_the_generators_edges_in_any_split(spec, make):
     es = gen.spec_edges(spec, seed=9, weights=(1, 64))
@@ -336,10 +338,11 @@ def test_from_spec_is_seeded_and_weighted():
 
 
 BAD_SPECS = ["rmat", "rmat:", "rmat:x", "rmat:0", "rmat:8:0", "rmat:8:4:2", "grid:5", "grid:0x5", "grid:5x",
-             "er:10", "er:0:5", "er:10:-1", "foo:1", "", "rmat:1e3"]
+             "er:10", "er:0:5", "er:10:-1", "foo:1", "", "rmat:1e3", "rgg", "rgg:", "rgg:0", "rgg:8:0", "rgg:8:-1",
+             "rgg:8:x", "rgg:8:1:2"]
 HUGE_SPECS = {"rmat:41": "MAX_SCALE", "rmat:45": "MAX_SCALE", "rmat:40:512": "MAX_EDGES",
               "grid:2000000x1000000": "MAX_VERTICES", "er:2000000000000:5": "MAX_VERTICES",
-              f"er:10:{2 ** 48 + 1}": "MAX_EDGES"}
+              f"er:10:{2 ** 48 + 1}": "MAX_EDGES", "rgg:31": "MAX_RGG_SCALE", "rgg:30:2": "MAX_EDGES"}
 
 
 @pytest.mark.parametrize("spec", BAD_SPECS + sorted(HUGE_SPECS))
@@ -357,6 +360,7 @@ def test_bad_specs_are_one_line_value_errors(spec):
 
 def test_is_spec_recognises_only_generator_prefixes():
     assert gen.is_spec("grid:bad") and not gen.is_spec("graph.mtx") and not gen.is_spec("rmat")
+    assert gen.is_spec("rgg:16") and gen.is_spec("RGG:16:0.01") and not gen.is_spec("rgg")
 
 
 # -- GPU ---------------------------------------------------------------------------------

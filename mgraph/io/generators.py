@@ -1,4 +1,4 @@
-"""Synthetic graphs: Graph500 Kronecker (R-MAT), 2-D grids and Erdos-Renyi.
+"""Synthetic graphs: Graph500 Kronecker (R-MAT), 2-D grids, Erdos-Renyi and random geometric graphs.
 
 Real graphs with 10M+ edges are not available offline, so scaling runs use
 these.  Each generator defines its edge list *by edge index*: edge ``e`` is a
@@ -21,7 +21,11 @@ the same seed, and a graph drawn on a GPU can be checked on the CPU.
 Draws per edge (``s`` below 32): R-MAT uses draws ``0 .. ceil(scale/2)-1``,
 each 64-bit output giving two levels' 32-bit uniforms; Erdos-Renyi uses
 draws 0 and 1 for its endpoints; every generator takes weights from
-draw 31.  R-MAT vertex ids are then relabelled by a seeded bijection on
+draw 31.  A random geometric graph draws its points, not its edges: point
+``i``'s coordinates are draws 0 and 1 of index ``i``, and its "edge index"
+runs over candidate pairs of points in neighbouring cells (see
+:class:`RggPoints`), each of which becomes an edge when the two points lie
+within the radius.  R-MAT vertex ids are then relabelled by a seeded bijection on
 ``[0, 2**scale)`` (:func:`_scramble`) computed arithmetically, so high degree
 is not tied to low ids without a permutation table.
 
@@ -30,8 +34,11 @@ output arrays, whose size the caller picks through ``[start, stop)``.
 """
 from __future__ import annotations
 
+import functools
+import math
 import re
 from dataclasses import dataclass, field
+from fractions import Fraction
 
 import numpy as np
 
@@ -50,11 +57,12 @@ MAX_SCALE = 40
 MAX_VERTICES = 1 << MAX_SCALE
 MAX_EDGES = 1 << 48
 
-SPEC_FORMS = "rmat:SCALE[:EDGEFACTOR], grid:WIDTHxHEIGHT or er:N:M"
+SPEC_FORMS = "rmat:SCALE[:EDGEFACTOR], grid:WIDTHxHEIGHT, er:N:M or rgg:SCALE[:RADIUS]"
 _SPEC_PATTERNS = {
     "rmat": re.compile(r"rmat:(\d+)(?::(\d+))?", re.IGNORECASE),
     "grid": re.compile(r"grid:(\d+)x(\d+)", re.IGNORECASE),
     "er": re.compile(r"er:(\d+):(\d+)", re.IGNORECASE),
+    "rgg": re.compile(r"rgg:(\d+)(?::((?:\d+\.?\d*|\.\d+)(?:e[-+]?\d+)?))?", re.IGNORECASE),
 }
 
 # -- the counter-based generator ------------------------------------------------------
@@ -112,6 +120,15 @@ class _Counter:
         self.xp.add(self.base, np.uint64((self.seed + (stream + 1) * _GAMMA) & _MASK64), out=out)
         _mix64(self.xp, out, self.tmp)
         return out
+
+
+def _draw_at(xp, seed: int, index, stream: int, out, tmp):
+    """The draws of ``stream`` for arbitrary uint64 indices ``index`` (what :class:`_Counter` gives for a range),
+    into ``out``; ``tmp`` is scratch of the same length."""
+    xp.multiply(index, np.uint64(_STREAMS * _GAMMA & _MASK64), out=out)
+    out += np.uint64((int(seed) + (stream + 1) * _GAMMA) & _MASK64)
+    _mix64(xp, out, tmp)
+    return out
 
 
 def _host_draw(seed: int, counter: int) -> int:
@@ -394,6 +411,280 @@ def erdos_renyi_edges(n: int, m: int, *, start: int = 0, stop: int | None = None
     return src, dst, w
 
 
+# -- random geometric graphs ----------------------------------------------------------
+
+RGG_RADIUS_FACTOR = 0.55  # DIMACS10's rgg_n_2_S and Gunrock's rgg_n_24: r = 0.55 * sqrt(ln n / n)
+# Every worker holds all 2**S points sorted by cell (about 30 bytes each, RggPoints); 2**30 points are 30 GiB
+# of it, beyond what a GPU beside its part can spare.  Ids, cells and coordinates then fit in 32 bits.
+MAX_RGG_SCALE = 30
+_COORD_BITS = 31          # coordinates are integers below 2**31: point (X, Y) is (X / 2**31, Y / 2**31)
+_COORD_SHIFT = np.uint64(64 - _COORD_BITS)
+_RGG_COUNT_BLOCK = 1 << 20  # points counted per pass on the host when sizing the candidate list
+
+
+def rgg_radius(scale: int) -> float:
+    """The default radius of ``rgg:scale``: ``0.55 * sqrt(ln n / n)`` for ``n = 2**scale`` points.
+
+    DIMACS10's ``rgg_n_2_S`` graphs (Gunrock's ``rgg_n_24``) use it: just
+    below the connectivity threshold ``sqrt(ln n / (pi n))``, so a giant
+    component holds nearly every point, each with about ``pi r**2 n = 0.95
+    ln n`` neighbours (15.8 at scale 24) and a hop diameter of order ``1 / r``.
+    """
+    n = 1 << int(scale)
+    return RGG_RADIUS_FACTOR * math.sqrt(math.log(n) / n)
+
+
+def _check_rgg(scale, radius) -> float:
+    """Validates an rgg's scale and radius (None: the default); returns the radius."""
+    _check_int("scale", scale, 1)
+    if scale > MAX_RGG_SCALE:
+        raise ValueError(f"scale must be at most {MAX_RGG_SCALE} for rgg (MAX_RGG_SCALE: every worker holds all"
+                         f" 2**scale points), got {scale}")
+    if radius is None:
+        return rgg_radius(scale)
+    if isinstance(radius, bool) or not isinstance(radius, (int, float, np.integer, np.floating)) \
+            or not math.isfinite(radius) or radius <= 0:
+        raise ValueError(f"radius must be a positive finite number, got {radius!r}")
+    return float(radius)
+
+
+def _rgg_geometry(scale: int, radius: float) -> tuple[int, int]:
+    """``(side, r2)``: cells per side of the unit square, and the squared radius in coordinate units.
+
+    Cells are at least ``radius`` wide (``side <= 1 / radius``, exactly), so
+    points more than one cell apart in x or in y are farther apart than the
+    radius and only neighbouring cells hold candidate pairs.  At most ``n``
+    cells (a tiny radius would ask for more cells than points).  ``r2 =
+    floor(radius**2 * 2**62)``, computed exactly: two points join when
+    ``dx**2 + dy**2 <= r2`` in integer coordinates (below 2**63, so int64
+    holds it), the same test on every device.
+    """
+    exact = Fraction(radius)
+    side = max(1, min(int(1 / exact), math.isqrt(1 << scale)))
+    r2 = min(int(exact * exact * (1 << (2 * _COORD_BITS))), (1 << 63) - 1)
+    return side, r2
+
+
+def _rgg_cells(xp, seed: int, index, side: int, out, tmp, tmp2):
+    """The cell ``cy * side + cx`` of points ``index`` (uint64), into ``out`` (uint64); the coordinates' draws go
+    through ``tmp`` and ``tmp2``."""
+    _draw_at(xp, seed, index, 1, tmp2, tmp)
+    xp.right_shift(tmp2, _COORD_SHIFT, out=tmp2)   # Y
+    tmp2 *= np.uint64(side)
+    xp.right_shift(tmp2, np.uint64(_COORD_BITS), out=tmp2)   # cy
+    _draw_at(xp, seed, index, 0, out, tmp)
+    xp.right_shift(out, _COORD_SHIFT, out=out)     # X
+    out *= np.uint64(side)
+    xp.right_shift(out, np.uint64(_COORD_BITS), out=out)     # cx
+    tmp2 *= np.uint64(side)
+    out += tmp2
+    return out
+
+
+def _candidates_of_counts(counts) -> int:
+    """The candidate pairs of a ``side x side`` grid of point counts (NumPy, indexed [cy, cx]): pairs within a
+    cell, and every pair of points in cells next to each other (across, up, and both diagonals), once."""
+    c = counts.astype(np.int64)
+    total = int(np.sum(c * (c - 1) // 2))
+    total += int(np.sum(c[:, :-1] * c[:, 1:]))    # (cx, cy) with (cx + 1, cy)
+    total += int(np.sum(c[:-1, :] * c[1:, :]))    # with (cx, cy + 1)
+    total += int(np.sum(c[:-1, :-1] * c[1:, 1:]))  # with (cx + 1, cy + 1)
+    total += int(np.sum(c[:-1, 1:] * c[1:, :-1]))  # with (cx - 1, cy + 1)
+    return total
+
+
+@functools.lru_cache(maxsize=16)
+def _rgg_num_candidates(scale: int, radius: float, seed: int) -> int:
+    """The length of an rgg's candidate list, counted on the host from its points' cells (no sort, no table).
+
+    What a spec needs to size and split the list before any worker draws;
+    O(2**scale) work, kept for the process (a spec is made more than once:
+    the command line checks memory before it builds).
+    """
+    n = 1 << scale
+    side, _ = _rgg_geometry(scale, radius)
+    if side == 1:  # one cell: every pair is a candidate
+        return n * (n - 1) // 2
+    # the counts and one block's bincount of them; per point of a block its index, cell and two draws
+    memory.check(16 * side * side + 32 * min(n, _RGG_COUNT_BLOCK), f"rgg:{scale}: counting the cells of its points")
+    counts = np.zeros(side * side, dtype=np.int64)
+    for lo in range(0, n, _RGG_COUNT_BLOCK):
+        hi = min(lo + _RGG_COUNT_BLOCK, n)
+        index = np.arange(lo, hi, dtype=np.uint64)
+        cells = _rgg_cells(np, seed, index, side, np.empty_like(index), np.empty_like(index), np.empty_like(index))
+        counts += np.bincount(cells.view(np.int64), minlength=side * side)
+    return _candidates_of_counts(counts.reshape(side, side))
+
+
+def rgg_points(scale: int, *, xp=np, seed: int = 0, start: int = 0, stop: int | None = None):
+    """Integer coordinates ``(X, Y)`` (int64, below 2**31) of points ``[start, stop)`` of ``rgg:scale``.
+
+    Point ``i`` lies at ``(X / 2**31, Y / 2**31)`` in the unit square, uniform:
+    ``X`` is the top 31 bits of draw 0 of index ``i`` (SplitMix64 output
+    number ``i * 32``), ``Y`` those of draw 1.  The radius does not move the
+    points.
+    """
+    _check_rgg(scale, None)
+    start, stop = _check_range(start, stop, 1 << scale)
+    index = xp.arange(start, stop, dtype=np.uint64)
+    tmp = xp.empty_like(index)
+    out = []
+    for stream in (0, 1):
+        z = _draw_at(xp, seed, index, stream, xp.empty_like(index), tmp)
+        xp.right_shift(z, _COORD_SHIFT, out=z)
+        out.append(z.view(np.int64))
+    return out[0], out[1]
+
+
+class RggPoints:
+    """All points of an rgg on one device, sorted by cell: what a worker draws any range of candidate pairs from.
+
+    The unit square is cut into ``side x side`` cells of side at least the
+    radius (:func:`_rgg_geometry`); cell ``cy * side + cx``.  Points are
+    sorted by cell, then by id, and each sorted point ``k`` in cell ``(cx,
+    cy)`` lists as candidates the points after it that could lie within the
+    radius, in two runs that are contiguous in this order:
+
+    * A: the rest of its own cell, then the cell at ``(cx + 1, cy)``;
+    * B: the cells ``(cx - 1 .. cx + 1, cy + 1)`` of the row above.
+
+    Every pair of points in the same or neighbouring cells is listed once, by
+    the one that comes first in this order.  Candidate ``e`` of the whole
+    list is ``first[k] + t``: the ``t``-th candidate of point ``k``, A before
+    B.  That index depends on the points alone, so ranges of it split the
+    pairs the same way for any number of workers; an edge is a candidate
+    pair at distance at most the radius.  About 2.9 candidates per edge
+    (cells of side r hold 9 r**2 around a point, the disc pi r**2).
+
+    Held per point: its id, cell and coordinates (int32 each) and its first
+    candidate (int64); per cell its first point (int64).
+    """
+
+    def __init__(self, xp, scale: int, radius: float, seed: int = 0):
+        n = 1 << scale
+        self.xp, self.scale, self.radius, self.seed = xp, scale, radius, int(seed)
+        self.num_points = n
+        self.side, self.r2 = _rgg_geometry(scale, radius)
+        cells = self.side * self.side
+        memory.check(memory.rgg_points_bytes(n, cells), f"rgg:{scale}: the table of its {n:,} points", xp)
+        key = xp.empty(n, dtype=np.uint64)   # cell << scale | id: unique, so any sort gives one order
+        for lo, hi in _blocks(xp, 0, n):
+            index = xp.arange(lo, hi, dtype=np.uint64)
+            scratch = xp.empty_like(index)
+            cell = _rgg_cells(xp, self.seed, index, self.side, key[lo:hi], scratch, xp.empty_like(index))
+            xp.left_shift(cell, np.uint64(scale), out=cell)
+            cell |= index
+        key.sort()
+        self.ids = (key & np.uint64(n - 1)).astype(np.int32)
+        xp.right_shift(key, np.uint64(scale), out=key)
+        self.cell = key.astype(np.int32)
+        del key
+        self.x = xp.empty(n, dtype=np.int32)
+        self.y = xp.empty(n, dtype=np.int32)
+        for lo, hi in _blocks(xp, 0, n):
+            index = self.ids[lo:hi].astype(np.uint64)
+            z, scratch = xp.empty_like(index), xp.empty_like(index)
+            for stream, coord in ((0, self.x), (1, self.y)):
+                _draw_at(xp, self.seed, index, stream, z, scratch)
+                xp.right_shift(z, _COORD_SHIFT, out=z)
+                coord[lo:hi] = z.astype(np.int32)
+        self.cell_start = xp.zeros(cells + 1, dtype=np.int64)
+        xp.cumsum(xp.bincount(self.cell, minlength=cells), out=self.cell_start[1:])
+        counts = xp.empty(n, dtype=np.int64)
+        for lo, hi in _blocks(xp, 0, n):
+            k = xp.arange(lo, hi, dtype=np.int64)
+            a_end, b_start, b_end = self._runs(k)
+            counts[lo:hi] = (a_end - k - 1) + (b_end - b_start)
+        self.first = xp.zeros(n + 1, dtype=np.int64)
+        xp.cumsum(counts, out=self.first[1:])
+        del counts
+        self.num_candidates = int(self.first[-1])
+
+    def _runs(self, k):
+        """For sorted points ``k`` (int64): the end of run A (it starts at ``k + 1``) and run B's ``[start, end)``."""
+        xp, side, cells = self.xp, self.side, self.side * self.side
+        c = self.cell[k].astype(np.int64)
+        cx = c % np.int64(side)
+        right = (cx < side - 1).astype(np.int64)       # a cell to the right
+        left = (cx > 0).astype(np.int64)
+        a_end = self.cell_start[c + 1 + right]
+        up = c < cells - side                          # a row above
+        lo = xp.minimum(c + side - left, cells)
+        hi = xp.minimum(c + side + 1 + right, cells)
+        b_start = self.cell_start[lo]
+        b_end = xp.where(up, self.cell_start[hi], b_start)
+        return a_end, b_start, b_end
+
+    def pairs(self, lo: int, hi: int):
+        """The sorted positions ``(k, j)`` of candidates ``[lo, hi)`` (int64 arrays): ``k`` lists ``j``."""
+        xp = self.xp
+        e = xp.arange(lo, hi, dtype=np.int64)
+        k = xp.searchsorted(self.first, e, side="right") - 1
+        t = e - self.first[k]
+        del e
+        a_end, b_start, _ = self._runs(k)
+        len_a = a_end - k - 1
+        j = xp.where(t < len_a, k + 1 + t, b_start + (t - len_a))
+        return k, j
+
+    def within(self, k, j):
+        """Which candidate pairs ``(k, j)`` lie within the radius (a bool array): integer arithmetic only."""
+        dx = self.x[k].astype(np.int64) - self.x[j]
+        dx *= dx
+        dy = self.y[k].astype(np.int64) - self.y[j]
+        dy *= dy
+        dx += dy
+        return dx <= np.int64(self.r2)
+
+    def nbytes(self) -> int:
+        return sum(int(a.nbytes) for a in (self.ids, self.cell, self.x, self.y, self.cell_start, self.first))
+
+
+def rgg_edges(scale: int, radius: float | None = None, *, start: int = 0, stop: int | None = None, xp=np,
+              seed: int = 0, weights: tuple[int, int] | None = None, points: RggPoints | None = None):
+    """The edges among candidates ``[start, stop)`` of the random geometric graph on ``2**scale`` points.
+
+    Points are uniform in the unit square (:func:`rgg_points`; vertex ``i``
+    is point ``i``) and two are joined when at most ``radius`` apart
+    (default :func:`rgg_radius`).  The list runs over candidate pairs
+    (:class:`RggPoints`); ``stop`` defaults to its end, ``num_candidates``.
+    A range gives the edges among its candidates, in candidate order: at most
+    ``stop - start`` of them, each pair once, no self-loops.  Concatenating
+    the ranges of any split gives the whole edge list.  The weight of an edge
+    is draw 31 of its candidate index.  ``points`` is the table of this
+    graph on ``xp`` when the caller keeps one (drawing many ranges); else it
+    is built here.  Returns ``(src, dst, w)`` as :func:`rmat_edges` does.
+    """
+    radius = _check_rgg(scale, radius)
+    weights = _check_weights(weights)
+    if points is None:
+        points = RggPoints(xp, scale, radius, seed)
+    elif (points.xp, points.scale, points.radius, points.seed) != (xp, scale, radius, int(seed)):
+        raise ValueError(f"points are those of rgg:{points.scale}:{points.radius} seed {points.seed} on"
+                         f" {points.xp.__name__}, not of rgg:{scale}:{radius} seed {seed} on {xp.__name__}")
+    start, stop = _check_range(start, stop, points.num_candidates)
+    _check_edges_memory(f"rgg_edges({scale}, {radius})", stop - start, weights is not None, xp)
+    pieces = []
+    for lo, hi in _blocks(xp, start, stop):
+        k, j = points.pairs(lo, hi)
+        keep = points.within(k, j)
+        src = points.ids[k[keep]].astype(np.int64)
+        dst = points.ids[j[keep]].astype(np.int64)
+        del k, j
+        w = None
+        if weights is not None:
+            w = xp.empty(hi - lo, dtype=np.float64)
+            _weights_into(_Counter(xp, seed, lo, hi), weights, w, xp.empty(hi - lo, dtype=np.uint64))
+            w = w[keep]
+        pieces.append((src, dst, w))
+    if not pieces:
+        empty = xp.empty(0, dtype=np.int64)
+        return empty, empty.copy(), None if weights is None else xp.empty(0, dtype=np.float64)
+    src, dst, w = (xp.concatenate([p[i] for p in pieces]) if weights is not None or i < 2 else None
+                   for i in range(3))
+    return src, dst, w
+
+
 # -- whole graphs ---------------------------------------------------------------------
 
 
@@ -429,6 +720,22 @@ def erdos_renyi(n: int, m: int, seed: int = 0, *, xp=np, weights: tuple[int, int
     return Graph.from_edges(src, dst, w, num_vertices=n, directed=False)
 
 
+def rgg(scale: int, radius: float | None = None, *, xp=np, seed: int = 0,
+        weights: tuple[int, int] | None = None) -> Graph:
+    """A random geometric graph: ``2**scale`` points uniform in the unit square, joined within ``radius``.
+
+    The default radius is :func:`rgg_radius` (``0.55 * sqrt(ln n / n)``, as
+    DIMACS10's and Gunrock's ``rgg_n_2_S``); vertex ``i`` is point ``i`` of
+    :func:`rgg_points`.  Undirected and simple by construction.
+    """
+    radius = _check_rgg(scale, radius)
+    points = RggPoints(xp, scale, radius, seed)
+    _check_graph_memory(f"rgg({scale}, {radius})", 1 << scale, points.num_candidates, weights is not None, xp)
+    src, dst, w = rgg_edges(scale, radius, xp=xp, seed=seed, weights=weights, points=points)
+    del points
+    return Graph.from_edges(src, dst, w, num_vertices=1 << scale, directed=False)
+
+
 # -- specs ----------------------------------------------------------------------------
 
 
@@ -439,8 +746,10 @@ class EdgeSpec:
     A distributed builder gives each rank a range ``[start, stop)`` of
     ``range(num_edges)``; the ranks' edges together are the whole list,
     whatever the split.  ``num_edges`` counts the generated list, before
-    self-loops and duplicates are removed.  Small and picklable: ranks can
-    receive it instead of edges.
+    self-loops and duplicates are removed; for ``rgg`` it counts the
+    candidate pairs, a range of which gives only those within the radius
+    (about one in 2.9), so it bounds the edges.  Small and picklable: ranks
+    can receive it instead of edges.
     """
 
     name: str
@@ -453,8 +762,27 @@ class EdgeSpec:
     kind: str = field(default="", repr=False)
     args: tuple[int, ...] = field(default=(), repr=False)
 
-    def edges(self, start: int = 0, stop: int | None = None, xp=np):
-        """Edges ``[start, stop)`` (``stop`` defaults to ``num_edges``) as ``(src, dst, w)`` on ``xp``."""
+    def prepare(self, xp=np):
+        """What drawing ranges of this list on ``xp``'s device needs beyond the spec, for :meth:`edges`'
+        ``prepared``: an rgg's points sorted by cell (:class:`RggPoints`), None for the other kinds.  A caller
+        drawing many ranges keeps it, so the points are drawn and sorted once."""
+        if self.kind != "rgg":
+            return None
+        points = RggPoints(xp, *self.args, seed=self.seed)
+        if points.num_candidates != self.num_edges:  # the host's count and the device's table disagree
+            raise RuntimeError(f"{self.name}: {points.num_candidates} candidate pairs on {xp.__name__},"
+                               f" {self.num_edges} counted on the host")
+        return points
+
+    def edges(self, start: int = 0, stop: int | None = None, xp=np, prepared=None):
+        """Edges ``[start, stop)`` (``stop`` defaults to ``num_edges``) as ``(src, dst, w)`` on ``xp``.
+
+        ``prepared`` is :meth:`prepare`'s result on ``xp``, or None to make it
+        here (an rgg's points, drawn and sorted for this call alone).
+        """
+        if self.kind == "rgg":
+            return rgg_edges(*self.args, start=start, stop=stop, xp=xp, seed=self.seed, weights=self.weight_range,
+                             points=self.prepare(xp) if prepared is None else prepared)
         make = {"rmat": rmat_edges, "grid": grid_edges, "er": erdos_renyi_edges}[self.kind]
         return make(*self.args, start=start, stop=stop, xp=xp, seed=self.seed, weights=self.weight_range)
 
@@ -466,32 +794,42 @@ class EdgeSpec:
 
 
 def is_spec(text: str) -> bool:
-    """True when ``text`` names a generator (``rmat:``, ``grid:`` or ``er:``), well-formed or not."""
+    """True when ``text`` names a generator (``rmat:``, ``grid:``, ``er:`` or ``rgg:``), well-formed or not."""
     return text.split(":", 1)[0].lower() in _SPEC_PATTERNS and ":" in text
 
 
 def spec_edges(spec: str, *, seed: int = 0, weights: tuple[int, int] | None = None) -> EdgeSpec:
-    """The edge list a spec string names: ``rmat:SCALE[:EDGEFACTOR]``, ``grid:WxH`` or ``er:N:M``.
+    """The edge list a spec string names: ``rmat:SCALE[:EDGEFACTOR]``, ``grid:WxH``, ``er:N:M`` or
+    ``rgg:SCALE[:RADIUS]``.
 
     Validates everything (form, parameters, size limits MAX_SCALE,
-    MAX_VERTICES and MAX_EDGES, weights) without drawing an edge; raises
-    ValueError with a one-line message naming the spec.
+    MAX_VERTICES, MAX_EDGES and MAX_RGG_SCALE, weights) without drawing an
+    edge; raises ValueError with a one-line message naming the spec.  An rgg
+    spec counts its candidate pairs here (its points' cells, on the host:
+    about a second per 2**24 points, once per process).
     """
     kind = spec.split(":", 1)[0].lower()
     match = _SPEC_PATTERNS[kind].fullmatch(spec.strip()) if kind in _SPEC_PATTERNS else None
     if match is None:
-        raise ValueError(f"bad graph spec {spec!r}: expected {SPEC_FORMS} with integers,"
-                         " e.g. rmat:20, grid:100x200, er:1000:5000")
-    args = tuple(int(g) for g in match.groups() if g is not None)
+        raise ValueError(f"bad graph spec {spec!r}: expected {SPEC_FORMS} (integers; RADIUS a positive number),"
+                         " e.g. rmat:20, grid:100x200, er:1000:5000, rgg:16, rgg:16:0.01")
+    groups = [g for g in match.groups() if g is not None]
+    args = tuple(float(g) if kind == "rgg" and i == 1 else int(g) for i, g in enumerate(groups))
     try:
+        weight_range = _check_weights(weights)
         if kind == "rmat":
             args = (args[0], args[1] if len(args) > 1 else EDGE_FACTOR)
             num_edges, n = _check_rmat(*args, RMAT_A, RMAT_B, RMAT_C), 1 << args[0]
         elif kind == "grid":
             num_edges, n = _check_grid(*args), args[0] * args[1]
+        elif kind == "rgg":
+            args = (args[0], _check_rgg(args[0], args[1] if len(args) > 1 else None))
+            num_edges, n = _rgg_num_candidates(*args, int(seed)), 1 << args[0]
+            if num_edges > MAX_EDGES:
+                raise ValueError(f"{num_edges} candidate pairs is more than MAX_EDGES = 2**48: the radius is too"
+                                 " large for this many points")
         else:
             num_edges, n = _check_er(*args), args[0]
-        weight_range = _check_weights(weights)
     except ValueError as e:
         raise ValueError(f"bad graph spec {spec!r}: {e}") from None
     return EdgeSpec(name=spec, num_vertices=n, num_edges=num_edges, weighted=weight_range is not None,
@@ -499,7 +837,7 @@ def spec_edges(spec: str, *, seed: int = 0, weights: tuple[int, int] | None = No
 
 
 def from_spec(spec: str, *, xp=np, seed: int = 0, weights: tuple[int, int] | None = None) -> Graph:
-    """The graph a spec string names: ``rmat:SCALE[:EDGEFACTOR]``, ``grid:WxH`` or ``er:N:M``.
+    """The graph a spec string names: ``rmat:SCALE[:EDGEFACTOR]``, ``grid:WxH``, ``er:N:M`` or ``rgg:SCALE[:RADIUS]``.
 
     Raises ValueError with a one-line message for anything else.
     """

@@ -5,8 +5,9 @@ as a list of chunks, each small enough to route to the owners and drop; no
 worker ever reads the whole list (a gzip file excepted: worker 0 reads it
 and the routing scatters it).  Three kinds:
 
-* :class:`SpecSource`: a generator spec (``rmat:28``), drawn by edge-index
-  range with counter-based random numbers (the same graph for any split);
+* :class:`SpecSource`: a generator spec (``rmat:28``, ``rgg:24``), drawn by
+  edge-index range with counter-based random numbers (the same graph for any
+  split);
 * :class:`FileSource`: a file, each worker parsing its own byte range (its
   slice of rows for an ``.npz`` cache);
 * :class:`GraphSource`: a graph already in this process's memory, each
@@ -17,6 +18,8 @@ undirected graph's edges, a symmetric matrix's stored triangle); a Graph
 lists its arcs already, so it is False there.
 """
 from __future__ import annotations
+
+import threading
 
 import numpy as np
 
@@ -64,7 +67,14 @@ class EdgeSource:
 
 
 class SpecSource(EdgeSource):
-    """A generator spec: this worker draws the edge indices of its range, chunk by chunk."""
+    """A generator spec: this worker draws the edge indices of its range, chunk by chunk.
+
+    What the spec draws from beyond its indices (an rgg's points sorted by
+    cell: :meth:`EdgeSpec.prepare <mgraph.io.generators.EdgeSpec.prepare>`)
+    is made on a device's first read and kept with the source, since the
+    build reads every chunk twice; threads of one process share it.  For an
+    rgg ``num_edges`` counts candidate pairs, a bound on the edges.
+    """
 
     both_ways = True
 
@@ -75,12 +85,31 @@ class SpecSource(EdgeSource):
         self.num_edges = self.spec.num_edges
         self.directed = self.spec.directed
         self.weighted = self.spec.weighted
+        self._prepared = {}  # device -> spec.prepare(xp) there
+        self._lock = threading.Lock()
 
     def ranges(self, rank, size, chunk=CHUNK_EDGES):
         return _chunks(*_split(self.num_edges, rank, size), chunk)
 
     def read(self, chunk, xp=np):
-        return self.spec.edges(chunk[0], chunk[1], xp=xp)
+        return self.spec.edges(chunk[0], chunk[1], xp=xp, prepared=self._prepared_on(xp))
+
+    def _prepared_on(self, xp):
+        device = None if xp is np else int(xp.cuda.Device().id)
+        with self._lock:  # one thread makes it; the others wait for it rather than make their own
+            if device not in self._prepared:
+                self._prepared[device] = self.spec.prepare(xp)
+            return self._prepared[device]
+
+    def __getstate__(self):  # what another process receives: the spec, not this process's tables and lock
+        state = dict(self.__dict__)
+        state.pop("_lock")
+        state["_prepared"] = {}
+        return state
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        self._lock = threading.Lock()
 
 
 class FileSource(EdgeSource):
