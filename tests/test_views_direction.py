@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import ast
 import functools
-import inspect
 import pathlib
 
 import networkx as nx
@@ -237,7 +236,3 @@ def test_a_primitive_knows_no_layout_and_its_iterate_is_short(path):
     for fn in iterates:
         assert fn.end_lineno - fn.lineno + 1 < 25, f"{path}: iterate has {fn.end_lineno - fn.lineno + 1} lines"
 
-
-def test_the_layout_words_are_found_where_they_are():
-    """The check above can fail: the graph module that hides the layout names it."""
-    assert "own_below" in inspect.getsource(subgraph)
