@@ -14,7 +14,7 @@ import warnings
 import numpy as np
 
 from mgraph.primitives.bc import BC
-from mgraph.primitives.bfs import BFS, DIRECTIONS
+from mgraph.primitives.bfs import BFS
 from mgraph.primitives.cc import CC
 from mgraph.primitives.kcore import KCore
 from mgraph.primitives.lpa import LabelPropagation
@@ -157,8 +157,6 @@ def bfs(graph, source, *, direction="push", do_a=1e-5, do_b=0.1, **run) -> Resul
     (direction-optimizing with the seed paper's do_a/do_b switch rule);
     ``do_a`` and ``do_b`` are positive real numbers.
     """
-    if not isinstance(direction, str) or direction not in DIRECTIONS:
-        raise ValueError(f"unknown direction {direction!r}: expected one of {', '.join(DIRECTIONS)}")
     do_a, do_b = _check_positive(do_a, "do_a"), _check_positive(do_b, "do_b")
     place = _place(graph, run, SELECTIVE if direction == "push" else BROADCAST)
     source = _check_vertex(graph, source)
@@ -223,9 +221,6 @@ def pagerank(graph, *, alpha=0.85, tol=1e-6, max_iter=100, shares="float64", **r
     alpha * 2**-24 / (1 - alpha): 3.4e-7 at alpha = 0.85, below the stop
     test's N * tol for any N at the default tol.
     """
-    alpha = _check_real(alpha, "alpha")
-    if not 0.0 <= alpha < 1.0:
-        raise ValueError(f"alpha must be in [0, 1), got {alpha!r}")
     tol = _check_positive(tol, "tol")
     if isinstance(max_iter, bool) or not isinstance(max_iter, numbers.Integral) or max_iter < 1:
         raise ValueError(f"max_iter must be a positive integer, got {max_iter!r}")

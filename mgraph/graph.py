@@ -193,6 +193,19 @@ class Graph:
         """The vertices below this id are this graph's own, all their arcs here (a whole graph: every vertex)."""
         return self.num_vertices
 
+    def own(self, a):
+        """The own vertices' entries of per-vertex array ``a``, in the order of ``own_vertices``: a view where own
+        vertices come first in the numbering (a whole graph: all of ``a``), else a gather.  Write through it only
+        where it is a view; :func:`mgraph.ops.own_map` writes own entries in either case."""
+        below = self.own_below
+        return a[:below] if below is not None else a[self.own_vertices]
+
+    def own_mask(self):
+        """A new boolean array, True at this graph's own vertices (a whole graph: everywhere)."""
+        mask = self.xp.zeros(self.num_vertices, dtype=bool)
+        mask[self.own_vertices] = True
+        return mask
+
     index = 0  # a whole graph is the one part of a one-device run
 
     def local_id(self, vertex):

@@ -16,6 +16,14 @@ of a returned frontier travels with its ``combine`` values to the devices
 that hold it (and its ``carry`` values to its owner); there the values are
 combined, and every copy whose value changed joins that device's next frontier.  When ``reads_proxies`` is
 true, all copies of a vertex agree at the start of every superstep.
+
+How the own vertices lie among the others is the graph's business, not the
+primitive's: ``graph.own(a)`` gives a per-vertex array's own entries (a view
+where it can), ``graph.own_mask()`` marks them, and :mod:`mgraph.ops` writes
+or reduces over them (``ops.own_map``, ``ops.l1_distance(graph.own(a),
+graph.own(b))``).  Choices that every device must make alike belong to the
+operators too: a traversal hands an ``ops.Direction`` to its advance, which
+picks push or pull from whole-graph totals.
 """
 from __future__ import annotations
 

@@ -23,7 +23,7 @@ class KCore(Primitive):
     leaves with core number k, all such vertices at once, and each of their
     neighbours loses one degree per arc (``LOSE_ONE``); when a superstep
     removes nothing anywhere, the level is exhausted and the next is the
-    smallest remaining degree.  A removal's losses at a proxy travel to its
+    smallest remaining degree.  A removal's losses at a copy travel to its
     owner and are summed there (``combine`` "sum"), so a vertex's degree is
     kept only where it is owned.
     """
@@ -41,8 +41,7 @@ class KCore(Primitive):
             self.deg += g.reverse().out_degree()
         self.core = xp.full(self.num_vertices, -1, dtype=np.int64)
         self.lost = xp.zeros(self.num_vertices, dtype=np.int32)
-        self.proxy = xp.ones(self.num_vertices, dtype=bool)
-        self.proxy[g.own_vertices] = False
+        self.owned_elsewhere = ~g.own_mask()  # the vertices owned elsewhere, whose losses go to their owners
         self.own = g.own_vertices
         self.level = 0
         return self._peel()
@@ -65,7 +64,7 @@ class KCore(Primitive):
         stay = left[self.deg[left] > self.level]
         self.removed, self.remaining = int(take.shape[0]), int(stay.shape[0])
         self.lowest = float(self.deg[stay].min()) if stay.shape[0] else np.inf
-        return xp.flatnonzero((self.lost > 0) & self.proxy).astype(g.indices.dtype)  # to their owners
+        return xp.flatnonzero((self.lost > 0) & self.owned_elsewhere).astype(g.indices.dtype)
 
     def converged(self, frontier):
         return self.remaining == 0

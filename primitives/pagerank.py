@@ -1,6 +1,8 @@
 """PageRank by power iteration, pulling over in-arcs."""
 from __future__ import annotations
 
+import numbers
+
 import numpy as np
 
 from mgraph import ops
@@ -15,7 +17,11 @@ class PageRank(Primitive):
     in networkx (its default weight="weight").  Each vertex publishes its
     share rank/out-weight; a vertex's new rank pulls the shares of its
     in-neighbours.  The L1 change and the dangling mass are totals over the
-    whole graph (``global_sums``), each device adding up its own vertices.
+    whole graph (``global_sums``): sums over the own vertices.
+
+    ``alpha`` is in [0, 1): 0 gives the uniform ranks, and 1 (no teleport) is
+    refused, since the undamped walk has no unique rank where the graph has
+    several closed components.
     """
 
     name = "pagerank"
@@ -27,31 +33,28 @@ class PageRank(Primitive):
 
     def __init__(self, graph, alpha=0.85, tol=1e-6, max_iter=100, shares="float64"):
         super().__init__(graph)
-        if shares not in self.SHARES:
+        if isinstance(alpha, bool) or not isinstance(alpha, numbers.Real) or not 0.0 <= alpha < 1.0:
+            raise ValueError(f"alpha must be a real number in [0, 1), got {alpha!r}")
+        if isinstance(tol, bool) or not isinstance(tol, numbers.Real) or not 0.0 < tol < np.inf:
+            raise ValueError(f"tol must be a finite positive real number, got {tol!r}")
+        if isinstance(max_iter, bool) or not isinstance(max_iter, numbers.Integral) or max_iter < 1:
+            raise ValueError(f"max_iter must be a positive integer, got {max_iter!r}")
+        if not isinstance(shares, str) or shares not in self.SHARES:
             raise ValueError(f"shares must be one of {', '.join(self.SHARES)}, got {shares!r}")
+        self.alpha, self.tol, self.max_iter = float(alpha), float(tol), int(max_iter)
         # float32: the shares each pull gathers are rounded to float32 (ranks, sums and the stop test stay float64)
         self.share_dtype = np.dtype(shares)
-        if not 0.0 <= alpha <= 1.0:
-            raise ValueError(f"alpha must be in [0, 1], got {alpha}")
-        if not tol > 0:
-            raise ValueError(f"tol must be positive, got {tol}")
-        if int(max_iter) < 1:
-            raise ValueError(f"max_iter must be >= 1, got {max_iter}")
-        self.alpha, self.tol, self.max_iter = float(alpha), float(tol), int(max_iter)
         self.rgraph = graph.reverse()
         ops.prepare_pull(self.rgraph)  # once per graph, before the runs' clock starts
-        xp = self.xp
-        own = graph.own_vertices
+        xp, own = self.xp, graph.own_vertices
         if graph.weights is None:
             out = graph.out_degree().astype(np.float64)
         else:
             out = xp.bincount(graph.arc_sources(), weights=graph.weights, minlength=self.num_vertices)
         dangling = out == 0
-        self.dangling = own[dangling[own]]  # indices, so the mass is a gather + sum
+        self.dangling = own[graph.own(dangling)]  # indices, so the mass is a gather + sum
         self.inv_out = xp.where(dangling, 0.0, 1.0 / xp.where(dangling, 1.0, out))
         self.own = own
-        below = graph.own_below  # own vertices first (one device, 1-hop parts): a view, not a gather, of theirs
-        self.mine = own if below is None else slice(0, below)
         self.n = graph.num_global_vertices
 
     def reset(self, source=None):
@@ -62,23 +65,16 @@ class PageRank(Primitive):
         return self.own
 
     def _publish(self):
-        mine = self.mine
-        if isinstance(mine, slice):  # own vertices first: theirs in place, in one pass; copies' shares arrive
-            self.xp.multiply(self.rank[mine], self.inv_out[mine], out=self.share[mine])
-        else:
-            self.share = (self.rank * self.inv_out).astype(self.share_dtype, copy=False)
-        self.dangling_mass = self.rank[self.dangling].sum()  # stays on the device; the enactor reads shares
+        """Each own vertex's share, rank / out-weight, which its out-neighbours pull; and the dangling mass."""
+        ops.own_map(self.graph, self.xp.multiply, self.rank, self.inv_out, out=self.share)
+        self.dangling_mass = self.rank[self.dangling].sum()  # a 0-d array, not read to the host here
 
     def iterate(self, frontier):
-        a, n, mine = self.alpha, self.n, self.mine
-        x = self.rank
+        a, n, g = self.alpha, self.n, self.graph
         # a * (pull + dangling / n) + (1 - a) / n, the affine step fused into the pull (the dangling mass may be
-        # a device value: it stays there)
+        # a 0-d array: the pull reads it where it is)
         new = ops.pull_sum(self.rgraph, self.share, scale=a, shift=self.dangling_mass * (a / n) + (1.0 - a) / n)
-        if isinstance(mine, slice):  # own vertices first: the L1 change over a prefix, one fused reduction
-            self.error = float(ops.l1_distance(new, x, mine.stop))
-        else:
-            self.error = float(ops.l1_distance(new[mine], x[mine]))
+        self.error = float(ops.l1_distance(g.own(new), g.own(self.rank)))
         self.rank = new
         self._publish()
         return self.own

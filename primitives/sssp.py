@@ -28,7 +28,7 @@ class SSSP(Primitive):
         super().__init__(graph)
         self.rgraph = graph.reverse()
         w = graph.weights
-        # read once per graph, before the runs' clock starts; a part with no arcs has none (inf)
+        # read once per graph, before the runs' clock starts; no arcs, no weight (inf)
         self._floor = (1.0 if w is None else float(w.min())) if graph.num_arcs else np.inf
 
     @property

@@ -13,9 +13,9 @@ class Triangles(Primitive):
     A triangle at v is a pair of its neighbours u, w that are adjacent: for
     each arc v -> u, the neighbours v and u share are the third corners, so
     summing |N(v) ∩ N(u)| over v's arcs counts each triangle at v twice (once
-    through each other corner).  On a part, an own vertex's neighbours are
-    held here, but a proxy's list would be empty: the primitive declares
-    ``proxy_arcs`` and the framework brings proxies' arcs to the vertices held.
+    through each other corner).  An own vertex's neighbours are all held, but
+    a copy of a vertex owned elsewhere has no arcs: the primitive declares
+    ``proxy_arcs`` and the framework brings copies' arcs to the vertices held.
     One superstep, nothing exchanged.
     """
 
@@ -31,8 +31,7 @@ class Triangles(Primitive):
 
     def reset(self, source=None):
         g, xp, n = self.graph, self.xp, self.num_vertices
-        mine = xp.zeros(n, dtype=bool)
-        mine[g.own_vertices] = True
+        mine = g.own_mask()
         src, dst = ops.arcs(g, g.own_vertices)
         # an edge between two own vertices is intersected once and counts for both; one to a proxy counts here
         # for the own end only (the proxy's owner counts it for the other)

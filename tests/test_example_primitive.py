@@ -39,10 +39,11 @@ def test_khop_matches_scipy(name, k, devices, opts):
     np.testing.assert_array_equal(r.hops, expected)
 
 
-def test_khop_rejects_negative_k():
+@pytest.mark.parametrize("k", [-1, 1.5, True, "2", None])
+def test_khop_rejects_a_k_that_is_not_a_non_negative_integer(k):
     KHop = load_user_file()
     with pytest.raises(ValueError, match="k must be"):
-        mgraph.run(lambda g: KHop(g, k=-1), get_case("chesapeake").graph, source=0)
+        mgraph.run(lambda g: KHop(g, k=k), get_case("chesapeake").graph, source=0)
 
 
 def test_khop_in_a_users_script_on_mpi_ranks(tmp_path):

@@ -11,6 +11,8 @@ same class runs on N devices unchanged:
     r = mgraph.run(two_hops, graph, source=0, devices=4)    # four
     r.hops        # -1 beyond k hops
 """
+import numbers
+
 import numpy as np
 
 from mgraph import ops
@@ -24,8 +26,8 @@ class KHop(Primitive):
 
     def __init__(self, graph, k=2):
         super().__init__(graph)
-        if int(k) < 0:
-            raise ValueError(f"k must be >= 0, got {k}")
+        if isinstance(k, bool) or not isinstance(k, numbers.Integral) or k < 0:
+            raise ValueError(f"k must be a non-negative integer, got {k!r}")
         self.k = int(k)
 
     def reset(self, source=None):

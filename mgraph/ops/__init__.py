@@ -15,7 +15,11 @@ The generic operators, for primitives of your own:
   out-neighbours (in-neighbours: pass ``graph.reverse()``): sum, min, max,
   mode, mex;
 * :func:`intersect_count` counts the neighbours two vertices share;
-* :func:`arcs` lists a frontier's arcs; :func:`filter` keeps part of a frontier.
+* :func:`arcs` lists a frontier's arcs; :func:`filter` keeps part of a frontier;
+* :func:`own_map` computes over the own vertices of a graph, wherever they
+  lie in its numbering, and :func:`tree_of` finds a vertex's union-find tree;
+* :class:`Direction` chooses push or pull for :func:`advance_visit` each
+  superstep, the same way on every device.
 
 The named advances (:func:`advance_visit`, :func:`advance_relax`, ...) are
 :func:`advance` with the built-in functors of :mod:`.functors`.
@@ -27,6 +31,7 @@ import numpy as np
 
 from mgraph.backend import array_module
 from mgraph.ops import functors, levels, numpy_ops, segments
+from mgraph.ops.direction import Direction
 from mgraph.ops.functors import Functor, first_claims
 
 UNVISITED = numpy_ops.UNVISITED
@@ -34,7 +39,8 @@ Bits = numpy_ops.Bits
 __all__ = ["UNVISITED", "advance_visit", "advance_visit_pull", "advance_relax", "advance_count_paths",
            "advance_dependency", "tight_predecessors", "pull_sum", "prepare_pull", "l1_distance", "hook_components",
            "compress", "bitmap", "Bits", "id_range", "bit_test", "unvisited", "filter", "segment_min", "advance", "Functor", "first_claims",
-           "functors", "neighbor_reduce", "intersect_count", "arcs", "advance_levels", "Levels"]
+           "functors", "neighbor_reduce", "intersect_count", "arcs", "advance_levels", "Levels", "visit_levels",
+           "Direction", "own_map", "tree_of"]
 Levels = levels.Levels
 
 
@@ -133,9 +139,43 @@ def arcs(graph, vertices=None):
     return segments.arcs(graph, vertices)
 
 
-def advance_visit(graph, frontier, label, pred, level, dist=None):
-    """Push advance + filter: claim unvisited out-neighbours (only tight arcs when ``dist`` is given); the new frontier."""
-    return _impl(label).advance_visit(graph, frontier, label, pred, level, dist)
+def advance_visit(graph, frontier, label, pred, level, dist=None, *, direction="push", frontier_total=None):
+    """Advance + filter: every unvisited vertex adjacent to the frontier takes ``level`` and, as its predecessor, a
+    frontier vertex with an arc to it; the new frontier.
+
+    ``direction``: "push" claims the frontier's out-neighbours (only along tight arcs when ``dist`` is given);
+    "pull" has each unvisited vertex look for a frontier vertex among its in-neighbours (``graph.reverse()``),
+    stopping at the first; or a :class:`Direction`, which picks one of the two from ``frontier_total``, the
+    whole frontier's size (all devices).  Both give the same labels; the predecessors may differ."""
+    if isinstance(direction, Direction):
+        if frontier_total is None:
+            raise ValueError("advance_visit with a Direction needs frontier_total, the whole frontier's size")
+        direction = direction.choose(frontier_total)
+    elif not isinstance(direction, str) or direction not in ("push", "pull"):
+        raise ValueError(f"advance_visit's direction must be 'push', 'pull' or an ops.Direction (which keeps what "
+                         f"'auto' decides from superstep to superstep), got {direction!r}")
+    if direction == "push":
+        return _impl(label).advance_visit(graph, frontier, label, pred, level, dist)
+    if dist is not None:
+        raise ValueError("advance_visit pulls without dist: a tight-arc visit pushes")
+    return advance_visit_pull(graph.reverse(), label, pred, level, bitmap(frontier, graph.num_vertices))
+
+
+def visit_levels(graph, frontier, label, pred, level, *, direction, frontier_total):
+    """:func:`advance_visit` from ``level`` on, and where the traversal pushes from here to its end (``direction``
+    "push", or an "auto" :class:`Direction` past its one switch to pull and back) the levels after it too, while
+    their frontiers stay small (:func:`advance_levels`).  Returns :class:`Levels`: the last level's output, how
+    many levels ran (the last of them labelled ``level + levels - 1``) and what they emitted."""
+    policy = direction if isinstance(direction, Direction) else None
+    if policy is None or policy.pushes_to_the_end():
+        if policy is not None:
+            policy.choose(frontier_total)
+        r = advance_levels(graph, frontier, functors.VISIT, label, pred, level, level="level")
+        if policy is not None:
+            policy.pushed(r.levels - 1, r.emitted - int(r.frontier.shape[0]))
+        return r
+    out = advance_visit(graph, frontier, label, pred, level, direction=direction, frontier_total=frontier_total)
+    return Levels(out, 1, int(out.shape[0]))
 
 
 def advance_visit_pull(rgraph, label, pred, level, frontier_bits):
@@ -203,6 +243,33 @@ def l1_distance(a, b, count=None):
     if count is not None and not 0 <= int(count) <= a.shape[0]:
         raise ValueError(f"l1_distance's count must be in 0..{a.shape[0]}, got {count}")
     return _impl(a).l1_distance(a, b, count)
+
+
+def own_map(graph, ufunc, *arrays, out):
+    """Compute over own vertices: ``out``'s entries of ``graph.own_vertices`` become ``ufunc`` of the ``arrays``'
+    entries of those vertices, cast to ``out``'s dtype; its other entries stay as they are.  ``ufunc``: a ufunc of
+    the graph's array module (``xp.multiply``); ``arrays`` and ``out``: one value per vertex.  Where own vertices
+    come first in the numbering (``graph.own`` is a view) the ufunc writes into ``out`` in one pass, with no
+    temporary.  PageRank publishes its shares, rank / out-weight, this way."""
+    n = graph.num_vertices
+    if any(getattr(a, "shape", None) != (n,) for a in (*arrays, out)):
+        raise ValueError(f"own_map needs arrays of one value per vertex ({n})")
+    below = graph.own_below
+    if below is not None:
+        ufunc(*(a[:below] for a in arrays), out=out[:below])
+    else:
+        own = graph.own_vertices
+        out[own] = ufunc(*(a[own] for a in arrays))
+    return out
+
+
+def tree_of(graph, parent, vertex):
+    """The root of the union-find tree in ``parent`` (after :func:`compress`) that holds ``vertex``, a vertex id in
+    the caller's numbering (``graph.vertex_ids``); None where ``vertex`` is None or this graph does not hold it.
+    One host read.  As ``skip`` of :func:`hook_components` (Afforest): a graph that does not hold the vertex cannot
+    tell its tree's rows from the others, and None there hooks every arc, which is always correct."""
+    local = graph.local_id(vertex)
+    return None if local is None else int(parent[local])
 
 
 def unvisited(graph, dtype):

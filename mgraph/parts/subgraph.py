@@ -145,10 +145,9 @@ class SubGraph(Graph):
         return local if local >= 0 else None
 
     def own_part(self, a):
-        """The own vertices' entries of per-vertex array ``a``: a view where they come first (1-hop), else a
-        gather (the caller's ids of a duplicate-all part's own vertices are scattered)."""
-        below = self.own_below
-        return a[:below] if below is not None else a[self._own]
+        """``own(a)`` (Graph's view): a view where own vertices come first (1-hop), else a gather (the caller's
+        ids of a duplicate-all part's own vertices are scattered)."""
+        return self.own(a)
 
     def own_values(self, arrays: dict, vertex_valued=()):
         """(caller ids of the own vertices, {name: their values}) as NumPy arrays, vertex ids in caller numbering.
@@ -157,10 +156,10 @@ class SubGraph(Graph):
 
         out = {}
         for name, a in arrays.items():
-            values = self.own_part(a)
+            values = self.own(a)
             out[name] = to_numpy(self.to_global(values) if name in vertex_valued else values)
         if "own_ids" not in self._blocks:
-            ids = self._blocks["own_ids"] = to_numpy(self.own_part(self.vertex_ids))
+            ids = self._blocks["own_ids"] = to_numpy(self.own(self.vertex_ids))
             ids.flags.writeable = False  # kept: whoever hands it to a user hands a copy
         return self._blocks["own_ids"], out
 

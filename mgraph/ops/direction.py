@@ -1,0 +1,85 @@
+"""Which way a traversal's advance goes each superstep: push out of the frontier, or pull into the unvisited.
+
+The choice is the operator's, not the primitive's (Ligra's edgeMap makes it
+the same way): a primitive creates one :class:`Direction` and hands it to the
+advance with the whole frontier's size each superstep.  The rule reads only
+whole-graph totals, so every device of a run takes the same direction.
+"""
+from __future__ import annotations
+
+import math
+import numbers
+
+MODES = ("push", "pull", "auto")
+
+
+def _positive(value, what: str) -> float:
+    """``value`` as a float where it is a finite positive real number (bools refused)."""
+    if (isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value)
+            or not value > 0):
+        raise ValueError(f"{what} must be a finite positive real number, got {value!r}")
+    return float(value)
+
+
+class Direction:
+    """A traversal's direction policy: ``mode`` "push", "pull", or "auto" (direction-optimizing).
+
+    "auto" is the seed paper's rule (after Beamer et al.), from sizes the host
+    already knows: with frontier Q, unvisited U and visited P of the whole
+    graph, forward work FV = |Q|·|E|/|V| and backward work BV = |U|·|V|/|P|;
+    switch to pull once when FV > BV·do_a, back to push when FV < BV·do_b.
+    The seed tuned do_a = 0.01 on K40s; with these kernels on R-MAT, 1e-5
+    switches one level earlier and measured faster (docs/perf-notes.md).
+
+    ``directions`` lists the direction of every superstep since ``reset``.
+    Pulling reads the in-neighbours of unvisited vertices, so a primitive that
+    may pull declares ``reads_proxies`` as this policy's.
+    """
+
+    def __init__(self, graph, mode="push", do_a=1e-5, do_b=0.1):
+        if not isinstance(mode, str) or mode not in MODES:
+            raise ValueError(f"unknown direction {mode!r}: expected one of {', '.join(MODES)}")
+        self.mode = mode
+        self.do_a, self.do_b = _positive(do_a, "do_a"), _positive(do_b, "do_b")
+        self.num_vertices = graph.num_global_vertices
+        self.num_arcs = max(graph.num_global_arcs, 1)
+        if mode != "push":
+            graph.reverse()  # the in-arcs a pull walks, built with the primitive rather than in its first run
+        self.reset()
+
+    @property
+    def reads_proxies(self) -> bool:
+        return self.mode != "push"
+
+    def reset(self):
+        """A new traversal: nothing visited yet, and the direction ``mode`` starts in."""
+        self.visited = 0
+        self.pulling = self.mode == "pull"
+        self.switched = False
+        self.directions = []
+
+    def choose(self, frontier_total: int) -> str:
+        """The direction of the superstep that expands a frontier of ``frontier_total`` vertices (all devices);
+        the vertices of every frontier chosen for count as visited."""
+        self.visited += frontier_total
+        if self.mode == "auto":
+            n = self.num_vertices
+            forward = frontier_total * self.num_arcs / n
+            backward = (n - self.visited) * n / max(self.visited, 1)
+            if not self.pulling and not self.switched and forward > backward * self.do_a:
+                self.pulling, self.switched = True, True
+            elif self.pulling and forward < backward * self.do_b:
+                self.pulling = False
+        way = "pull" if self.pulling else "push"
+        self.directions.append(way)
+        return way
+
+    def pushes_to_the_end(self) -> bool:
+        """Whether every level from here on pushes: "push", or "auto" once it has switched to pull and back (it
+        switches to pull once), so that levels may run several at a time without asking again."""
+        return self.mode == "push" or (self.mode == "auto" and self.switched and not self.pulling)
+
+    def pushed(self, levels: int, visited: int):
+        """``levels`` more push levels ran without asking (fused), and their frontiers held ``visited`` vertices."""
+        self.visited += visited
+        self.directions.extend(["push"] * levels)
