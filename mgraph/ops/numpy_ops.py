@@ -11,7 +11,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from mgraph.ops import functors
+from mgraph.ops import functors, segments
 
 UNVISITED = -1
 
@@ -81,8 +81,6 @@ def intersect_count(graph, a, b):
     """For each pair (a[i], b[i]), how many out-neighbours the two share (rows sorted): each arc of the shorter row is
     looked up among the other's arcs by its (row, column) key, which the sorted rows order globally.  Pairs go in
     chunks of about INTERSECT_CHUNK looked-up arcs, since two hubs' rows may hold millions."""
-    from mgraph.ops.segments import expand_rows
-
     n = max(graph.num_vertices, 1)
     deg = np.diff(graph.indptr)
     a, b = a.astype(np.int64), b.astype(np.int64)
@@ -97,7 +95,7 @@ def intersect_count(graph, a, b):
     while start < a.shape[0]:
         stop = max(int(np.searchsorted(work, (work[start - 1] if start else 0) + INTERSECT_CHUNK, side="right")),
                    start + 1)
-        k, at = expand_rows(np, graph.indptr, a[start:stop])
+        k, at = segments.expand_rows(np, graph.indptr, a[start:stop])
         want = b[start:stop][k] * n + graph.indices[at].astype(np.int64)
         pos = np.minimum(np.searchsorted(keys, want), keys.shape[0] - 1)
         out[start:stop] = np.bincount(k[keys[pos] == want], minlength=stop - start)
@@ -218,6 +216,9 @@ def hook_components(graph, parent, pairs_below=None, arcs=None, skip=None):
     functors._hook(src[keep], graph.indices[:end][keep].astype(np.int64), None, parent, 0)
 
 
+compress = functors.compress  # pointer jumping, the union-find twins' (functors._hook) and ops.compress's on the CPU
+
+
 def segment_min(seg, values, initial):
     """out = copy of ``initial``; out[seg[i]] = min(out[seg[i]], values[i]) for every i (int64)."""
     out = initial.astype(np.int64, copy=True)
@@ -328,12 +329,3 @@ def split(vertices, owner, me, num_parts, values, tables, id_on=None):
 def gather(vertices, values, tables):
     """Each of ``values`` at ``vertices``; through its table where one is given (vertex ids to caller ids)."""
     return [v[vertices] if t is None else translate(v[vertices], t) for v, t in zip(values, tables)]
-
-
-def compress(parent):
-    """Pointer jumping: every vertex points at its root."""
-    while True:
-        grand = parent[parent]
-        if np.array_equal(grand, parent):
-            return
-        parent[:] = grand
