@@ -1,19 +1,15 @@
-"""The exchange's kernels: how a frontier is split, packaged, translated and merged between devices.
+"""The exchange's kernels: how a frontier is split, packaged and merged between devices.
 
-They serve mgraph.comm and the parts (mgraph.parts.subgraph), not primitives, so they live here rather than in the
-public operator namespace :mod:`mgraph.ops`.  Like the operators, each runs on the array module its arrays live
-in: CuPy RawKernels in :mod:`mgraph.ops.cupy_ops`, their NumPy twins in :mod:`mgraph.ops.numpy_ops`.
+They serve :mod:`mgraph.comm.exchange`, not primitives, so they live here rather than among the public operators
+of :mod:`mgraph.ops`.  Like the operators, each runs on the array module its arrays live in: CuPy RawKernels in
+:mod:`mgraph.ops.cupy_ops`, their NumPy twins in :mod:`mgraph.ops.numpy_ops`.  Ids between numberings
+(``translate``, ``count_own``) are :mod:`mgraph.ops.idmaps`', since the parts use them too.
 """
 from __future__ import annotations
 
 from mgraph.ops import _impl
 
-__all__ = ["count_own", "select_mapped", "split", "gather", "translate", "combine_merge", "unmark"]
-
-
-def translate(ids, table):
-    """Compute: ``table[ids]`` where ids >= 0, else -1 (vertex ids from one device's numbering to another's)."""
-    return _impl(ids).translate(ids, table)
+__all__ = ["select_mapped", "split", "gather", "combine_merge", "unmark"]
 
 
 def combine_merge(frontier, received, seen, owner, me, own_below=None, marked=False, keep=False):
@@ -37,12 +33,6 @@ def combine_merge(frontier, received, seen, owner, me, own_below=None, marked=Fa
 def unmark(vertices, seen):
     """Zero ``seen`` (a bitmap whose set bits are all among ``vertices``, as a merge with ``keep`` left it)."""
     return _impl(vertices).unmark(vertices, seen)
-
-
-def count_own(ids, owner, me, own_below=None):
-    """Filter count: how many of ``ids`` device ``me`` owns (ids below ``own_below`` where own vertices come first
-    in the numbering, else by ``owner``), in one pass and one host read."""
-    return _impl(ids).count_own(ids, owner, me, own_below)
 
 
 def select_mapped(vertices, table, below=None):
