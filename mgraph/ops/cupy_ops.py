@@ -16,13 +16,12 @@ import numpy as np
 from mgraph.ops import cuda, cupy_kernels, numpy_ops
 from mgraph.ops.cuda import BLOCK
 
-assert BLOCK == cupy_kernels.PULL_BLOCK == cupy_kernels.ADVANCE_BLOCK == cupy_kernels.SPLIT_BLOCK  # __launch_bounds__
+assert BLOCK == cupy_kernels.PULL_BLOCK == cupy_kernels.ADVANCE_BLOCK  # the kernels' __launch_bounds__
 UNVISITED = -1
 HEAVY_ROW = 2048  # arcs: pull_sum's warp per row skips longer rows, which are summed in pieces of this size
 READ_ABOVE = 1 << 22  # arcs: a push advance whose bound is larger reads its exact count to size the launch
 SLACK = 1 << 20  # vertex ids: an advance's output is copied out of its buffer where that wastes more
 STARTS_ABOVE = 2048  # tiles: a push advance of more (several waves of blocks) searches their first entries first
-SPLIT_ONE_TILE = BLOCK * cupy_kernels.ITEMS  # vertices: the split of at most this many is one fused launch
 RANGE_ONE_BLOCK = 1 << 18  # ids: id_range's one-block kernel up to this many (a few us), library reductions above
 _PER_GRAPH = weakref.WeakKeyDictionary()  # graph -> {name: a host fact about it, built once while the graph lives}
 
@@ -416,112 +415,6 @@ def translate(ids, table):
     return _translate(ids, table) if ids.shape[0] else ids.copy()
 
 
-@lru_cache(maxsize=None)
-def _receive_kernel(idx_dtype, fields, carried, bits, device_id):
-    with cp.cuda.Device(device_id):
-        return cp.RawModule(code=cupy_kernels.receive_source(cuda.ID_CTYPES[np.dtype(idx_dtype)], fields, carried, bits),
-                            options=cuda.OPTIONS).get_function("receive")
-
-
-def _ctype(dtype):
-    key = np.dtype(dtype).str[1:]
-    if key not in cupy_kernels.CTYPES:
-        raise TypeError(f"a combined or carried array of dtype {np.dtype(dtype)} is not supported on the GPU")
-    return cupy_kernels.CTYPES[key]
-
-
-def combine_merge(frontier, received, seen, owner, me, own_below=None, marked=False, keep=False):
-    idx = np.dtype(frontier.dtype)
-    total = int(frontier.shape[0]) + sum(32 * int(ids.words.shape[0]) if isinstance(ids, numpy_ops.Bits)
-                                         else int(ids.shape[0]) for ids, *_ in received)
-    if seen is not None:
-        total = min(total, 32 * int(seen.shape[0]))  # each vertex once
-    out = cp.empty(max(total, 1), dtype=idx)
-    device = frontier.device.id
-    count = cuda.counters(device, 2)
-    below = np.int64(-1 if own_below is None else own_below)
-    owner = np.intp(0) if owner is None else owner
-    tail = (np.intp(0) if seen is None else seen, owner, np.int32(me), below, out, count)
-    n = int(frontier.shape[0])
-    if n:  # the frontier holds each vertex once: its bits are only set (or copied, set already where `marked`)
-        _function(idx, device, "append_unique")(cuda.blocks(n, BLOCK * cupy_kernels.ITEMS), (BLOCK,),
-                                                (frontier, np.intp(0), np.int64(n), np.intp(0) if marked else tail[0],
-                                                 np.int32(0)) + tail[1:])
-    for ids, to_local, fields, carried in received:
-        bits = isinstance(ids, numpy_ops.Bits)
-        base = np.int64(ids.base if bits else 0)
-        ids = ids.words if bits else cp.ascontiguousarray(ids.astype(idx, copy=False))
-        n = int(ids.shape[0]) * (32 if bits else 1)
-        if not n:
-            continue
-        args, ones = (), tuple(np.ndim(values) == 0 for _, _, values in fields)
-        for (array, _, values), one in zip(fields, ones):
-            args += (array, array.dtype.type(values) if one else
-                     cp.ascontiguousarray(values.astype(array.dtype, copy=False)))
-        for array, values, table in carried:
-            args += (array, cp.ascontiguousarray(values.astype(array.dtype, copy=False)),
-                     np.intp(0) if table is None else table.astype(idx, copy=False))
-        layout = (tuple((_ctype(a.dtype), op, one) for (a, op, _), one in zip(fields, ones)),
-                  tuple(_ctype(a.dtype) for a, _, _ in carried))
-        fn = _receive_kernel(idx, *layout, bits, device)
-        fn(cuda.blocks(n, BLOCK * cupy_kernels.ITEMS), (BLOCK,),
-           (ids, np.intp(0) if to_local is None else to_local.astype(idx, copy=False), np.int64(n), base) + tail + args)
-    n_out, own = cuda.read_words(count, 2)
-    if seen is not None and not keep:
-        unmark(out[:n_out], seen)
-    return out[:n_out], own
-
-
-def unmark(vertices, seen):
-    n = int(vertices.shape[0])
-    if 8 * n > seen.shape[0]:  # a scattered 4-byte store costs a 32-byte sector: sweep the whole bitmap
-        seen.fill(0)
-    elif n:
-        fn = _function(vertices.dtype, vertices.device.id, "clear_bits")
-        fn(cuda.blocks(n), (BLOCK,), (vertices, np.int64(n), seen))
-
-
-@lru_cache(maxsize=None)
-def _pack_module(idx_dtype, fields, device_id):
-    with cp.cuda.Device(device_id):
-        return cp.RawModule(code=cupy_kernels.pack_source(cuda.ID_CTYPES[np.dtype(idx_dtype)], fields),
-                            options=cuda.OPTIONS)
-
-
-@lru_cache(maxsize=None)
-def _pack_kernel(idx_dtype, fields, device_id, name="pack"):
-    return _pack_module(idx_dtype, fields, device_id).get_function(name)
-
-
-def _pack_args(values, tables, outs):
-    """The pack kernels' key for ``values`` (item size, is vertex-valued) and their launch arguments (each array,
-    its table or null, its output in ``outs``)."""
-    fields = tuple((int(v.dtype.itemsize), t is not None) for v, t in zip(values, tables))
-    args = ()
-    for v, t, o in zip(values, tables, outs):
-        args += (cp.ascontiguousarray(v), np.intp(0) if t is None else t, o)
-    return fields, args
-
-
-def _pack(vertices, order, dest, n_out, id_on, out_ids, values, tables):
-    """Launch the pack kernel (cupy_kernels.PACK) for one list of value arrays; their fresh outputs.  ``order``,
-    ``dest``, ``id_on`` and ``out_ids`` may be None (a plain gather)."""
-    outs = [cp.empty(n_out, dtype=v.dtype) for v in values]
-    if n_out and (values or out_ids is not None):
-        fields, args = _pack_args(values, tables, outs)
-        order, dest, id_on, out_ids = (np.intp(0) if a is None else a for a in (order, dest, id_on, out_ids))
-        fn = _pack_kernel(np.dtype(vertices.dtype), fields, vertices.device.id)
-        fn(cuda.blocks(n_out), (BLOCK,), (vertices, order, dest, np.int64(n_out), id_on, out_ids) + args)
-    return outs
-
-
-@lru_cache(maxsize=64)
-def _pointers(ptrs, device_id):
-    """A device array of the given addresses (the split's id tables, one per device): kept, built once."""
-    with cp.cuda.Device(device_id):
-        return cp.asarray(np.array(ptrs, dtype=np.uint64))
-
-
 def count_own(ids, owner, me, own_below=None):
     n = int(ids.shape[0])
     if n == 0:
@@ -534,89 +427,6 @@ def count_own(ids, owner, me, own_below=None):
          np.int64(-1 if own_below is None else own_below), count))
     return cuda.read_word(count)
 
-
-
-def select_mapped(vertices, table, below=None):
-    n = int(vertices.shape[0])
-    if n == 0:
-        return vertices[:0], table[:0]
-    vertices = cp.ascontiguousarray(vertices)
-    out = cp.empty(n, dtype=vertices.dtype)
-    count = cuda.counters(vertices.device.id, 1)
-    _function(np.dtype(vertices.dtype), vertices.device.id, "select_mapped")(
-        cuda.blocks(n, BLOCK * cupy_kernels.ITEMS), (BLOCK,),
-        (vertices, np.int64(n), np.int64(-1 if below is None else below), table.astype(vertices.dtype, copy=False),
-         out, count))
-    kept = out[: cuda.read_word(count)]
-    return kept, translate(kept, table)
-
-
-def split(vertices, owner, me, num_parts, values, tables, id_on=None):
-    n = int(vertices.shape[0])
-    if n == 0:
-        return [0] * num_parts, {}
-    vertices = cp.ascontiguousarray(vertices)
-    idx = np.dtype(vertices.dtype)
-    device = vertices.device.id
-    table = None
-    if id_on is not None:
-        table = _pointers(tuple(0 if a is None else a.data.ptr for a in id_on), device)
-    if n <= SPLIT_ONE_TILE:
-        return _split_one_tile(vertices, owner, me, num_parts, values, tables, table)
-    counters = cuda.counters(device, 2 * num_parts)  # counts, then the order pass's cursors
-    dest = cp.empty(n, dtype=np.int32)
-    tiles = cuda.blocks(n, BLOCK * cupy_kernels.ITEMS)
-    _function(idx, device, "split_count")(tiles, (BLOCK,), (vertices, np.int64(n), owner, np.int32(num_parts),
-                                                            dest, counters))
-    counts = cuda.read_words(counters, num_parts)
-    remote = n - counts[me]
-    if remote == 0:
-        return counts, {}
-    order = cp.empty(remote, dtype=idx)
-    _function(idx, device, "split_order")(tiles, (BLOCK,), (dest, np.int64(n), np.int32(me), np.int32(num_parts),
-                                                            counters, counters[num_parts:], order))
-    ids = cp.empty(remote, dtype=idx)
-    return counts, _packages(counts, me, ids, _pack(vertices, order, dest, remote, table, ids, values, tables))
-
-
-def _split_one_tile(vertices, owner, me, num_parts, values, tables, table):
-    """:func:`split` of at most SPLIT_ONE_TILE vertices: one launch (cupy_kernels.SPLIT_PACK) and one read.  Its
-    packages are slices of outputs of SPLIT_ONE_TILE entries, allocated before the counts are known; where every
-    vertex is this device's own nothing was written to them, and the thread keeps them for its next such split."""
-    n, idx, device = int(vertices.shape[0]), np.dtype(vertices.dtype), vertices.device.id
-    spare = getattr(cuda.THREAD, "split_spare", None)
-    if spare is None:
-        spare = cuda.THREAD.split_spare = {}
-    key = (device, idx, tuple(np.dtype(v.dtype) for v in values))
-    buffers = spare.pop(key, None)
-    if buffers is None:
-        buffers = (cp.empty(SPLIT_ONE_TILE, dtype=idx), [cp.empty(SPLIT_ONE_TILE, dtype=v.dtype) for v in values])
-    ids, outs = buffers
-    fields, args = _pack_args(values, tables, outs)
-    counters = cuda.counters(device, num_parts, zeroed=False)  # the kernel stores every count
-    _pack_kernel(idx, fields, device, "split_pack")(
-        (1,), (BLOCK,), (vertices, np.int64(n), owner, np.int32(me), np.int32(num_parts),
-                         np.intp(0) if table is None else table, counters, ids) + args)
-    counts = cuda.read_words(counters, num_parts)
-    if counts[me] == n:
-        spare[key] = buffers
-    return counts, _packages(counts, me, ids, outs)
-
-
-def _packages(counts, me, ids, outs):
-    """{k: (ids, values)} for every peer k that gets some: the slices of the packed outputs, grouped by device in
-    device order, ``me``'s own left out."""
-    out, start = {}, 0
-    for k, c in enumerate(counts):
-        if c and k != me:
-            out[k] = (ids[start:start + c], [o[start:start + c] for o in outs])
-            start += c
-    return out
-
-
-def gather(vertices, values, tables):
-    n = int(vertices.shape[0])
-    return _pack(cp.ascontiguousarray(vertices), None, None, n, None, None, values, tables)
 
 
 bit_test = numpy_ops.bit_test  # plain array arithmetic: the same code serves both modules
