@@ -446,7 +446,7 @@ def hop(args, backend) -> list:
     """Host us per call of one device's exchange and of a superstep's small reads, with no peer (--mode hop)."""
     from mgraph import ops
     from mgraph.parts import subgraph
-    from mgraph.comm import kernels
+    from mgraph.ops import idmaps
     from mgraph.comm.exchange import Exchange
     from mgraph.comm.transport import Transport
     from mgraph.runner.enactor import STAT_KEYS
@@ -478,7 +478,7 @@ def hop(args, backend) -> list:
         kept, crossing = (bfs.frontier_of([part.local_id(v)]) for v in (1, half))
         cases = [("exchange, one own vertex", lambda: exchange.run(bfs, kept, stats)),
                  ("exchange, one copy, sent to its owner", lambda: exchange.run(bfs, crossing, stats)),
-                 ("count of own vertices", lambda: kernels.count_own(kept, part.owner, 0, part.own_below)),
+                 ("count of own vertices", lambda: idmaps.count_own(kept, part.owner, 0, part.own_below)),
                  ("id range", lambda: ops.id_range(kept)),
                  ("advance", lambda: ops.advance_visit(part, kept, bfs.depth, bfs.predecessor, 1))]
         out = []

@@ -15,12 +15,14 @@ import pytest
 import mgraph
 from mgraph import partitioners
 from mgraph.io.generators import with_random_weights
+from mgraph.comm import numpy_kernels
 from mgraph.ops import numpy_ops
 from mgraph.check.validate import validate_bfs, validate_sssp
 
 pytestmark = pytest.mark.gpu
 
 cp = pytest.importorskip("cupy")
+from mgraph.comm import cupy_kernels  # noqa: E402 - needs CuPy
 from mgraph.ops import cupy_ops  # noqa: E402 - needs CuPy
 
 
@@ -134,22 +136,22 @@ def test_select_mapped_matches_numpy_twin_up_to_order(n, id_dtype, below):
     rng = np.random.default_rng(n)
     table = np.where(rng.random(2_000_000) < 0.4, rng.integers(0, 2_000_000, 2_000_000), -1).astype(id_dtype)
     vertices = rng.permutation(2_000_000)[:n].astype(id_dtype)
-    want_v, want_ids = numpy_ops.select_mapped(vertices, table, below)
+    want_v, want_ids = numpy_kernels.select_mapped(vertices, table, below)
     chosen = vertices[(table[vertices] >= 0) & ((vertices < below) if below is not None else True)]
     assert (want_ids >= 0).all() and (np.sort(want_v) == np.sort(chosen)).all()
-    got_v, got_ids = cupy_ops.select_mapped(cp.asarray(vertices), cp.asarray(table), below)
+    got_v, got_ids = cupy_kernels.select_mapped(cp.asarray(vertices), cp.asarray(table), below)
     got_v, got_ids = cp.asnumpy(got_v), cp.asnumpy(got_ids)
     order = np.argsort(got_v)
     np.testing.assert_array_equal(got_v[order], np.sort(want_v))
     np.testing.assert_array_equal(got_ids[order], want_ids[np.argsort(want_v)])
 
 
-# one tile (cupy_ops.SPLIT_ONE_TILE = 2048: the fused split_pack launch) and more
+# one tile (cupy_kernels.SPLIT_ONE_TILE = 2048: the fused split_pack launch) and more
 @pytest.mark.parametrize("n,parts,me", [(0, 3, 0), (1, 2, 1), (300, 1, 0), (700, 8, 7), (2048, 5, 2), (2049, 3, 1),
                                         (100000, 2, 0), (77777, 5, 3)])
 @pytest.mark.parametrize("id_dtype", [np.int32, np.int64])
 def test_split_and_gather_match_numpy_twins_up_to_order_within_packages(n, parts, me, id_dtype):
-    assert cupy_ops.SPLIT_ONE_TILE == 2048  # the cases straddle it
+    assert cupy_kernels.SPLIT_ONE_TILE == 2048  # the cases straddle it
     rng = np.random.default_rng(n)
     size = 3 * n + 10
     vertices = rng.permutation(size)[:n].astype(id_dtype)
@@ -164,15 +166,15 @@ def test_split_and_gather_match_numpy_twins_up_to_order_within_packages(n, parts
     g_values = [cp.asarray(v) for v in values]
     g_tables = [g[2], None, None, None]
     for ids_on, g_ids_on in [(None, None), (id_on, [None if a is None else cp.asarray(a) for a in id_on])]:
-        counts, packed = cupy_ops.split(g[0], g[1], me, parts, g_values, g_tables, g_ids_on)
-        ref_counts, ref = numpy_ops.split(vertices, owner, me, parts, values, tables, ids_on)
+        counts, packed = cupy_kernels.split(g[0], g[1], me, parts, g_values, g_tables, g_ids_on)
+        ref_counts, ref = numpy_kernels.split(vertices, owner, me, parts, values, tables, ids_on)
         assert counts == ref_counts and sorted(packed) == sorted(ref)
         for k, (ids, got) in packed.items():
             rows = sorted(zip(_entries(cp.asnumpy(ids)), *[_entries(cp.asnumpy(x)) for x in got]))
             assert rows == sorted(zip(_entries(ref[k][0]), *[_entries(x) for x in ref[k][1]]))
             assert all(x.dtype == v.dtype for x, v in zip(got, values))
-    got = cupy_ops.gather(g[0], g_values, g_tables)
-    for x, want in zip(got, numpy_ops.gather(vertices, values, tables)):
+    got = cupy_kernels.gather(g[0], g_values, g_tables)
+    for x, want in zip(got, numpy_kernels.gather(vertices, values, tables)):
         np.testing.assert_array_equal(cp.asnumpy(x), want)
 
 
@@ -188,11 +190,11 @@ def test_one_tile_split_keeps_its_unused_outputs_and_never_hands_them_out_twice(
     frontiers = [own[:50], np.concatenate([own[50:80], other[:40]]), own[80:200], other[40:1000], own[:3]]
     results = []
     for f in frontiers:
-        counts, packed = cupy_ops.split(cp.asarray(f), g_owner, me, 3, g_values, [None, None])
-        assert counts == numpy_ops.split(f, owner, me, 3, values, [None, None])[0]
+        counts, packed = cupy_kernels.split(cp.asarray(f), g_owner, me, 3, g_values, [None, None])
+        assert counts == numpy_kernels.split(f, owner, me, 3, values, [None, None])[0]
         results.append((f, packed))
     for f, packed in results:  # after every later split: each package still holds its own entries
-        _, ref = numpy_ops.split(f, owner, me, 3, values, [None, None])
+        _, ref = numpy_kernels.split(f, owner, me, 3, values, [None, None])
         assert sorted(packed) == sorted(ref)
         for k, (ids, got) in packed.items():
             rows = sorted(zip(cp.asnumpy(ids).tolist(), *[cp.asnumpy(x).tolist() for x in got]))
@@ -216,7 +218,7 @@ def test_combine_merge_of_bits_matches_numpy_twin(n, id_dtype):
 
     def run(xp, seen):
         d, s = xp.asarray(depth).copy(), xp.asarray(sigma).copy()
-        mod = numpy_ops if xp is np else cupy_ops
+        mod = numpy_kernels if xp is np else cupy_kernels
         out, own = mod.combine_merge(xp.asarray(frontier), [(Bits(xp.asarray(words)), xp.asarray(to_local),
                                                              [(d, "min", 5), (s, "sum", 0.25)], [])],
                                      seen, xp.asarray(owner), 0)
@@ -252,7 +254,7 @@ def test_bits_of_a_block_match_numpy_twin(n, id_dtype):
 
     def run(xp):
         d = xp.asarray(depth).copy()
-        mod = numpy_ops if xp is np else cupy_ops
+        mod = numpy_kernels if xp is np else cupy_kernels
         out, own = mod.combine_merge(xp.asarray(vertices[:0]), [(Bits(xp.asarray(words), base), None,
                                                                 [(d, "min", 3)], [])], None, None, 0, own_below=base)
         return [cp.asnumpy(x) if xp is cp else x for x in (d, out)], own
@@ -301,7 +303,7 @@ def test_combine_merge_matches_numpy_twin(n, id_dtype, fields, own_below, repeat
                      [(a[j], op, xp.asarray(v) if np.ndim(v) else v) for j, (op, v) in enumerate(zip(fields, values))],
                      [(c, xp.asarray(cv), None if ct is None else xp.asarray(ct))])
                     for ids, t, values, cv, ct in packages]
-        mod = numpy_ops if xp is np else cupy_ops
+        mod = numpy_kernels if xp is np else cupy_kernels
         out, own = mod.combine_merge(xp.asarray(frontier), received, seen, xp.asarray(owner), 1, own_below)
         return [xp.asnumpy(x) if xp is cp else x for x in a + [c, out]], own
 
@@ -351,7 +353,7 @@ def test_marks_kept_between_hops_match_numpy_twin(n, id_dtype):
             outs.append(cp.asnumpy(seen) if xp is cp else seen.copy())
         return outs
 
-    ref, got = run(np, numpy_ops), run(cp, cupy_ops)
+    ref, got = run(np, numpy_kernels), run(cp, cupy_kernels)
     for (want_out, want_own, want_seen), (out, own, seen) in zip(ref[:2], got[:2]):
         assert len(np.unique(out)) == len(out)
         np.testing.assert_array_equal(out, want_out)

@@ -19,6 +19,7 @@ import scipy.sparse.csgraph as csgraph
 
 import mgraph
 from mgraph.comm import kernels
+from mgraph.ops import idmaps
 from conftest import check_bfs_tree, check_sssp_tree, get_case
 from mgraph.comm.transport import LocalTransport
 from mgraph.primitives.bfs import BFS
@@ -554,7 +555,7 @@ def test_combine_merge_on_numpy():
     out, _ = kernels.combine_merge(np.array([], dtype=np.int64), [(ops.Bits(block, 4), None, [(depth, "min", 0)], [])],
                                seen, owner, 1)
     assert depth.tolist() == [1, 2, 1, 8, 0, 0, 0] and out.tolist() == [4, 5]
-    assert kernels.translate(np.array([2, -1, 0]), np.array([10, 11, 12])).tolist() == [12, -1, 10]
+    assert idmaps.translate(np.array([2, -1, 0]), np.array([10, 11, 12])).tolist() == [12, -1, 10]
 
 
 def test_combine_merge_keeps_marks_for_the_next_hop_on_numpy():

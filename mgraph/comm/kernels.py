@@ -1,35 +1,45 @@
-"""The exchange's kernels: how a frontier is split, packaged, translated and merged between devices.
+"""The exchange's kernels: how a frontier is split, packaged and merged between devices.
 
-They serve mgraph.comm and the parts (mgraph.parts.subgraph), not primitives, so they live here rather than in the
-public operator namespace :mod:`mgraph.ops`.  Like the operators, each runs on the array module its arrays live
-in: CuPy RawKernels in :mod:`mgraph.ops.cupy_ops`, their NumPy twins in :mod:`mgraph.ops.numpy_ops`.
+They serve :mod:`mgraph.comm.exchange`, not primitives, so they live here rather than among the public operators
+of :mod:`mgraph.ops`.  Like the operators, each runs on the array module its arrays live in: CuPy RawKernels in
+:mod:`mgraph.comm.cupy_kernels` (their CUDA sources beside them), their NumPy twins in
+:mod:`mgraph.comm.numpy_kernels`.  Ids between numberings (``translate``, ``count_own``) are
+:mod:`mgraph.ops.idmaps`', since the parts use them too.
 """
 from __future__ import annotations
 
-from mgraph.ops import _impl
+import numpy as np
 
-__all__ = ["count_own", "select_mapped", "split", "gather", "translate", "combine_merge", "unmark"]
+from mgraph.backend import array_module
+from mgraph.comm import numpy_kernels
+
+__all__ = ["select_mapped", "split", "gather", "combine_merge", "unmark"]
 
 
-def translate(ids, table):
-    """Compute: ``table[ids]`` where ids >= 0, else -1 (vertex ids from one device's numbering to another's)."""
-    return _impl(ids).translate(ids, table)
+def _impl(a):
+    """The kernels for ``a``'s array module: the NumPy twins, or the CuPy kernels (CuPy is imported only here)."""
+    if array_module(a) is np:
+        return numpy_kernels
+    from mgraph.comm import cupy_kernels
+
+    return cupy_kernels
 
 
 def combine_merge(frontier, received, seen, owner, me, own_below=None, marked=False, keep=False):
     """Combine + filter: the receive side of a hop, one pass per package.  Each received package is (ids,
     to_local, fields, carried): ``ids`` of this device's vertices, or ids to map through ``to_local`` (-1: a vertex
-    this device lacks, skipped), or :class:`Bits` of them (bit i is id ``base + i``) with a scalar per field and nothing carried; ``fields``
-    (array, op, values: one per id, or a scalar for every id) with op "min" or "max" (signed integer arrays order
-    -1, unreached, above every value), "sum" or "assign"; ``carried`` (array, values, table or None) stored where a
-    field changed, through ``table`` (vertex ids to local ones, -1 kept).  Ids are unique within a package and
-    packages apply in order.  Returns the next frontier, ``frontier`` (each vertex once) and then every vertex a
-    min, max or assign changed (every entry when all fields are sums), each once, and how many of them device
-    ``me`` owns: ids below ``own_below`` where own vertices come first in the numbering, else by ``owner``.
-    ``seen`` is a zeroed bitmap of uint32 words over the vertices (:func:`bitmap`), zeroed again on return, or
-    None where no vertex can repeat (the packages' vertices differ from each other's and the frontier's).
-    ``marked``: ``seen`` holds the frontier's bits already (a previous merge kept them); ``keep``: leave the
-    output's bits set for the next merge (or :func:`unmark`), so a superstep of two hops marks its frontier once.
+    this device lacks, skipped), or :class:`mgraph.ops.Bits` of them (bit i is id ``base + i``) with a scalar per
+    field and nothing carried; ``fields`` (array, op, values: one per id, or a scalar for every id) with op "min"
+    or "max" (signed integer arrays order -1, unreached, above every value), "sum" or "assign"; ``carried`` (array,
+    values, table or None) stored where a field changed, through ``table`` (vertex ids to local ones, -1 kept).
+    Ids are unique within a package and packages apply in order.  Returns the next frontier, ``frontier`` (each
+    vertex once) and then every vertex a min, max or assign changed (every entry when all fields are sums), each
+    once, and how many of them device ``me`` owns: ids below ``own_below`` where own vertices come first in the
+    numbering, else by ``owner``.  ``seen`` is a zeroed bitmap of uint32 words over the vertices
+    (:func:`mgraph.ops.bitmap`), zeroed again on return, or None where no vertex can repeat (the packages'
+    vertices differ from each other's and the frontier's).  ``marked``: ``seen`` holds the frontier's bits
+    already (a previous merge kept them); ``keep``: leave the output's bits set for the next merge (or
+    :func:`unmark`), so a superstep of two hops marks its frontier once.
     One host read."""
     return _impl(frontier).combine_merge(frontier, received, seen, owner, me, own_below, marked, keep)
 
@@ -37,12 +47,6 @@ def combine_merge(frontier, received, seen, owner, me, own_below=None, marked=Fa
 def unmark(vertices, seen):
     """Zero ``seen`` (a bitmap whose set bits are all among ``vertices``, as a merge with ``keep`` left it)."""
     return _impl(vertices).unmark(vertices, seen)
-
-
-def count_own(ids, owner, me, own_below=None):
-    """Filter count: how many of ``ids`` device ``me`` owns (ids below ``own_below`` where own vertices come first
-    in the numbering, else by ``owner``), in one pass and one host read."""
-    return _impl(ids).count_own(ids, owner, me, own_below)
 
 
 def select_mapped(vertices, table, below=None):

@@ -6,6 +6,9 @@ lists, found by a binary search in the exclusive scan of frontier degrees that
 the block first narrows to its own range.  The functor that follows (visit,
 relax, count paths, ...) is fused into the same kernel and appends its output
 vertices with one atomic per block (``block_append``), so an advance+filter is one launch.
+
+The exchange's kernels (split, pack, merge: :mod:`mgraph.comm.cupy_kernels`)
+compile in modules of their own on top of the same :data:`PRELUDE`.
 """
 
 from mgraph.ops.functors import BUILTIN
@@ -15,13 +18,12 @@ SCAN_ITEMS = 4  # frontier vertices per thread in frontier_offsets_small
 SCAN_BLOCK = 1024  # its one block: frontiers of up to SCAN_ITEMS * SCAN_BLOCK vertices
 PULL_UNROLL = 4  # strides of a row whose gathers a lane of pull_sum issues before it adds (lane_arc_sum)
 CHUNK_UNROLL = 4  # the same for a lane of pull_sum_chunks, in a heavy row's pieces
-PULL_BLOCK = 256  # threads per block of pull_sum's launches (cupy_ops.BLOCK)
+PULL_BLOCK = 256  # threads per block of pull_sum's launches (cuda.BLOCK)
 # pull_sum's blocks resident per SM that ptxas must allow (__launch_bounds__), by id type: the unrolled gathers
 # took 34 / 44 registers, which would cost a quarter / three eighths of the warps; 8 blocks fit 32 registers
 # without spills for int ids, 6 fit 40 for long long ids (7 spill)
 PULL_MIN_BLOCKS = {"int": 8, "long long": 6}
-ADVANCE_BLOCK = 256  # threads per block of a push advance (cupy_ops.BLOCK)
-SPLIT_BLOCK = 256  # threads of split_pack's one block (cupy_ops.BLOCK): frontiers of up to ITEMS x this
+ADVANCE_BLOCK = 256  # threads per block of a push advance (cuda.BLOCK)
 # the built-in advances' blocks resident per SM (__launch_bounds__): 32 registers for int ids, 40 for long long,
 # what they took before the tile starts added a live value; at 34 the Brandes backward step lost a quarter
 # of its warps (docs/perf-notes.md).  A user's functor gets no minimum: its body may need more registers.
@@ -519,40 +521,6 @@ extern "C" __global__ void sum_partials(const double* __restrict__ partial, i64 
     if (threadIdx.x == 0) out[0] = s;
 }
 
-// frontier merge: append the kept entries of src whose bit in `seen` was clear, once each, setting it.  The
-// bitmap is |V|/8 bytes and stays in L2, where an int mark per vertex sent every atomic to DRAM.  With
-// `test` == 0 (a part known to hold each vertex once: the device's own frontier) the bits are only set; with
-// `seen` null (no vertex can repeat) nothing is marked.
-// count[1] counts the appended vertices device `me` owns: ids below own_below where own vertices are a
-// prefix of the numbering (own_below >= 0), else by owner[].  ITEMS entries per thread, blockDim apart, so a
-// block appends a tile of blockDim * ITEMS with one atomic per counter.
-extern "C" __global__ void append_unique(const idx_t* __restrict__ src, const bool* __restrict__ keep, i64 n,
-                                         unsigned* __restrict__ seen, int test, const int* __restrict__ owner,
-                                         int me, i64 own_below, idx_t* __restrict__ out, u64* __restrict__ count) {
-    idx_t got[ITEMS];
-    unsigned hits = 0, own = 0;
-#pragma unroll
-    for (int item = 0; item < ITEMS; ++item) {
-        const i64 i = ((i64)blockIdx.x * ITEMS + item) * blockDim.x + threadIdx.x;
-        got[item] = 0;
-        if (i < n && (keep == nullptr || keep[i])) {
-            const idx_t v = src[i];
-            const unsigned bit = 1u << (v & 31);
-            got[item] = v;
-            bool fresh = true;
-            if (seen == nullptr) {}  // no vertex can repeat: nothing to mark
-            else if (test) fresh = !(atomicOr(&seen[v >> 5], bit) & bit);
-            else atomicOr(&seen[v >> 5], bit);
-            if (fresh) {
-                hits |= 1u << item;
-                own += own_below >= 0 ? v < own_below : owner[v] == me;
-            }
-        }
-    }
-    block_add(own, &count[1]);
-    block_append(got, hits, out, count);
-}
-
 // how many of ids[0, n) device `me` owns: ids below own_below where own vertices are a prefix of the numbering
 // (own_below >= 0), else by owner[]; ITEMS entries per thread, blockDim apart, one atomic per block
 extern "C" __global__ void count_own(const idx_t* __restrict__ ids, i64 n, const int* __restrict__ owner, int me,
@@ -567,74 +535,6 @@ extern "C" __global__ void count_own(const idx_t* __restrict__ ids, i64 n, const
         }
     }
     block_add(own, count);
-}
-
-// the entries of vertices[0, n) (those below `below` where it is >= 0) whose table entry is not -1 (own vertices
-// a peer keeps copies of), appended to out[] in any order; ITEMS entries per thread, blockDim apart, one atomic
-// per block
-extern "C" __global__ void select_mapped(const idx_t* __restrict__ vertices, i64 n, i64 below,
-                                         const idx_t* __restrict__ table, idx_t* __restrict__ out,
-                                         u64* __restrict__ count) {
-    idx_t got[ITEMS];
-    unsigned hits = 0;
-#pragma unroll
-    for (int item = 0; item < ITEMS; ++item) {
-        const i64 i = ((i64)blockIdx.x * ITEMS + item) * blockDim.x + threadIdx.x;
-        got[item] = 0;
-        if (i < n) {
-            got[item] = vertices[i];
-            if ((below < 0 || got[item] < below) && table[got[item]] >= 0) hits |= 1u << item;
-        }
-    }
-    block_append(got, hits, out, count);
-}
-
-// after a merge: clear the words of `seen` holding its output's bits (every set bit is one of them)
-extern "C" __global__ void clear_bits(const idx_t* __restrict__ vertices, i64 n, unsigned* __restrict__ seen) {
-    const i64 k = (i64)blockIdx.x * blockDim.x + threadIdx.x;
-    if (k < n) seen[vertices[k] >> 5] = 0u;
-}
-
-// The split's first two passes, ITEMS entries per thread, blockDim apart.  split_count: each frontier vertex's
-// owner into dest[] and how many each device owns (one atomic per block and device).  split_order: the entry
-// indices of every device but `me`, grouped by device in device order (one atomic per block and device).
-extern "C" __global__ void split_count(const idx_t* __restrict__ front, i64 n, const int* __restrict__ owner, int nb,
-                                       int* __restrict__ dest, u64* __restrict__ counts) {
-    int d[ITEMS];
-#pragma unroll
-    for (int item = 0; item < ITEMS; ++item) {
-        const i64 i = ((i64)blockIdx.x * ITEMS + item) * blockDim.x + threadIdx.x;
-        d[item] = -1;
-        if (i < n) { d[item] = owner[front[i]]; dest[i] = d[item]; }
-    }
-    for (int b = 0; b < nb; ++b) {
-        unsigned c = 0;
-#pragma unroll
-        for (int item = 0; item < ITEMS; ++item) c += d[item] == b;
-        block_add(c, &counts[b]);
-    }
-}
-
-extern "C" __global__ void split_order(const int* __restrict__ dest, i64 n, int me, int nb,
-                                       const u64* __restrict__ counts, u64* __restrict__ cursor,
-                                       idx_t* __restrict__ order) {
-    int d[ITEMS];
-    idx_t got[ITEMS];
-#pragma unroll
-    for (int item = 0; item < ITEMS; ++item) {
-        const i64 i = ((i64)blockIdx.x * ITEMS + item) * blockDim.x + threadIdx.x;
-        d[item] = i < n ? dest[i] : -1;
-        got[item] = (idx_t)i;
-    }
-    u64 start = 0;
-    for (int b = 0; b < nb; ++b) {
-        if (b == me) continue;
-        unsigned hits = 0;
-#pragma unroll
-        for (int item = 0; item < ITEMS; ++item) hits |= (d[item] == b ? 1u : 0u) << item;
-        block_append(got, hits, order + start, &cursor[b]);
-        start += counts[b];
-    }
 }
 
 // out[seg[i]] = min(out[seg[i]], val[i]), out starting as a copy of its initial values: the smallest label
@@ -684,175 +584,6 @@ EMITTING = {
 }
 SILENT = {"declare": "", "collect": "        (void)emit;\n        __syncwarp();", "finish": ""}
 NEVER_EMIT = tuple(name for name, f in BUILTIN.items() if not f.emits)
-
-
-# The package gather, for one list of value arrays: output entry `at` takes frontier entry order[at] (at itself
-# where order is null), vertex v: its id on the receiver (out_ids, where not null: id_on[dest], a table of
-# pointers, or v itself where id_on is null) and each array at v, copied as words of its item size (any dtype),
-# or for a vertex-valued one (an integer array with a table) through its table, -1 kept, to caller ids.  One
-# thread per output entry, so every write is coalesced.
-PACK = r"""
-extern "C" __global__ void pack(const idx_t* __restrict__ front, const idx_t* __restrict__ order,
-                                const int* __restrict__ dest, i64 n, const u64* __restrict__ id_on,
-                                idx_t* __restrict__ out_ids{params}) {{
-    const i64 at = (i64)blockIdx.x * blockDim.x + threadIdx.x;
-    if (at >= n) return;
-    const i64 i = order != nullptr ? (i64)order[at] : at;
-    const i64 v = (i64)front[i];
-    if (out_ids != nullptr) out_ids[at] = id_on != nullptr ? ((const idx_t*)id_on[dest[i]])[v] : (idx_t)v;
-{body}}}
-"""
-# The split and package of a frontier of one tile (n <= ITEMS x SPLIT_BLOCK, one block), fused: each entry's owner,
-# the count per device into counts[0, nb) (stores, no zeroing needed), the entries owned by devices other than `me`
-# grouped by device in device order in shared memory (block_append, as split_order does), then one thread per
-# package entry writing it as the pack kernel does.  Selective supersteps with small frontiers send every
-# superstep; the three launches (count, order, pack) and the host read between them were most of such a
-# superstep's split (docs/perf-notes.md).
-SPLIT_PACK = r"""
-extern "C" __global__ void split_pack(const idx_t* __restrict__ front, i64 n, const int* __restrict__ owner,
-                                      int me, int nb, const u64* __restrict__ id_on, u64* __restrict__ counts,
-                                      idx_t* __restrict__ out_ids{params}) {{
-    __shared__ idx_t s_order[ITEMS * SPLIT_BLOCK];
-    __shared__ int s_dest[ITEMS * SPLIT_BLOCK];
-    __shared__ u64 s_cursor, s_own;
-    int d[ITEMS];
-    idx_t got[ITEMS];
-#pragma unroll
-    for (int item = 0; item < ITEMS; ++item) {{
-        const i64 i = (i64)item * blockDim.x + threadIdx.x;
-        d[item] = i < n ? owner[front[i]] : -1;
-        if (i < n) s_dest[i] = d[item];
-        got[item] = (idx_t)i;
-    }}
-    if (threadIdx.x == 0) {{ s_cursor = 0; s_own = 0; }}
-    __syncthreads();
-    u64 before = 0;
-    for (int b = 0; b < nb; ++b) {{
-        unsigned hits = 0;
-#pragma unroll
-        for (int item = 0; item < ITEMS; ++item) hits |= (d[item] == b ? 1u : 0u) << item;
-        if (b == me) block_add(__popc(hits), &s_own);
-        else block_append(got, hits, s_order, &s_cursor);
-        __syncthreads();
-        const u64 after = b == me ? before : s_cursor;
-        if (threadIdx.x == 0) counts[b] = b == me ? s_own : after - before;
-        before = after;
-    }}
-    for (i64 at = threadIdx.x; at < (i64)before; at += blockDim.x) {{
-        const i64 i = (i64)s_order[at];
-        const i64 v = (i64)front[i];
-        out_ids[at] = id_on != nullptr ? ((const idx_t*)id_on[s_dest[i]])[v] : (idx_t)v;
-{body}    }}
-}}
-"""
-PACK_PARAMS = ", const {t}* __restrict__ in{j}, const long long* __restrict__ table{j}, {t}* __restrict__ out{j}"
-PACK_COPY = "    out{j}[at] = in{j}[v];\n"
-PACK_TRANSLATE = "    {{ const {t} x = in{j}[v]; out{j}[at] = table{j} != nullptr && x >= 0 ? ({t})table{j}[x] : x; }}\n"
-WORDS = {1: "unsigned char", 2: "unsigned short", 4: "unsigned int", 8: "unsigned long long"}
-SIGNED = {1: "signed char", 2: "short", 4: "int", 8: "long long"}
-
-
-
-# The receive side of a hop, one package per launch: each entry's vertex (its id here, or mapped through
-# to_local: -1 = not on this device) has every field combined into its array; where one changed (every entry
-# when all fields are sums), the carried arrays take their values (through their tables) and the vertex joins
-# the merge's output unless its bit in `seen` was already set (by the frontier or an earlier package; no `seen`:
-# no vertex can repeat).  Ids of a package are unique and packages are launched one after another, so plain
-# stores suffice.  One pass where a translate, a kernel per field, a mask, a translate and a store per carried
-# array, and a merge took five to eight launches (docs/perf-notes.md).  A field may have one value for every entry
-# (a kernel argument: a value the primitive implies, not sent).  A package sent as bits has an entry per bit
-# (n = 32 x its words), those of set bits combined (bit i: id base + i), and one value per field for all.
-RECEIVE = r"""
-template <typename T> __device__ __forceinline__ bool lower(T x, T y) {{ return x < y; }}
-// signed ids and levels: -1 (unreached) orders above every value
-template <> __device__ __forceinline__ bool lower<int>(int x, int y) {{ return (unsigned)x < (unsigned)y; }}
-template <> __device__ __forceinline__ bool lower<long long>(long long x, long long y) {{
-    return (unsigned long long)x < (unsigned long long)y;
-}}
-
-extern "C" __global__ void receive(const {entries}* __restrict__ ids, const idx_t* __restrict__ to_local, i64 n,
-                                   i64 base, unsigned* __restrict__ seen, const int* __restrict__ owner, int me,
-                                   i64 own_below, idx_t* __restrict__ out, u64* __restrict__ count{params}) {{
-    idx_t got[ITEMS];
-    unsigned hits = 0, own = 0;
-#pragma unroll
-    for (int item = 0; item < ITEMS; ++item) {{
-        got[item] = 0;
-{entry}        if (to_local != nullptr && v >= 0) v = to_local[v];
-        if (v < 0) continue;
-        bool changed = {every};
-{fields}        if (!changed) continue;
-{carried}        const unsigned bit = 1u << (v & 31);
-        if (seen != nullptr && (atomicOr(&seen[v >> 5], bit) & bit)) continue;
-        got[item] = v;
-        hits |= 1u << item;
-        own += own_below >= 0 ? v < own_below : owner[v] == me;
-    }}
-    block_add(own, &count[1]);
-    block_append(got, hits, out, count);
-}}
-"""
-RECEIVE_IDS = {  # ITEMS entries per thread, blockDim apart
-    "entries": "idx_t",
-    "entry": "        const i64 i = ((i64)blockIdx.x * ITEMS + item) * blockDim.x + threadIdx.x;\n"
-             "        if (i >= n) continue;\n"
-             "        idx_t v = ids[i];\n",
-}
-RECEIVE_BITS = {  # entry i is bit i % 32 of word i / 32, so a warp's lanes take one word's bits (coalesced ids)
-    "entries": "unsigned",
-    "entry": "        const i64 i = ((i64)blockIdx.x * ITEMS + item) * blockDim.x + threadIdx.x;\n"
-             "        if (i >= n || !((ids[i >> 5] >> (i & 31)) & 1u)) continue;\n"
-             "        idx_t v = (idx_t)(base + i);\n",
-}
-RECEIVE_FIELD = ", {t}* __restrict__ a{j}, {x}"
-RECEIVE_VALUES = "const {t}* __restrict__ x{j}"
-RECEIVE_CARRIED = ", {t}* __restrict__ c{j}, const {t}* __restrict__ y{j}, const idx_t* __restrict__ table{j}"
-RECEIVE_OPS = {
-    "min": "        if (lower(x{j}{at}, a{j}[v])) {{ a{j}[v] = x{j}{at}; changed = true; }}\n",
-    "max": "        if (lower(a{j}[v], x{j}{at})) {{ a{j}[v] = x{j}{at}; changed = true; }}\n",
-    "assign": "        if (a{j}[v] != x{j}{at}) {{ a{j}[v] = x{j}{at}; changed = true; }}\n",
-    "sum": "        a{j}[v] += x{j}{at};\n",
-}
-RECEIVE_STORE = ("        {{ const {t} y = y{j}[i]; c{j}[v] = table{j} != nullptr && y >= 0 ? ({t})table{j}[y] : y; }}\n")
-CTYPES = {"f8": "double", "f4": "float", "i8": "long long", "i4": "int", "i2": "short", "i1": "signed char",
-          "u8": "unsigned long long", "u4": "unsigned int", "u2": "unsigned short", "u1": "unsigned char",
-          "b1": "bool"}
-
-
-def receive_source(idx_ctype: str, fields, carried, bits=False) -> str:
-    """The receive kernel for ``fields`` as (C type, op, one value for all entries) and ``carried`` arrays as C
-    types; with ``bits`` for a package of bits (no carried arrays, one value per field)."""
-    if bits and (carried or not all(one for _, _, one in fields)):
-        raise ValueError("a package sent as bits carries no values")
-    params = [RECEIVE_FIELD.format(t=t, j=j, x=(f"{t} x{j}" if one else RECEIVE_VALUES.format(t=t, j=j)))
-              for j, (t, _, one) in enumerate(fields)]
-    params += [RECEIVE_CARRIED.format(t=t, j=j) for j, t in enumerate(carried)]
-    body = "".join(RECEIVE_OPS[op].format(j=j, at="" if one else "[i]") for j, (_, op, one) in enumerate(fields))
-    store = "".join(RECEIVE_STORE.format(t=t, j=j) for j, t in enumerate(carried))
-    every = "true" if all(op == "sum" for _, op, _ in fields) else "false"
-    kernel = RECEIVE.format(params="".join(params), fields=body, carried=store, every=every,
-                            **(RECEIVE_BITS if bits else RECEIVE_IDS))
-    return f"#define IDX_T {idx_ctype}\n#define ITEMS {ITEMS}\n" + PRELUDE + kernel
-
-
-def pack_source(idx_ctype: str, fields) -> str:
-    """The pack and one-tile split_pack kernels for value arrays given as (item size, is an integer id array) pairs."""
-    types, params, body = [], [], []
-    for j, (size, translated) in enumerate(fields):
-        if translated:
-            t = SIGNED[size]
-        elif size in WORDS:
-            t = WORDS[size]
-        else:  # any other item size: a struct of its bytes
-            t = f"word{j}"
-            types.append(f"struct __align__({size & -size if size & -size <= 16 else 16}) {t} "
-                         f"{{ unsigned char b[{size}]; }};\n")
-        params.append(PACK_PARAMS.format(t=t, j=j))
-        body.append((PACK_TRANSLATE if translated else PACK_COPY).format(t=t, j=j))
-    kernels = PACK.format(params="".join(params), body="".join(body))
-    kernels += SPLIT_PACK.format(params="".join(params), body="".join("    " + b for b in body))
-    return (f"#define IDX_T {idx_ctype}\n#define ITEMS {ITEMS}\n#define SPLIT_BLOCK {SPLIT_BLOCK}\n" + PRELUDE
-            + "".join(types) + kernels)
 
 
 def source(idx_ctype: str) -> str:

@@ -1,43 +1,31 @@
 """CuPy operators: RawKernels from :mod:`.cupy_kernels`, same signatures as :mod:`.numpy_ops`.
 
 Per push advance the host reads the output count, and the frontier's arc count
-only where a bound on it is large; everything else stays on the device.
+only where a bound on it is large; everything else stays on the device.  The
+plumbing they share with the exchange's kernels (compiled modules, launch
+sizes, pinned host words, kept counters) is :mod:`.cuda`'s.
 """
 from __future__ import annotations
 
-import threading
 import weakref
 from functools import lru_cache
 
 import cupy as cp
 import numpy as np
 
-from mgraph.ops import cupy_kernels, numpy_ops
+from mgraph.ops import cuda, cupy_kernels, numpy_ops
+from mgraph.ops.cuda import BLOCK
 
-BLOCK = 256
-assert BLOCK == cupy_kernels.PULL_BLOCK == cupy_kernels.ADVANCE_BLOCK == cupy_kernels.SPLIT_BLOCK  # the kernels' __launch_bounds__
+assert BLOCK == cupy_kernels.PULL_BLOCK == cupy_kernels.ADVANCE_BLOCK  # the kernels' __launch_bounds__
 UNVISITED = -1
-_CTYPES = {np.dtype(np.int32): "int", np.dtype(np.int64): "long long"}
 HEAVY_ROW = 2048  # arcs: pull_sum's warp per row skips longer rows, which are summed in pieces of this size
 READ_ABOVE = 1 << 22  # arcs: a push advance whose bound is larger reads its exact count to size the launch
 SLACK = 1 << 20  # vertex ids: an advance's output is copied out of its buffer where that wastes more
 STARTS_ABOVE = 2048  # tiles: a push advance of more (several waves of blocks) searches their first entries first
-SPLIT_ONE_TILE = BLOCK * cupy_kernels.ITEMS  # vertices: the split of at most this many is one fused launch
 RANGE_ONE_BLOCK = 1 << 18  # ids: id_range's one-block kernel up to this many (a few us), library reductions above
 _PER_GRAPH = weakref.WeakKeyDictionary()  # graph -> {name: a host fact about it, built once while the graph lives}
 
-
-@lru_cache(maxsize=None)
-def _module(idx_dtype, device_id):
-    """Compile the kernels for one id type on one device (cached; NVRTC also caches on disk)."""
-    with cp.cuda.Device(device_id):
-        return cp.RawModule(code=cupy_kernels.source(_CTYPES[np.dtype(idx_dtype)]), options=("-std=c++17",))
-
-
-@lru_cache(maxsize=None)
-def _function(idx_dtype, device_id, name):
-    """A kernel of :func:`_module`, looked up once: RawModule.get_function builds a new kernel object per call."""
-    return _module(np.dtype(idx_dtype), device_id).get_function(name)
+_function = cuda.kernel_lookup(cupy_kernels.source)  # (id dtype, device, name) -> a kernel of the operators' module
 
 
 def _kernel(graph, name):
@@ -56,74 +44,15 @@ def _max_degree(graph):
     return int(graph.out_degree().max()) if graph.num_vertices else 0
 
 
-def _blocks(n, per_block=BLOCK):
-    return (max(1, -(-int(n) // per_block)),)
-
-
-def _dummy(dtype):
-    """A placeholder argument for an absent array (the kernel never reads it), one per dtype and device."""
-    return _dummy_on(np.dtype(dtype), cp.cuda.Device().id)
-
-
-@lru_cache(maxsize=None)
-def _dummy_on(dtype, device_id):
-    return cp.empty(1, dtype=dtype)
-
-
-_THREAD = threading.local()  # per thread (each has its own stream): pinned host words and small scratch arrays
-
-
-def _read_word(a, index=0):
-    """``a[index]`` (an 8-byte integer array on the current device) as a Python int: one copy into pinned host
-    memory kept per thread, waiting on this thread's stream only.  ``int(a[index])`` made a view and a new host
-    array first, each a CuPy call's worth of host time on a superstep's path."""
-    return _read_words(a, 1, index)[0]
-
-
-def _read_words(a, count, index=0):
-    """``a[index:index + count]`` (8-byte integers on the current device) as Python ints, as :func:`_read_word`
-    reads one: the split's and the merge's counts, read on every superstep of several devices."""
-    word = getattr(_THREAD, "word", None)
-    if word is None or word.shape[0] < count:
-        import cupyx
-
-        word = _THREAD.word = cupyx.empty_pinned(max(count, 16), dtype=np.int64)
-    stream = cp.cuda.get_current_stream()
-    cp.cuda.runtime.memcpyAsync(word.ctypes.data, a.data.ptr + 8 * int(index), 8 * count,
-                                cp.cuda.runtime.memcpyDeviceToHost, stream.ptr)
-    stream.synchronize()
-    return word[:count].tolist()
-
-
-def _counters(device_id, count, zeroed=True):
-    """``count`` 8-byte counters (zeroed, or as the last user left them), kept per thread and device: one memset
-    at most instead of an allocation and a memset per superstep.  Every user reads its counts before it returns,
-    and whatever used them last was queued on this thread's stream before the memset; where the thread has moved
-    to another stream since, the last one is waited for first."""
-    kept = getattr(_THREAD, "counters", None)
-    if kept is None:
-        kept = _THREAD.counters = {}
-    stream = cp.cuda.get_current_stream()
-    entry = kept.get(device_id)
-    if entry is None or entry[0].shape[0] < count:
-        entry = kept[device_id] = [cp.empty(max(count, 16), dtype=np.uint64), stream]
-    elif entry[1].ptr != stream.ptr:
-        entry[1].synchronize()
-        entry[1] = stream
-    counters = entry[0]
-    if zeroed:
-        cp.cuda.runtime.memsetAsync(counters.data.ptr, 0, 8 * count, stream.ptr)
-    return counters
-
 
 def _small_scratch(device_id):
     """A small advance's offsets (room for SCAN_ITEMS * SCAN_BLOCK frontier vertices) and output counter, kept per
     thread and device: two allocations less per small superstep.  An advance's kernels are done with them when
     it returns (it read the count), or else precede, on the same stream, whatever uses them next; where this
     thread has moved to another stream since, the last one is waited for first."""
-    kept = getattr(_THREAD, "scratch", None)
+    kept = getattr(cuda.THREAD, "scratch", None)
     if kept is None:
-        kept = _THREAD.scratch = {}
+        kept = cuda.THREAD.scratch = {}
     stream = cp.cuda.get_current_stream()
     entry = kept.get(device_id)
     if entry is None:
@@ -138,9 +67,9 @@ def _small_scratch(device_id):
 def _tile_starts(graph, offs, n_front, n_tiles):
     """Each tile's first frontier entry (cupy_kernels' tile_starts), and n_front - 1 after the last."""
     starts = cp.empty(n_tiles + 1, dtype=np.int64)
-    _kernel(graph, "tile_starts")(_blocks(n_tiles + 1), (BLOCK,), (offs, np.int64(n_front),
-                                                                  np.int64(BLOCK * cupy_kernels.ITEMS),
-                                                                  np.int64(n_tiles), starts))
+    _kernel(graph, "tile_starts")(cuda.blocks(n_tiles + 1), (BLOCK,), (offs, np.int64(n_front),
+                                                                      np.int64(BLOCK * cupy_kernels.ITEMS),
+                                                                      np.int64(n_tiles), starts))
     return starts
 
 
@@ -155,7 +84,7 @@ def _advance(name, graph, frontier, params, emits=True, kernel=None):
     """
     idx = graph.indices.dtype
     if frontier is None:
-        offs, bound, n_front, front = graph.indptr, graph.num_arcs, graph.num_vertices, _dummy(idx)
+        offs, bound, n_front, front = graph.indptr, graph.num_arcs, graph.num_vertices, cuda.dummy(idx)
         count = cp.zeros(1, dtype=np.uint64)
     else:
         n_front = len(frontier)
@@ -168,26 +97,26 @@ def _advance(name, graph, frontier, params, emits=True, kernel=None):
         else:
             offs = cp.empty(n_front + 1, dtype=np.int64)
             count = cp.zeros(1, dtype=np.uint64)
-            _kernel(graph, "frontier_degrees")(_blocks(n_front), (BLOCK,),
+            _kernel(graph, "frontier_degrees")(cuda.blocks(n_front), (BLOCK,),
                                                (graph.indptr, frontier, np.int64(n_front), offs))
             cp.cumsum(offs, out=offs)
         bound = min(graph.num_arcs, n_front * _per_graph(graph, "max_degree", _max_degree))
         if bound > READ_ABOVE:
-            bound = _read_word(offs, n_front)
+            bound = cuda.read_word(offs, n_front)
         front = frontier
     if bound == 0:
         return cp.empty(0, dtype=idx)
     out = cp.empty(min(bound, graph.num_vertices) if emits else 1, dtype=idx)
     has_w = graph.weights is not None
-    tiles = _blocks(bound, BLOCK * cupy_kernels.ITEMS)
+    tiles = cuda.blocks(bound, BLOCK * cupy_kernels.ITEMS)
     starts = None if tiles[0] <= STARTS_ABOVE else _tile_starts(graph, offs, n_front, tiles[0])
-    args = (graph.indptr, graph.indices, graph.weights if has_w else _dummy(np.float64), np.int32(has_w),
+    args = (graph.indptr, graph.indices, graph.weights if has_w else cuda.dummy(np.float64), np.int32(has_w),
             front, np.int32(frontier is not None), offs, np.intp(0) if starts is None else starts,
             np.int64(n_front), out, count) + params
     (kernel or _kernel(graph, "advance_" + name))(tiles, (BLOCK,), args)
     if not emits:
         return None
-    n = _read_word(count)
+    n = cuda.read_word(count)
     return out[:n] if out.shape[0] - n <= SLACK else out[:n].copy()  # a frontier kept (BC's) keeps its base
 
 
@@ -198,8 +127,8 @@ def _functor_kernel(key, idx_dtype, device_id):
     name, signature, body, emits = key
     functor = _FUNCTORS[key]
     with cp.cuda.Device(device_id):
-        module = cp.RawModule(code=cupy_kernels.functor_source(_CTYPES[np.dtype(idx_dtype)], functor),
-                              options=("-std=c++17",))
+        module = cp.RawModule(code=cupy_kernels.functor_source(cuda.ID_CTYPES[np.dtype(idx_dtype)], functor),
+                              options=cuda.OPTIONS)
         return module.get_function("advance_" + name)
 
 
@@ -220,12 +149,12 @@ def advance(graph, frontier, functor, args):
 
 def id_range(ids):
     n = ids.shape[0]
-    if n > RANGE_ONE_BLOCK or np.dtype(ids.dtype) not in _CTYPES:
+    if n > RANGE_ONE_BLOCK or np.dtype(ids.dtype) not in cuda.ID_CTYPES:
         lo, hi = cp.stack([ids.min(), ids.max()]).get()
         return int(lo), int(hi)
-    out = _counters(ids.device.id, 2, zeroed=False)  # the kernel writes both words
+    out = cuda.counters(ids.device.id, 2, zeroed=False)  # the kernel writes both words
     _function(np.dtype(ids.dtype), ids.device.id, "id_range")((1,), (1024,), (ids, np.int64(n), out))
-    lo, hi = _read_words(out, 2)
+    lo, hi = cuda.read_words(out, 2)
     return lo, hi
 
 
@@ -234,8 +163,9 @@ def intersect_count(graph, a, b):
     out = cp.empty(n, dtype=np.int64)
     if n:
         idx = graph.indices.dtype
-        _kernel(graph, "intersect_count")(_blocks(n), (BLOCK,), (graph.indptr, graph.indices, a.astype(idx, copy=False),
-                                                               b.astype(idx, copy=False), np.int64(n), out))
+        _kernel(graph, "intersect_count")(cuda.blocks(n), (BLOCK,),
+                                          (graph.indptr, graph.indices, a.astype(idx, copy=False),
+                                           b.astype(idx, copy=False), np.int64(n), out))
     return out
 
 
@@ -249,18 +179,19 @@ def advance_visit_pull(rgraph, label, pred, level, frontier_bits):
     n = rgraph.arc_rows  # a part's proxies have no in-arcs: no thread for them
     out = cp.empty(max(n, 1), dtype=rgraph.indices.dtype)
     count = cp.zeros(1, dtype=np.uint64)
-    _kernel(rgraph, "visit_pull")(_blocks(n), (BLOCK,), (rgraph.indptr, rgraph.indices, label, pred, np.int32(level),
-                                                         frontier_bits, np.int64(n), out, count))
-    return out[: _read_word(count)]
+    _kernel(rgraph, "visit_pull")(cuda.blocks(n), (BLOCK,), (rgraph.indptr, rgraph.indices, label, pred,
+                                                              np.int32(level), frontier_bits, np.int64(n), out, count))
+    return out[: cuda.read_word(count)]
 
 
 def tight_predecessors(rgraph, dist, pred):
     n = rgraph.arc_rows  # a part's proxies have no in-arcs: their predecessors are their owners'
     if n:
         has_w = rgraph.weights is not None
-        w = rgraph.weights if has_w else _dummy(np.float64)
-        _kernel(rgraph, "tight_predecessors")(_blocks(n * 32), (BLOCK,), (rgraph.indptr, rgraph.indices, w,
-                                                                           np.int32(has_w), dist, pred, np.int64(n)))
+        w = rgraph.weights if has_w else cuda.dummy(np.float64)
+        _kernel(rgraph, "tight_predecessors")(cuda.blocks(n * 32), (BLOCK,), (rgraph.indptr, rgraph.indices, w,
+                                                                               np.int32(has_w), dist, pred,
+                                                                               np.int64(n)))
 
 
 def advance_relax(graph, frontier, dist, marks, stamp):
@@ -298,18 +229,18 @@ def pull_sum(rgraph, x, scale=1.0, shift=0.0):
         indices, w = rgraph.indices, rgraph.weights
     else:
         indices, w, x = hot[1], hot[2], x[hot[0]]
-    w = w if has_w else _dummy(np.float64)
+    w = w if has_w else cuda.dummy(np.float64)
     lanes = _per_graph(rgraph, "pull_lanes", _pull_lanes)
     suffix = "_f32" if x.dtype == np.float32 else ""  # float32 shares: half the bytes gathered, summed in float64
-    _kernel(rgraph, "pull_sum" + suffix)(_blocks(n << lanes), (BLOCK,), (rgraph.indptr, indices, w, has_w, x, y,
-                                                               np.int64(n), np.int64(HEAVY_ROW), np.int32(lanes),
-                                                               scale, shift_at, shift))
+    _kernel(rgraph, "pull_sum" + suffix)(cuda.blocks(n << lanes), (BLOCK,), (rgraph.indptr, indices, w, has_w, x, y,
+                                                                   np.int64(n), np.int64(HEAVY_ROW), np.int32(lanes),
+                                                                   scale, shift_at, shift))
     rows, first, begin, end = _per_graph(rgraph, "heavy_rows", _heavy_rows)
     if len(rows):
         partial = cp.empty(len(begin), dtype=np.float64)
-        _kernel(rgraph, "pull_sum_chunks" + suffix)(_blocks(len(begin) * 32), (BLOCK,),
+        _kernel(rgraph, "pull_sum_chunks" + suffix)(cuda.blocks(len(begin) * 32), (BLOCK,),
                                            (indices, w, has_w, x, begin, end, partial, np.int64(len(begin))))
-        _kernel(rgraph, "pull_sum_heavy")(_blocks(len(rows) * 32), (BLOCK,),
+        _kernel(rgraph, "pull_sum_heavy")(cuda.blocks(len(rows) * 32), (BLOCK,),
                                           (rows, first, partial, y, np.int64(len(rows)), scale, shift_at, shift))
     return y
 
@@ -446,7 +377,7 @@ def hook_components(graph, parent, pairs_below=None, arcs=None, skip=None):
     lo, hi = arcs if arcs is not None else (0, None)
     n = graph.arc_rows
     lanes = 0 if hi is not None and hi - lo <= 2 else 3  # a thread per row for a sample, else 8 lanes per row
-    _kernel(graph, "hook_rows")(_blocks(n << lanes), (BLOCK,),
+    _kernel(graph, "hook_rows")(cuda.blocks(n << lanes), (BLOCK,),
                                 (graph.indptr, graph.indices, parent, np.int64(n), np.int64(lo),
                                  np.int64(-1 if hi is None else hi),
                                  np.intp(0) if skip is None else parent[:n] == skip, np.int32(lanes)))
@@ -455,7 +386,7 @@ def hook_components(graph, parent, pairs_below=None, arcs=None, skip=None):
 def compress(parent):
     n = parent.shape[0]
     fn = _function(np.int32, parent.device.id, "compress")
-    fn(_blocks(n), (BLOCK,), (parent, np.int64(n)))
+    fn(cuda.blocks(n), (BLOCK,), (parent, np.int64(n)))
 
 
 def bitmap(vertices, num_vertices, table=None, base=0):
@@ -463,7 +394,7 @@ def bitmap(vertices, num_vertices, table=None, base=0):
     if len(vertices):
         fn = _function(vertices.dtype, vertices.device.id, "set_bits")
         table = np.intp(0) if table is None else table.astype(vertices.dtype, copy=False)
-        fn(_blocks(len(vertices)), (BLOCK,), (vertices, np.int64(len(vertices)), table, np.int64(base), bits))
+        fn(cuda.blocks(len(vertices)), (BLOCK,), (vertices, np.int64(len(vertices)), table, np.int64(base), bits))
     return bits
 
 
@@ -472,7 +403,7 @@ def segment_min(seg, values, initial):
     n = seg.shape[0]
     if n:
         fn = _function(np.int32, seg.device.id, "segment_min")
-        fn(_blocks(n), (BLOCK,), (seg, values, np.int64(n), out))
+        fn(cuda.blocks(n), (BLOCK,), (seg, values, np.int64(n), out))
     return out
 
 
@@ -484,206 +415,18 @@ def translate(ids, table):
     return _translate(ids, table) if ids.shape[0] else ids.copy()
 
 
-@lru_cache(maxsize=None)
-def _receive_kernel(idx_dtype, fields, carried, bits, device_id):
-    with cp.cuda.Device(device_id):
-        return cp.RawModule(code=cupy_kernels.receive_source(_CTYPES[np.dtype(idx_dtype)], fields, carried, bits),
-                            options=("-std=c++17",)).get_function("receive")
-
-
-def _ctype(dtype):
-    key = np.dtype(dtype).str[1:]
-    if key not in cupy_kernels.CTYPES:
-        raise TypeError(f"a combined or carried array of dtype {np.dtype(dtype)} is not supported on the GPU")
-    return cupy_kernels.CTYPES[key]
-
-
-def combine_merge(frontier, received, seen, owner, me, own_below=None, marked=False, keep=False):
-    idx = np.dtype(frontier.dtype)
-    total = int(frontier.shape[0]) + sum(32 * int(ids.words.shape[0]) if isinstance(ids, numpy_ops.Bits)
-                                         else int(ids.shape[0]) for ids, *_ in received)
-    if seen is not None:
-        total = min(total, 32 * int(seen.shape[0]))  # each vertex once
-    out = cp.empty(max(total, 1), dtype=idx)
-    device = frontier.device.id
-    count = _counters(device, 2)
-    below = np.int64(-1 if own_below is None else own_below)
-    owner = np.intp(0) if owner is None else owner
-    tail = (np.intp(0) if seen is None else seen, owner, np.int32(me), below, out, count)
-    n = int(frontier.shape[0])
-    if n:  # the frontier holds each vertex once: its bits are only set (or copied, set already where `marked`)
-        _function(idx, device, "append_unique")(_blocks(n, BLOCK * cupy_kernels.ITEMS), (BLOCK,),
-                                                (frontier, np.intp(0), np.int64(n), np.intp(0) if marked else tail[0],
-                                                 np.int32(0)) + tail[1:])
-    for ids, to_local, fields, carried in received:
-        bits = isinstance(ids, numpy_ops.Bits)
-        base = np.int64(ids.base if bits else 0)
-        ids = ids.words if bits else cp.ascontiguousarray(ids.astype(idx, copy=False))
-        n = int(ids.shape[0]) * (32 if bits else 1)
-        if not n:
-            continue
-        args, ones = (), tuple(np.ndim(values) == 0 for _, _, values in fields)
-        for (array, _, values), one in zip(fields, ones):
-            args += (array, array.dtype.type(values) if one else
-                     cp.ascontiguousarray(values.astype(array.dtype, copy=False)))
-        for array, values, table in carried:
-            args += (array, cp.ascontiguousarray(values.astype(array.dtype, copy=False)),
-                     np.intp(0) if table is None else table.astype(idx, copy=False))
-        layout = (tuple((_ctype(a.dtype), op, one) for (a, op, _), one in zip(fields, ones)),
-                  tuple(_ctype(a.dtype) for a, _, _ in carried))
-        fn = _receive_kernel(idx, *layout, bits, device)
-        fn(_blocks(n, BLOCK * cupy_kernels.ITEMS), (BLOCK,),
-           (ids, np.intp(0) if to_local is None else to_local.astype(idx, copy=False), np.int64(n), base) + tail + args)
-    n_out, own = _read_words(count, 2)
-    if seen is not None and not keep:
-        unmark(out[:n_out], seen)
-    return out[:n_out], own
-
-
-def unmark(vertices, seen):
-    n = int(vertices.shape[0])
-    if 8 * n > seen.shape[0]:  # a scattered 4-byte store costs a 32-byte sector: sweep the whole bitmap
-        seen.fill(0)
-    elif n:
-        fn = _function(vertices.dtype, vertices.device.id, "clear_bits")
-        fn(_blocks(n), (BLOCK,), (vertices, np.int64(n), seen))
-
-
-@lru_cache(maxsize=None)
-def _pack_module(idx_dtype, fields, device_id):
-    with cp.cuda.Device(device_id):
-        return cp.RawModule(code=cupy_kernels.pack_source(_CTYPES[np.dtype(idx_dtype)], fields),
-                            options=("-std=c++17",))
-
-
-@lru_cache(maxsize=None)
-def _pack_kernel(idx_dtype, fields, device_id, name="pack"):
-    return _pack_module(idx_dtype, fields, device_id).get_function(name)
-
-
-def _pack_args(values, tables, outs):
-    """The pack kernels' key for ``values`` (item size, is vertex-valued) and their launch arguments (each array,
-    its table or null, its output in ``outs``)."""
-    fields = tuple((int(v.dtype.itemsize), t is not None) for v, t in zip(values, tables))
-    args = ()
-    for v, t, o in zip(values, tables, outs):
-        args += (cp.ascontiguousarray(v), np.intp(0) if t is None else t, o)
-    return fields, args
-
-
-def _pack(vertices, order, dest, n_out, id_on, out_ids, values, tables):
-    """Launch the pack kernel (cupy_kernels.PACK) for one list of value arrays; their fresh outputs.  ``order``,
-    ``dest``, ``id_on`` and ``out_ids`` may be None (a plain gather)."""
-    outs = [cp.empty(n_out, dtype=v.dtype) for v in values]
-    if n_out and (values or out_ids is not None):
-        fields, args = _pack_args(values, tables, outs)
-        order, dest, id_on, out_ids = (np.intp(0) if a is None else a for a in (order, dest, id_on, out_ids))
-        fn = _pack_kernel(np.dtype(vertices.dtype), fields, vertices.device.id)
-        fn(_blocks(n_out), (BLOCK,), (vertices, order, dest, np.int64(n_out), id_on, out_ids) + args)
-    return outs
-
-
-@lru_cache(maxsize=64)
-def _pointers(ptrs, device_id):
-    """A device array of the given addresses (the split's id tables, one per device): kept, built once."""
-    with cp.cuda.Device(device_id):
-        return cp.asarray(np.array(ptrs, dtype=np.uint64))
-
-
 def count_own(ids, owner, me, own_below=None):
     n = int(ids.shape[0])
     if n == 0:
         return 0
     ids = cp.ascontiguousarray(ids)
-    count = _counters(ids.device.id, 1)
+    count = cuda.counters(ids.device.id, 1)
     _function(np.dtype(ids.dtype), ids.device.id, "count_own")(
-        _blocks(n, BLOCK * cupy_kernels.ITEMS), (BLOCK,),
-        (ids, np.int64(n), _dummy(np.int32) if owner is None else owner, np.int32(me),
+        cuda.blocks(n, BLOCK * cupy_kernels.ITEMS), (BLOCK,),
+        (ids, np.int64(n), cuda.dummy(np.int32) if owner is None else owner, np.int32(me),
          np.int64(-1 if own_below is None else own_below), count))
-    return _read_word(count)
+    return cuda.read_word(count)
 
-
-def select_mapped(vertices, table, below=None):
-    n = int(vertices.shape[0])
-    if n == 0:
-        return vertices[:0], table[:0]
-    vertices = cp.ascontiguousarray(vertices)
-    out = cp.empty(n, dtype=vertices.dtype)
-    count = _counters(vertices.device.id, 1)
-    _function(np.dtype(vertices.dtype), vertices.device.id, "select_mapped")(
-        _blocks(n, BLOCK * cupy_kernels.ITEMS), (BLOCK,),
-        (vertices, np.int64(n), np.int64(-1 if below is None else below), table.astype(vertices.dtype, copy=False),
-         out, count))
-    kept = out[: _read_word(count)]
-    return kept, translate(kept, table)
-
-
-def split(vertices, owner, me, num_parts, values, tables, id_on=None):
-    n = int(vertices.shape[0])
-    if n == 0:
-        return [0] * num_parts, {}
-    vertices = cp.ascontiguousarray(vertices)
-    idx = np.dtype(vertices.dtype)
-    device = vertices.device.id
-    table = None
-    if id_on is not None:
-        table = _pointers(tuple(0 if a is None else a.data.ptr for a in id_on), device)
-    if n <= SPLIT_ONE_TILE:
-        return _split_one_tile(vertices, owner, me, num_parts, values, tables, table)
-    counters = _counters(device, 2 * num_parts)  # counts, then the order pass's cursors
-    dest = cp.empty(n, dtype=np.int32)
-    tiles = _blocks(n, BLOCK * cupy_kernels.ITEMS)
-    _function(idx, device, "split_count")(tiles, (BLOCK,), (vertices, np.int64(n), owner, np.int32(num_parts),
-                                                            dest, counters))
-    counts = _read_words(counters, num_parts)
-    remote = n - counts[me]
-    if remote == 0:
-        return counts, {}
-    order = cp.empty(remote, dtype=idx)
-    _function(idx, device, "split_order")(tiles, (BLOCK,), (dest, np.int64(n), np.int32(me), np.int32(num_parts),
-                                                            counters, counters[num_parts:], order))
-    ids = cp.empty(remote, dtype=idx)
-    return counts, _packages(counts, me, ids, _pack(vertices, order, dest, remote, table, ids, values, tables))
-
-
-def _split_one_tile(vertices, owner, me, num_parts, values, tables, table):
-    """:func:`split` of at most SPLIT_ONE_TILE vertices: one launch (cupy_kernels.SPLIT_PACK) and one read.  Its
-    packages are slices of outputs of SPLIT_ONE_TILE entries, allocated before the counts are known; where every
-    vertex is this device's own nothing was written to them, and the thread keeps them for its next such split."""
-    n, idx, device = int(vertices.shape[0]), np.dtype(vertices.dtype), vertices.device.id
-    spare = getattr(_THREAD, "split_spare", None)
-    if spare is None:
-        spare = _THREAD.split_spare = {}
-    key = (device, idx, tuple(np.dtype(v.dtype) for v in values))
-    buffers = spare.pop(key, None)
-    if buffers is None:
-        buffers = (cp.empty(SPLIT_ONE_TILE, dtype=idx), [cp.empty(SPLIT_ONE_TILE, dtype=v.dtype) for v in values])
-    ids, outs = buffers
-    fields, args = _pack_args(values, tables, outs)
-    counters = _counters(device, num_parts, zeroed=False)  # the kernel stores every count
-    _pack_kernel(idx, fields, device, "split_pack")(
-        (1,), (BLOCK,), (vertices, np.int64(n), owner, np.int32(me), np.int32(num_parts),
-                         np.intp(0) if table is None else table, counters, ids) + args)
-    counts = _read_words(counters, num_parts)
-    if counts[me] == n:
-        spare[key] = buffers
-    return counts, _packages(counts, me, ids, outs)
-
-
-def _packages(counts, me, ids, outs):
-    """{k: (ids, values)} for every peer k that gets some: the slices of the packed outputs, grouped by device in
-    device order, ``me``'s own left out."""
-    out, start = {}, 0
-    for k, c in enumerate(counts):
-        if c and k != me:
-            out[k] = (ids[start:start + c], [o[start:start + c] for o in outs])
-            start += c
-    return out
-
-
-def gather(vertices, values, tables):
-    n = int(vertices.shape[0])
-    return _pack(cp.ascontiguousarray(vertices), None, None, n, None, None, values, tables)
 
 
 bit_test = numpy_ops.bit_test  # plain array arithmetic: the same code serves both modules

@@ -174,11 +174,18 @@ def _dependency(u, v, w, label, sigma, delta, level):
     return None
 
 
+def compress(parent):
+    """Pointer jumping: every vertex points at its root (:func:`_hook`'s step, and ops.compress on the CPU)."""
+    while True:
+        grand = parent[parent]
+        if np.array_equal(grand, parent):
+            return
+        parent[:] = grand
+
+
 def _hook(u, v, w, parent, pairs_below):
     """Union the endpoints of every arc but those with v < u < pairs_below, the larger root under the smaller,
     until nothing changes: roots end as the smallest ids of the components (the GPU's union-find gives the same)."""
-    from mgraph.ops.numpy_ops import compress
-
     up = (v >= pairs_below) | (u < v)
     u, v = u[up], v[up]
     while True:

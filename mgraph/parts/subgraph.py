@@ -18,9 +18,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from mgraph.comm import kernels
 from mgraph.backend import Backend
 from mgraph.graph import Graph
+from mgraph.ops import idmaps
 
 DUPLICATIONS = ("1-hop", "all")
 
@@ -76,7 +76,7 @@ class SubGraph(Graph):
 
     def count_own(self, ids) -> int:
         """How many of ``ids`` are this device's own vertices."""
-        return kernels.count_own(ids, self.owner, self.index, self.own_below)
+        return idmaps.count_own(ids, self.owner, self.index, self.own_below)
 
     def copies_on(self, k):
         """(first id, how many) of the copies of this part's own vertices on part k (1-hop): k keeps them in one
@@ -96,11 +96,11 @@ class SubGraph(Graph):
 
     def to_global(self, ids):
         """Caller ids of local ids (-1 stays -1)."""
-        return ids if self._vertex_ids is None else kernels.translate(ids, self._vertex_ids)
+        return ids if self._vertex_ids is None else idmaps.translate(ids, self._vertex_ids)
 
     def to_local(self, ids):
         """Local ids of caller ids (-1 for vertices not on this device, and for -1)."""
-        return ids if self.global_to_local is None else kernels.translate(ids, self.global_to_local)
+        return ids if self.global_to_local is None else idmaps.translate(ids, self.global_to_local)
 
     def arrays(self) -> dict:
         """Every array this part holds, by name (for moving it and for accounting its memory)."""
