@@ -19,10 +19,10 @@ from functools import lru_cache
 import cupy as cp
 import numpy as np
 
-from mgraph.ops import cupy_kernels, cupy_ops
+from mgraph.ops import cuda, cupy_kernels
 from mgraph.ops.levels import Levels, is_whole
 
-BLOCK = 256
+BLOCK = cuda.BLOCK
 
 LEVELS = r"""
 #include <cooperative_groups.h>
@@ -124,8 +124,8 @@ def _kernel(key, level_name, idx_dtype, device_id):
     """The kernel and the largest grid that can be resident at once (a cooperative launch needs it)."""
     functor = _FUNCTORS[key]
     with cp.cuda.Device(device_id):
-        module = cp.RawModule(code=source(cupy_ops._CTYPES[np.dtype(idx_dtype)], functor, level_name),
-                              options=("-std=c++17",), enable_cooperative_groups=True)
+        module = cp.RawModule(code=source(cuda.ID_CTYPES[np.dtype(idx_dtype)], functor, level_name),
+                              options=cuda.OPTIONS, enable_cooperative_groups=True)
         kernel = module.get_function("levels_" + functor.name)
         per_sm = cp.cuda.driver.occupancyMaxActiveBlocksPerMultiprocessor(kernel.kernel.ptr, BLOCK, 0)
         if per_sm < 1:
@@ -157,14 +157,14 @@ def advance_levels(graph, frontier, functor, args, level_at, limit, max_levels, 
     _FUNCTORS.setdefault(functor.key, functor)
     kernel, grid = _kernel(functor.key, level_param.name, np.dtype(idx), device)
     buf_a, buf_b = _buffers(graph.num_vertices, idx, device)
-    state = cupy_ops._counters(device, 8)
+    state = cuda.counters(device, 8)
     has_w = graph.weights is not None
     rest = tuple(a for j, a in enumerate(args) if j != level_at)
-    kernel((grid,), (BLOCK,), (graph.indptr, graph.indices, graph.weights if has_w else cupy_ops._dummy(np.float64),
+    kernel((grid,), (BLOCK,), (graph.indptr, graph.indices, graph.weights if has_w else cuda.dummy(np.float64),
                                np.int32(has_w), frontier.astype(idx, copy=False), np.int64(n_front), buf_a, buf_b,
                                np.int64(limit), np.int32(min(max_levels, 2**31 - 1)), np.int32(args[level_at]),
                                state) + rest)
-    _, _, levels, count, emitted, _, _, _ = cupy_ops._read_words(state, 8)
+    _, _, levels, count, emitted, _, _, _ = cuda.read_words(state, 8)
     if levels == 0:  # the input's arcs were over the bound
         out = advance(graph, frontier, functor, args)
         return Levels(out, 1, int(out.shape[0]))
