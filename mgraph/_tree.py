@@ -9,6 +9,7 @@ finder maps the two names there, and only there, so both ways import the same co
 from __future__ import annotations
 
 import importlib.abc
+import importlib.metadata
 import importlib.util
 import os
 import sys
@@ -39,11 +40,9 @@ def _in_source_tree() -> bool:
 
 def version() -> str:
     """The installed distribution's version (its metadata), or the source tree's pyproject.toml version."""
-    from importlib import metadata
-
     try:
-        return metadata.version(DISTRIBUTION)
-    except metadata.PackageNotFoundError:
+        return importlib.metadata.version(DISTRIBUTION)
+    except importlib.metadata.PackageNotFoundError:
         pass
     try:
         import tomllib

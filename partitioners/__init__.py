@@ -18,7 +18,8 @@ import numbers
 
 import numpy as np
 
-from mgraph.partitioners.arrays import on_device
+from mgraph.graph import Graph
+from mgraph.partitioners.arrays import check_owner, on_device
 from mgraph.partitioners.biased import biased_random
 from mgraph.partitioners.metis import metis, require_pymetis
 from mgraph.partitioners.quality import quality
@@ -39,8 +40,6 @@ def assign(graph, num_parts, partitioner="random", seed=0):
     and a callable's bad output raise ValueError naming the problem; the
     arguments are checked before any work starts.
     """
-    from mgraph.graph import Graph
-
     if not isinstance(graph, Graph):
         raise ValueError(f"expected an mgraph.Graph, got {type(graph).__name__}")
     if isinstance(num_parts, bool) or not isinstance(num_parts, numbers.Integral) or num_parts < 1:
@@ -63,25 +62,3 @@ def assign(graph, num_parts, partitioner="random", seed=0):
     with on_device(graph):
         owner = run(graph, num_parts, seed)
         return check_owner(graph, owner, num_parts, what=f"partitioner {name!r}")
-
-
-def check_owner(graph, owner, num_parts: int, *, what="owner array"):
-    """``owner`` as int32 on the graph's array module, after checking length, dtype and range (ValueError otherwise)."""
-    xp = graph.xp
-    n = graph.num_vertices
-    if owner is None:
-        raise ValueError(f"{what} returned None, expected an owner array of length {n}")
-    try:
-        owner = xp.asarray(owner)
-    except (TypeError, ValueError) as e:
-        raise ValueError(f"{what}: the owner array is not an array of integers ({e})") from None
-    if owner.ndim != 1 or owner.shape[0] != n:
-        raise ValueError(f"{what}: the owner array has shape {tuple(owner.shape)}, expected ({n},): one part per vertex")
-    if owner.dtype.kind not in "iu":
-        raise ValueError(f"{what}: the owner array has dtype {owner.dtype}, expected an integer dtype")
-    if n:
-        lo, hi = int(owner.min()), int(owner.max())
-        if lo < 0 or hi >= num_parts:
-            bad = lo if lo < 0 else hi
-            raise ValueError(f"{what}: owner value {bad} is outside [0, {num_parts}) for num_parts={num_parts}")
-    return owner.astype(np.int32, copy=False)

@@ -12,7 +12,7 @@ import numpy as np
 
 from mgraph.backend import to_numpy
 
-from mgraph.partitioners.arrays import count, on_device
+from mgraph.partitioners.arrays import check_owner, count, on_device
 
 
 def quality(graph, owner, num_parts: int) -> list[dict]:
@@ -29,8 +29,6 @@ def quality(graph, owner, num_parts: int) -> list[dict]:
 
     ``owner`` is checked like :func:`partitioners.assign`'s output.
     """
-    from mgraph.partitioners import check_owner
-
     xp = graph.xp
     n, k = graph.num_vertices, int(num_parts)
     with on_device(graph):

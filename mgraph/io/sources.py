@@ -19,12 +19,15 @@ lists its arcs already, so it is False there.
 """
 from __future__ import annotations
 
+import os
 import threading
 
 import numpy as np
 
-from mgraph.io import generators
 from mgraph.backend import to_numpy
+from mgraph.graph import Graph
+from mgraph.io import generators
+from mgraph.io.loaders import FileEdges
 
 CHUNK_EDGES = 1 << 24  # edges routed per round at most: bounds a build's working memory beyond the finished part
 ROUNDS_MIN = 8  # a worker routes its share in at least this many rounds, so a round stays small beside its part
@@ -118,8 +121,6 @@ class FileSource(EdgeSource):
     bytes: worker 0 reads it whole."""
 
     def __init__(self, path, *, directed=None):
-        from mgraph.io.loaders import FileEdges
-
         self.file = FileEdges(path)
         self.name = str(path)
         self.directed = self.file.directed if directed is None else bool(directed)
@@ -200,14 +201,10 @@ def _empty(weighted):
 
 def source_of(graph_or_name, *, directed=None, seed=0, weights=None) -> EdgeSource:
     """The edge source of a Graph, a generator spec or a file path."""
-    from mgraph.graph import Graph
-
     if isinstance(graph_or_name, EdgeSource):
         return graph_or_name
     if isinstance(graph_or_name, Graph):
         return GraphSource(graph_or_name)
-    import os
-
     name = os.fspath(graph_or_name)
     if generators.is_spec(name) and not os.path.exists(name):
         if directed:

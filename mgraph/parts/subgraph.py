@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from mgraph.backend import Backend
+from mgraph.backend import Backend, to_numpy
 from mgraph.graph import Graph
 from mgraph.ops import idmaps
 
@@ -152,8 +152,6 @@ class SubGraph(Graph):
     def own_values(self, arrays: dict, vertex_valued=()):
         """(caller ids of the own vertices, {name: their values}) as NumPy arrays, vertex ids in caller numbering.
         The ids are the same every run, so they are copied to the host once and kept."""
-        from mgraph.backend import to_numpy
-
         out = {}
         for name, a in arrays.items():
             values = self.own(a)
