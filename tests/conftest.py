@@ -13,7 +13,9 @@ here, not with mgraph.io.
 from __future__ import annotations
 
 import functools
+import inspect
 import os
+import re
 from collections import deque
 
 import networkx as nx
@@ -29,8 +31,40 @@ DATA = os.path.join(os.path.dirname(__file__), "data")
 
 
 # -- pytest hooks --------------------------------------------------------------
+SPAWNS = re.compile(r"\b(run_mpi|subprocess\.|Popen|mpiexec_path)\b")  # what starts a process of its own
+
+
+def _spawners(module) -> set:
+    """The names of ``module``'s functions that start a process (directly, or through another such function)."""
+    funcs = {name: f for name, f in vars(module).items() if inspect.isfunction(f) and f.__module__ == module.__name__}
+    sources = {}
+    for name, f in funcs.items():
+        try:
+            sources[name] = inspect.getsource(f)
+        except (OSError, TypeError):
+            sources[name] = ""
+    found = {name for name, src in sources.items() if SPAWNS.search(src)}
+    while True:
+        more = {name for name, src in sources.items() if name not in found
+                and any(re.search(rf"\b{re.escape(f)}\(", src) for f in found)}
+        if not more:
+            return found
+        found |= more
+
+
 def pytest_collection_modifyitems(config, items):
-    """Skip ``gpu``-marked tests on machines without CuPy and a CUDA device."""
+    """Mark ``slow`` every test that starts a process (an MPI job, the CLI or a script in a subprocess), so that
+    ``-m "not slow"`` is the quick loop; skip ``gpu``-marked tests on machines without CuPy and a CUDA device."""
+    spawners = {}
+    for item in items:
+        fn = getattr(item, "function", None)
+        if fn is None:
+            continue
+        module = inspect.getmodule(fn)
+        if module not in spawners:
+            spawners[module] = _spawners(module) if module is not None else set()
+        if fn.__name__ in spawners[module]:
+            item.add_marker(pytest.mark.slow)
     if gpu_available():
         return
     skip = pytest.mark.skip(reason="needs a CUDA GPU and CuPy (mgraph.backend.gpu_available() is False)")
