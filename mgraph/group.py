@@ -29,16 +29,17 @@ _RANK_VARIABLES = ("OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK")
 _WORLD = None
 
 SHM_DIR = "/dev/shm"
-# MPICH (4.2 and later, ch4's POSIX shared memory) names each node's start-up segment mpich_shm_<hash of the job's
-# PMI name>_<node id> and unlinks it only in MPI_Finalize, so a job that ends any other way (a raising rank, a
-# signal) leaves it in /dev/shm.  Every rank of the node maps it before its MPI_Init returns (the bootstrap waits for
-# all of them), so once the node's ranks have met at a barrier nobody needs the name: it goes then, the memory goes
-# with the last process that maps it, and no end of the job, SIGKILL included, can leave it behind.
+# MPICH (ch4's POSIX shared memory, MPL_initshm; 5.0.2 here) names each node's start-up segment
+# mpich_shm_<hash of the job's PMI name>_<node id> and unlinks it only in MPI_Finalize, so a job that ends any other
+# way (a raising rank, a signal) leaves it in /dev/shm.  Every rank of the node maps it before its MPI_Init returns
+# (the bootstrap waits for all of them), so once the node's ranks have met at a barrier nobody needs the name: it
+# goes then, the memory goes with the last process that maps it, and no end of the job, SIGKILL included, leaves it.
 STARTUP_SEGMENTS = ("mpich_shm_",)
-# What a failing rank unlinks before it ends the job: the start-up segment again, and the segments that MPI opens by
-# name after start-up and so cannot unlink at once (MPICH's per-VCI slab; Open MPI's vader and sm segments, which
-# peers attach on first contact; Open MPI's own launcher also removes those when the job ends).
-JOB_SEGMENTS = ("mpich_shm_", "mpich_vci_", "vader_segment.", "sm_segment.")
+# What a failing rank unlinks before it ends the job: also MPICH's per-VCI slab (with several VCIs), which may be
+# opened by name after start-up and so cannot go at once.  Open MPI needs neither: its launcher removes its segments
+# (vader_segment.*) and session folder itself (Open MPI 4.1.6, 2026-11-25: after a raising rank, SIGINT or SIGTERM to
+# mpiexec, SIGTERM or SIGKILL to a rank, /dev/shm and /tmp were clean before this module unlinked anything).
+JOB_SEGMENTS = ("mpich_shm_", "mpich_vci_")
 
 
 def launched_size() -> int:

@@ -2,7 +2,8 @@
 
 MPICH unlinks its start-up segment (``mpich_shm_*``) only in MPI_Finalize,
 so before mgraph.group unlinked it once every rank of the node had mapped it,
-each abnormal end below left one file in /dev/shm.  Every job runs
+each abnormal end below left one file in /dev/shm (Open MPI's launcher
+removes its own segments: the same jobs run clean there).  Every job runs
 tests/mpi_cleanup_job.py with CPU ranks; each rank first lists the /dev/shm
 files it maps, and those names must all be gone when the job has ended (other
 jobs on a shared machine may add files of their own meanwhile, so the test
