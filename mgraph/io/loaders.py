@@ -29,6 +29,7 @@ import numbers
 import os
 import operator
 import re
+import stat
 import struct
 import sys
 import warnings
@@ -143,6 +144,8 @@ def save_npz(graph: Graph, path) -> None:
     half-written cache behind.  ``np.savez`` stores the arrays uncompressed
     (ZIP_STORED), so :meth:`FileEdges.part` reads a slice of them in place.
     """
+    if not isinstance(graph, Graph):  # a PartitionedGraph (under MPI) holds no whole CSR to write
+        raise ValueError(f"save_npz needs a Graph (the whole graph in this process), got {type(graph).__name__}")
     name = os.fspath(path)
     if not name.lower().endswith(".npz"):
         raise ValueError(f"{name}: a graph cache needs the .npz extension")
@@ -163,6 +166,33 @@ def save_npz(graph: Graph, path) -> None:
     finally:
         with contextlib.suppress(FileNotFoundError):
             os.remove(tmp)
+
+
+_SPECIAL_FILES = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO (named pipe)"),
+                  (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
+
+
+def check_file(path: str) -> int:
+    """The size of ``path``, a regular file (through any symbolic links); else a ValueError saying what it is.
+
+    The loaders take a file's size before reading it and may read it more
+    than once (a reader's byte range, a gzip stream counted before it is
+    held), so a pipe, a device such as /dev/zero or a directory is refused
+    as what it is, not reported missing, and never read on without end.
+    """
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        raise ValueError(f"{path}: no such file") from None
+    except OSError as e:  # permission denied on a folder, a loop of links, a name too long ...
+        raise ValueError(f"{path}: {e.strerror or type(e).__name__}") from None
+    if stat.S_ISREG(st.st_mode):
+        return st.st_size
+    kind = next((name for test, name in _SPECIAL_FILES if test(st.st_mode)), "a special file")
+    if kind == "a directory":
+        raise ValueError(f"{path}: a directory, not a graph file")
+    raise ValueError(f"{path}: {kind}, not a regular file; the loaders take a file's size and may read it twice, so "
+                     "save what it gives to a file first")
 
 
 def format_of(path: str) -> str:
@@ -212,8 +242,7 @@ def _read(path: str, fmt: str, *, where=None):
     built on, against whose memory the vertex count the file implies is
     checked (see :func:`_check_vertex_count`).
     """
-    if not os.path.isfile(path):
-        raise ValueError(f"{path}: no such file")
+    check_file(path)
     data = _read_bytes(path)
     if fmt == "mtx":
         return _parse_mtx(path, data, where=where)
@@ -345,12 +374,17 @@ def _lines(data: bytes, start: int, first_line: int, stop: int | None = None):
         line_no, pos = line_no + 1, end
 
 
-def _strip_comment(line: bytes, comments) -> bytes:
+def _cut_comment(line: bytes, comments) -> bytes:
+    """``line`` up to its first comment marker."""
     for mark in (comments,) if isinstance(comments, str) else comments:
         cut = line.find(mark.encode())
         if cut >= 0:
             line = line[:cut]
-    return line.strip()
+    return line
+
+
+def _strip_comment(line: bytes, comments) -> bytes:
+    return _cut_comment(line, comments).strip()
 
 
 def _parse_edge_list(path, data: bytes, *, delimiter, comments, where=None):
@@ -595,6 +629,10 @@ class _Table:
                 return line_no, "a carriage return inside the line"
             text = _strip_comment(line, self.comments)
             if not text:
+                blank = _cut_comment(body[:-1] if body.endswith(b"\r") else body, self.comments)
+                if sep is not None and blank:  # loadtxt skips an empty line, but reads whitespace as a value
+                    return line_no, (f"a line of only whitespace {_show(blank)}; a line of this file is empty or "
+                                     f"holds {self.ncols} values separated by {self.delimiter!r}")
                 continue
             fields = [f.strip() for f in text.split(sep)]
             if len(fields) != self.ncols:
@@ -648,10 +686,9 @@ def _load_npz(path: str) -> Graph:
     GraphFormatError naming the file and the breach, never a graph that
     misleads the primitives.
     """
-    if not os.path.isfile(path):
-        raise ValueError(f"{path}: no such file")
+    size = check_file(path)
     try:
-        indptr, indices, weights, directed, num_input = cachecheck.read_cache(path, os.path.getsize(path), NPZ_FORMAT)
+        indptr, indices, weights, directed, num_input = cachecheck.read_cache(path, size, NPZ_FORMAT)
     except cachecheck.CacheError as e:
         raise GraphFormatError(path, None, str(e)) from None
     n = indptr.shape[0] - 1
@@ -704,9 +741,7 @@ class FileEdges:
     def __init__(self, path):
         self.path = os.fspath(path)
         self.format = format_of(self.path)
-        if not os.path.isfile(self.path):
-            raise ValueError(f"{self.path}: no such file")
-        self.size = os.path.getsize(self.path)
+        self.size = check_file(self.path)
         self.num_vertices = self.num_entries = None
         self.one_triangle = False
         if self.format == "npz":
