@@ -30,6 +30,8 @@ def _as_ids(xp, a, what: str):
     a = xp.asarray(a)
     if a.ndim != 1:
         raise ValueError(f"{what} must be a 1-D array of vertex ids, got shape {a.shape}")
+    if a.dtype.kind == "b":  # True and False would read as ids 1 and 0: a mask handed where ids belong
+        raise ValueError(f"{what} holds booleans, not vertex ids (the ids a mask selects are np.flatnonzero(mask))")
     if a.size and a.dtype.kind == "f":
         if not bool(xp.all(a == xp.floor(a))):
             raise ValueError(f"{what} holds non-integer vertex ids")
@@ -44,7 +46,7 @@ def _as_ids(xp, a, what: str):
         big = next((int(x) for x in a.tolist() if not -(1 << 63) <= int(x) <= INT64_MAX), None)
         if big is not None:
             raise ValueError(f"{what} holds vertex id {big}, outside the 64-bit integer range")
-    elif a.size and a.dtype.kind not in "iub":
+    elif a.size and a.dtype.kind not in "iu":
         raise ValueError(f"{what} must hold integer vertex ids, got dtype {a.dtype}")
     return a.astype(np.int64, copy=False)
 
@@ -79,10 +81,11 @@ class Graph:
     def from_edges(cls, src, dst, weights=None, *, num_vertices=None, directed=False) -> "Graph":
         """Build from an edge list; self-loops are dropped, duplicates merged keeping the smallest weight.
 
-        Raises ValueError for negative ids, ids >= num_vertices, mismatched
-        lengths, weights that are not real numbers (complex, strings, booleans,
-        objects: converting them would drop an imaginary part or guess at
-        text) or are NaN/inf, and a ``directed`` that is not a bool.
+        Raises ValueError for negative ids, ids >= num_vertices, boolean ids
+        (a mask, not ids), mismatched lengths, weights that are not real
+        numbers (complex, strings, booleans, objects: converting them would
+        drop an imaginary part or guess at text) or are NaN/inf, and a
+        ``directed`` that is not a bool.
         """
         if not isinstance(directed, (bool, np.bool_)):
             raise ValueError(f"directed must be True or False, got {directed!r}")

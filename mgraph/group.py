@@ -28,6 +28,19 @@ _RANK_VARIABLES = ("OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK")
 
 _WORLD = None
 
+SHM_DIR = "/dev/shm"
+# MPICH (ch4's POSIX shared memory, MPL_initshm; 5.0.2 here) names each node's start-up segment
+# mpich_shm_<hash of the job's PMI name>_<node id> and unlinks it only in MPI_Finalize, so a job that ends any other
+# way (a raising rank, a signal) leaves it in /dev/shm.  Every rank of the node maps it before its MPI_Init returns
+# (the bootstrap waits for all of them), so once the node's ranks have met at a barrier nobody needs the name: it
+# goes then, the memory goes with the last process that maps it, and no end of the job, SIGKILL included, leaves it.
+STARTUP_SEGMENTS = ("mpich_shm_",)
+# What a failing rank unlinks before it ends the job: also MPICH's per-VCI slab (with several VCIs), which may be
+# opened by name after start-up and so cannot go at once.  Open MPI needs neither: its launcher removes its segments
+# (vader_segment.*) and session folder itself (Open MPI 4.1.6, 2026-11-25: after a raising rank, SIGINT or SIGTERM to
+# mpiexec, SIGTERM or SIGKILL to a rank, /dev/shm and /tmp were clean before this module unlinked anything).
+JOB_SEGMENTS = ("mpich_shm_", "mpich_vci_")
+
 
 def launched_size() -> int:
     """The number of ranks the MPI launcher started (1 when not under one), read from the environment."""
@@ -202,6 +215,8 @@ class MpiGroup(Group):
         self.rank, self.size = comm.Get_rank(), comm.Get_size()
         local = comm.Split_type(MPI.COMM_TYPE_SHARED, key=self.rank)
         self.local_rank, self.local_size = local.Get_rank(), local.Get_size()
+        local.Barrier()  # every rank of this node is past MPI_Init, so has mapped the start-up segment
+        release_segments(STARTUP_SEGMENTS)
         local.Free()
         self.host = MPI.Get_processor_name()
 
@@ -338,15 +353,60 @@ def _displacements(counts):
     return out
 
 
+def mapped_files(directory: str, prefixes) -> list:
+    """``(path, device, inode)`` of each file in ``directory`` whose name starts with one of ``prefixes``, that this
+    process maps and that is still linked, read from /proc/self/maps (none where there is no /proc)."""
+    try:
+        with open("/proc/self/maps") as f:
+            lines = f.readlines()
+    except OSError:
+        return []
+    found = set()
+    for line in lines:
+        fields = line.split(None, 5)  # address perms offset major:minor inode path
+        if len(fields) < 6:
+            continue
+        path = fields[5].rstrip("\n")
+        if path.endswith(" (deleted)") or os.path.dirname(path) != directory:
+            continue
+        if not os.path.basename(path).startswith(tuple(prefixes)):
+            continue
+        major, minor = (int(x, 16) for x in fields[3].split(":"))
+        found.add((path, os.makedev(major, minor), int(fields[4])))
+    return sorted(found)
+
+
+def release_segments(prefixes, directory: str = SHM_DIR) -> list:
+    """Unlink the shared-memory files this process maps whose names start with ``prefixes``; the paths unlinked.
+
+    Only the name goes: the memory stays while any process maps it, so ranks
+    that use the segment go on unharmed.  A file is unlinked only if it is the
+    very one mapped (same device and inode), never another job's of the same
+    name; one already gone (another rank of the node was first) is skipped.
+    """
+    removed = []
+    for path, device, inode in mapped_files(directory, prefixes):
+        try:
+            st = os.stat(path)
+            if (st.st_dev, st.st_ino) == (device, inode):
+                os.unlink(path)
+                removed.append(path)
+        except OSError:  # unlinked meanwhile by another rank of this node, or not this user's to unlink
+            pass
+    return removed
+
+
 def fail_job(group, error) -> None:
     """This rank failed: print the error once (from this rank) and end every rank of the job.
 
     Ranks still in a collective cannot be told otherwise; mpiexec ends the
     job when one rank calls MPI_Abort.  The message is one line, as the CLI's
-    user errors are.
+    user errors are.  MPI_Abort skips MPI_Finalize, which is where MPI unlinks
+    its shared-memory files, so this rank unlinks those it maps first.
     """
     sys.stdout.flush()
     print(f"mgraph: rank {group.rank} of {group.size}: {type(error).__name__}: {error}", file=sys.stderr, flush=True)
+    release_segments(JOB_SEGMENTS)
     group.abort()
 
 

@@ -338,3 +338,78 @@ def test_load_onto_gpu():
     r = mgraph.load("rmat:12", backend="cupy")
     assert r.xp is not np and r.num_vertices == 4096
 
+
+
+# -- messages that name the file --------------------------------------------------------------------
+
+
+def test_save_npz_checks_its_graph(tmp_path):
+    for graph, kind in ((None, "NoneType"), ({"indptr": np.zeros(2)}, "dict")):
+        with pytest.raises(ValueError, match=rf"^save_npz needs a Graph \(the whole graph in this process\), got {kind}$"):
+            mio.save_npz(graph, tmp_path / "g.npz")
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("src, dst, which", [
+    (np.array([True, False]), np.array([1, 0]), "src"),
+    (np.array([0, 1]), np.array([False, True]), "dst"),
+    (np.array([], dtype=bool), np.array([], dtype=np.int64), "src"),
+    ([True, False, True], [False, True, False], "src"),
+])
+def test_boolean_arrays_are_not_vertex_ids(src, dst, which):
+    """A mask where ids belong would read as ids 1 and 0: refused, whatever its length."""
+    with pytest.raises(ValueError, match=rf"^{which} holds booleans, not vertex ids \(the ids a mask selects are "
+                                         r"np\.flatnonzero\(mask\)\)$"):
+        Graph.from_edges(src, dst)
+    ids = np.flatnonzero(np.array([True, False, True]))  # what the message offers builds
+    assert Graph.from_edges(ids, ids[::-1]).num_edges == 1
+
+
+@pytest.mark.parametrize("blank", [b" ", b"\t", b"   # a note", b"\x0c"], ids=["space", "tab", "comment", "ff"])
+@pytest.mark.parametrize("arrow", [True, False], ids=["pyarrow", "loadtxt"])
+def test_a_csv_line_of_only_whitespace_names_its_line(tmp_path, monkeypatch, blank, arrow):
+    """An empty line is skipped, but NumPy reads whitespace between no commas as a value: the line is named, in the
+    whole file, a reader's share, and the gzipped file alike (NumPy's own message was given before)."""
+    from mgraph.io import parse
+
+    monkeypatch.setattr(parse, "ENABLED", arrow)
+    text = b"src,dst,w\n0,1,2.5\n\n1,2,1\n" + blank + b"\n2,3,1\n"
+    plain, gz = tmp_path / "b.csv", tmp_path / "b.csv.gz"
+    plain.write_bytes(text)
+    gz.write_bytes(gzip.compress(text))
+    shown = repr(blank.split(b"#")[0].decode("latin1"))
+    for path in (plain, gz):
+        for read in (lambda: mio.read_edges(path), lambda: mio.FileEdges(path).part(0, 1)):
+            with pytest.raises(GraphFormatError) as info:
+                read()
+            assert str(info.value) == (f"{path}, line 5: a line of only whitespace {shown}; a line of this file is "
+                                       "empty or holds 3 values separated by ','")
+    plain.write_bytes(text.replace(blank + b"\n", b"\n"))  # an empty line is fine
+    assert mio.read_edges(plain)[0].tolist() == [0, 1, 2]
+
+
+def test_special_files_are_named_as_what_they_are(tmp_path, capsys):
+    """A FIFO, a device (through a link with a graph file's name) and a directory were "no such file" (the FIFO is
+    never opened, so nothing waits for a writer)."""
+    import os
+
+    from mgraph import cli
+
+    os.mkfifo(tmp_path / "pipe.txt")
+    (tmp_path / "zero.txt").symlink_to("/dev/zero")
+    (tmp_path / "folder.csv").mkdir()
+    expect = {"pipe.txt": "a FIFO (named pipe), not a regular file; the loaders take a file's size and may read it "
+                          "twice, so save what it gives to a file first",
+              "zero.txt": "a character device, not a regular file; the loaders take a file's size and may read it "
+                          "twice, so save what it gives to a file first",
+              "folder.csv": "a directory, not a graph file",
+              "missing.npz": "no such file"}
+    for name, problem in expect.items():
+        path = str(tmp_path / name)
+        for read in (lambda: mgraph.load(path, backend="numpy"), lambda: mio.read_edges(path),
+                     lambda: mio.FileEdges(path)):
+            with pytest.raises(ValueError) as info:
+                read()
+            assert str(info.value) == f"{path}: {problem}"
+        assert cli.main(["info", path, "--backend", "numpy"]) == 2
+        assert capsys.readouterr().err == f"mgraph: error: {path}: {problem}\n"

@@ -16,7 +16,10 @@ adds the file's name (``GraphFormatError``).
 Reading is checked as well.  Each member's ``.npy`` header is read and its
 dtype, shape and size compared with the member's size in the zip directory
 and with the file's length before anything of that size is allocated, so a
-forged header cannot ask for terabytes; arrays are read with
+forged header cannot ask for terabytes; and what the members declare
+together, which a deflated member may make about 1000 times its stored bytes,
+is checked against the memory (:func:`load_bytes`) before any is inflated,
+scalars against a few KiB.  Arrays are read with
 ``allow_pickle=False`` (a cache never holds Python objects); and whatever the
 zip or ``.npy`` readers raise on a damaged archive (a bad zip, a CRC or zlib
 error, an encrypted member, a truncated array) becomes one CacheError.
@@ -36,12 +39,17 @@ import zlib
 
 import numpy as np
 
+from mgraph import memory
+
 REQUIRED = ("format", "indptr", "indices", "directed", "num_input_edges")
 SCALARS = ("format", "directed", "num_input_edges")
 ARRAYS = ("indptr", "indices", "weights")
 
 # Deflate cannot expand data by more than about 1032:1, so a deflated member that declares more is forged.
 DEFLATE_MAX_RATIO = 1032
+# The scalars of a cache are a few dozen bytes (format is 'mgraph-csr-1', 48 bytes as UTF-32); a scalar member that
+# declares more (a string dtype of gigabytes) is refused before it is inflated.
+SCALAR_MAX_BYTES = 1 << 16
 _ENCRYPTED = 0x1 | 0x40  # zip flag bits: traditional and strong encryption
 
 
@@ -136,6 +144,43 @@ def read_member(zf: zipfile.ZipFile, info: zipfile.ZipInfo, archive_size: int) -
     with zf.open(info) as fp:
         a = np.lib.format.read_array(fp, allow_pickle=False)
     return a if a.dtype.isnative else a.astype(a.dtype.newbyteorder("="))
+
+
+def read_scalars(zf: zipfile.ZipFile, infos: dict, archive_size: int) -> dict:
+    """The members ``format``, ``directed`` and ``num_input_edges``, each refused before it is inflated when it
+    declares more than :data:`SCALAR_MAX_BYTES` (after :func:`member_header`'s checks, which name other breaches)."""
+    for name in SCALARS:
+        member_header(zf, infos[name], archive_size)
+        if infos[name].file_size > SCALAR_MAX_BYTES:
+            raise CacheError(f"member {infos[name].filename} declares {infos[name].file_size:,} bytes; a cache's "
+                             f"scalars take less than {SCALAR_MAX_BYTES:,}")
+    return {name: read_member(zf, infos[name], archive_size) for name in SCALARS}
+
+
+def load_bytes(headers: dict, directed: bool) -> int:
+    """What :func:`read_cache` and the Graph made of it hold at the peak, from the arrays' ``(dtype, shape)`` headers
+    (:func:`mgraph.memory.cache_load_bytes`): the arrays as they are declared, their copies where the CSR keeps
+    another type (offsets as int64, ids signed and as wide as the vertex count needs, weights as float64), and the
+    checks' working set."""
+    n, m = check_layout(headers)
+    held = declared_bytes(headers)
+    offsets, ids = headers["indptr"][0], headers["indices"][0]
+    if offsets != np.int64:
+        held += 8 * (n + 1)
+    signed = ids.itemsize if ids in (np.int32, np.int64) else 8
+    if ids not in (np.int32, np.int64):
+        held += 8 * m
+    if signed != memory.id_bytes(n):
+        held += memory.id_bytes(n) * m
+    if "weights" in headers and headers["weights"][0] != np.float64:
+        held += 8 * m
+    wide = "weights" in headers or n > _KEY_MAX
+    return memory.cache_load_bytes(held, m, BLOCK_ARCS, directed=directed, wide=wide)
+
+
+def declared_bytes(headers: dict) -> int:
+    """The bytes the arrays' ``(dtype, shape)`` headers declare together."""
+    return sum(int(np.prod(shape, dtype=object)) * dtype.itemsize for dtype, shape in headers.values())
 
 
 def check_scalars(small: dict, expected_format: str):
@@ -405,10 +450,13 @@ def read_cache(path: str, archive_size: int, expected_format: str):
     """
     with readable(), zipfile.ZipFile(path) as zf:
         infos = members(zf, expected_format)
-        small = {name: read_member(zf, infos[name], archive_size) for name in SCALARS}
-        directed, num_input = check_scalars(small, expected_format)
+        directed, num_input = check_scalars(read_scalars(zf, infos, archive_size), expected_format)
         names = [name for name in ARRAYS if name in infos]
-        check_layout({name: member_header(zf, infos[name], archive_size)[:2] for name in names})
+        headers = {name: member_header(zf, infos[name], archive_size)[:2] for name in names}
+        n, m = check_layout(headers)
+        # a deflated member may declare ~1000 times its compressed size: what the arrays declare must fit first
+        memory.check(load_bytes(headers, directed), f"loading {memory.describe(n, m)}, whose arrays declare "
+                     f"{memory.fmt_bytes(declared_bytes(headers))},", error=CacheError)
         arrays = {name: read_member(zf, infos[name], archive_size) for name in names}
     indptr, indices, weights = check_graph(arrays["indptr"], arrays["indices"], arrays.get("weights"), directed)
     return indptr, indices, weights, directed, num_input

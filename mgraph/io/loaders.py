@@ -1,7 +1,8 @@
 """Graph loaders: Matrix Market, SNAP and CSV edge lists, and an .npz CSR cache.
 
 Text is parsed vectorized: the file is read whole (gunzipped when it starts
-with the gzip magic bytes), its header read line by line, and the table of
+with the gzip magic bytes, a block at a time and only as far as the memory
+allows: :func:`_gunzip`), its header read line by line, and the table of
 edges after it handed to pyarrow's multithreaded CSV reader
 (:mod:`mgraph.io.parse`), with options under which it reads every token as the
 line-aware reader below does.  Where pyarrow is absent, declines the text
@@ -28,6 +29,7 @@ import numbers
 import os
 import operator
 import re
+import stat
 import struct
 import sys
 import warnings
@@ -142,6 +144,8 @@ def save_npz(graph: Graph, path) -> None:
     half-written cache behind.  ``np.savez`` stores the arrays uncompressed
     (ZIP_STORED), so :meth:`FileEdges.part` reads a slice of them in place.
     """
+    if not isinstance(graph, Graph):  # a PartitionedGraph (under MPI) holds no whole CSR to write
+        raise ValueError(f"save_npz needs a Graph (the whole graph in this process), got {type(graph).__name__}")
     name = os.fspath(path)
     if not name.lower().endswith(".npz"):
         raise ValueError(f"{name}: a graph cache needs the .npz extension")
@@ -162,6 +166,33 @@ def save_npz(graph: Graph, path) -> None:
     finally:
         with contextlib.suppress(FileNotFoundError):
             os.remove(tmp)
+
+
+_SPECIAL_FILES = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO (named pipe)"),
+                  (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
+
+
+def check_file(path: str) -> int:
+    """The size of ``path``, a regular file (through any symbolic links); else a ValueError saying what it is.
+
+    The loaders take a file's size before reading it and may read it more
+    than once (a reader's byte range, a gzip stream counted before it is
+    held), so a pipe, a device such as /dev/zero or a directory is refused
+    as what it is, not reported missing, and never read on without end.
+    """
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        raise ValueError(f"{path}: no such file") from None
+    except OSError as e:  # permission denied on a folder, a loop of links, a name too long ...
+        raise ValueError(f"{path}: {e.strerror or type(e).__name__}") from None
+    if stat.S_ISREG(st.st_mode):
+        return st.st_size
+    kind = next((name for test, name in _SPECIAL_FILES if test(st.st_mode)), "a special file")
+    if kind == "a directory":
+        raise ValueError(f"{path}: a directory, not a graph file")
+    raise ValueError(f"{path}: {kind}, not a regular file; the loaders take a file's size and may read it twice, so "
+                     "save what it gives to a file first")
 
 
 def format_of(path: str) -> str:
@@ -211,8 +242,7 @@ def _read(path: str, fmt: str, *, where=None):
     built on, against whose memory the vertex count the file implies is
     checked (see :func:`_check_vertex_count`).
     """
-    if not os.path.isfile(path):
-        raise ValueError(f"{path}: no such file")
+    check_file(path)
     data = _read_bytes(path)
     if fmt == "mtx":
         return _parse_mtx(path, data, where=where)
@@ -238,27 +268,92 @@ def _progress(total: int, desc: str):
         yield bar
 
 
-def _read_bytes(path: str) -> bytes:
-    """The whole file, gunzipped when it starts with the gzip magic bytes (whatever its suffix)."""
+def _read_bytes(path: str):
+    """The whole file (bytes), or its text gunzipped (a bytearray) when it starts with the gzip magic bytes,
+    whatever its suffix."""
     size = os.path.getsize(path)
+    with open(path, "rb", buffering=0) as raw:
+        gz = raw.read(2) == GZIP_MAGIC
+    if gz:
+        return _gunzip(path, size)
     memory.check(size, f"{path}: reading its {size:,} bytes")
     # Unbuffered: a buffered reader's read() joins its read-ahead to the rest, a copy of the whole file
     with open(path, "rb", buffering=0) as raw, _progress(size, f"reading {os.path.basename(path)}") as bar:
-        gz = raw.read(2) == GZIP_MAGIC
-        raw.seek(0)
-        src = raw
-        if bar is not None:
-            from tqdm.utils import CallbackIOWrapper
-
-            src = CallbackIOWrapper(bar.update, raw, "read")
-        if gz:
-            try:
-                return gzip.GzipFile(fileobj=src).read()
-            except (OSError, EOFError, zlib.error) as e:
-                raise GraphFormatError(path, None, f"corrupt or truncated gzip data ({e})") from None
         if bar is None:
             return raw.read()
+        from tqdm.utils import CallbackIOWrapper
+
+        src = CallbackIOWrapper(bar.update, raw, "read")
         return b"".join(iter(lambda: src.read(1 << 24), b""))
+
+
+_INFLATE_BYTES = 16 << 20  # gzip text inflated and counted this much at a time
+LINE_COLUMN_BYTES = 16     # what the parse allocates per line at least: two int64 ids (the line-aware reader's bound)
+KEEP_SHARE = 8             # a gzip stream is held while its parse needs under 1/8 of the memory; beyond, it is counted
+
+
+def _gunzip(path: str, size: int) -> bytearray:
+    """The text of a gzip file, never inflated whole before it is known to fit.
+
+    Deflate expands up to about 1032 times, so a small file may hold more
+    text than the machine has memory (a "decompression bomb"), and the gzip
+    trailer's length is only the last member's, modulo 4 GiB.  So the stream
+    is inflated a block at a time, its bytes and lines counted, and the least
+    a parse of them needs (the text and two ids a line,
+    :data:`LINE_COLUMN_BYTES`) compared with the memory there was before it
+    began: more is the usual one-line error.  The text is kept while that
+    need stays under 1/:data:`KEEP_SHARE` of the memory, so a file well
+    within it is inflated once; past that the kept text is dropped and the
+    rest only counted, and a stream that fits is inflated again, into one
+    buffer of its exact length.  So a bomb never holds more than that share
+    of the memory, and only files that need more than it inflate twice.
+    """
+    room = memory.available()
+    keep = room // KEEP_SHARE
+    out, text, lines = bytearray(), 0, 0
+    try:
+        with _progress(size, f"reading {os.path.basename(path)}") as bar:
+            with open(path, "rb", buffering=0) as raw, gzip.GzipFile(fileobj=_counted(raw, bar)) as f:
+                for block in iter(lambda: f.read(_INFLATE_BYTES), b""):
+                    text, lines = text + len(block), lines + block.count(b"\n")
+                    need = text + LINE_COLUMN_BYTES * (lines + 1)
+                    if out is not None and need <= keep:
+                        out += block
+                        continue
+                    out = None  # from here on the stream is only counted
+                    short = memory.shortfall(need, at_least=True, room=room)
+                    if short is not None:
+                        more = "" if f.read(1) == b"" else "more than "
+                        raise ValueError(f"{path}: its {size:,} bytes of gzip inflate to {more}{text:,} bytes of "
+                                         f"text in {lines:,} lines; parsing them {short}")
+            if out is not None:
+                return out
+            if bar is not None:
+                bar.reset(total=size)
+            out = bytearray(text)
+            with open(path, "rb", buffering=0) as raw, gzip.GzipFile(fileobj=_counted(raw, bar)) as f:
+                got = 0
+                with memoryview(out) as view:
+                    while got < text:
+                        k = f.readinto(view[got:])
+                        if not k:
+                            break
+                        got += k
+                if got != text or f.read(1):
+                    raise GraphFormatError(path, None, "file changed while being read (its gzip text inflated to "
+                                           f"{text:,} bytes, then to {'fewer' if got < text else 'more'})")
+    except (OSError, EOFError, zlib.error) as e:
+        raise GraphFormatError(path, None, f"corrupt or truncated gzip data ({e})") from None
+    return out
+
+
+def _counted(raw, bar):
+    """``raw``, its reads counted on the progress ``bar`` when there is one."""
+    if bar is None:
+        return raw
+    from tqdm.utils import CallbackIOWrapper
+
+    return CallbackIOWrapper(bar.update, raw, "read")
 
 
 def _snap_comments(data: bytes):
@@ -279,12 +374,17 @@ def _lines(data: bytes, start: int, first_line: int, stop: int | None = None):
         line_no, pos = line_no + 1, end
 
 
-def _strip_comment(line: bytes, comments) -> bytes:
+def _cut_comment(line: bytes, comments) -> bytes:
+    """``line`` up to its first comment marker."""
     for mark in (comments,) if isinstance(comments, str) else comments:
         cut = line.find(mark.encode())
         if cut >= 0:
             line = line[:cut]
-    return line.strip()
+    return line
+
+
+def _strip_comment(line: bytes, comments) -> bytes:
+    return _cut_comment(line, comments).strip()
 
 
 def _parse_edge_list(path, data: bytes, *, delimiter, comments, where=None):
@@ -529,6 +629,10 @@ class _Table:
                 return line_no, "a carriage return inside the line"
             text = _strip_comment(line, self.comments)
             if not text:
+                blank = _cut_comment(body[:-1] if body.endswith(b"\r") else body, self.comments)
+                if sep is not None and blank:  # loadtxt skips an empty line, but reads whitespace as a value
+                    return line_no, (f"a line of only whitespace {_show(blank)}; a line of this file is empty or "
+                                     f"holds {self.ncols} values separated by {self.delimiter!r}")
                 continue
             fields = [f.strip() for f in text.split(sep)]
             if len(fields) != self.ncols:
@@ -582,10 +686,9 @@ def _load_npz(path: str) -> Graph:
     GraphFormatError naming the file and the breach, never a graph that
     misleads the primitives.
     """
-    if not os.path.isfile(path):
-        raise ValueError(f"{path}: no such file")
+    size = check_file(path)
     try:
-        indptr, indices, weights, directed, num_input = cachecheck.read_cache(path, os.path.getsize(path), NPZ_FORMAT)
+        indptr, indices, weights, directed, num_input = cachecheck.read_cache(path, size, NPZ_FORMAT)
     except cachecheck.CacheError as e:
         raise GraphFormatError(path, None, str(e)) from None
     n = indptr.shape[0] - 1
@@ -598,6 +701,7 @@ def _load_npz(path: str) -> Graph:
 _LINE_COUNT_MAX_BYTES = 1 << 30  # a part's error counts the newlines before it up to here, else gives the byte offset
 _SCAN_BYTES = 16 << 20           # block size of the streaming scans (header, '%' lines, newline count)
 _TAIL_BYTES = 4096               # block size for reading on past a part's range to the end of its last line
+_LINE_MAX_BYTES = 16 << 20       # a header line read from a stream may be this long
 _NPZ_ARRAYS = ("indptr", "indices", "weights")
 
 
@@ -637,9 +741,7 @@ class FileEdges:
     def __init__(self, path):
         self.path = os.fspath(path)
         self.format = format_of(self.path)
-        if not os.path.isfile(self.path):
-            raise ValueError(f"{self.path}: no such file")
-        self.size = os.path.getsize(self.path)
+        self.size = check_file(self.path)
         self.num_vertices = self.num_entries = None
         self.one_triangle = False
         if self.format == "npz":
@@ -741,7 +843,7 @@ class FileEdges:
     def _describe_text(self):
         try:
             with self._open() as f:
-                lines = _stream_lines(f)
+                lines = _stream_lines(f, self.path)
                 if self.format == "mtx":
                     rows, nnz, kind, symmetric, line_no, end = _mtx_header(self.path, lines)
                     self.num_vertices, self.num_entries = rows, nnz
@@ -898,8 +1000,7 @@ class FileEdges:
         try:
             with cachecheck.readable(), zipfile.ZipFile(self.path) as zf, open(self.path, "rb") as raw:
                 infos = cachecheck.members(zf, NPZ_FORMAT)
-                small = {name: cachecheck.read_member(zf, infos[name], self.size) for name in cachecheck.SCALARS}
-                self.directed, _ = cachecheck.check_scalars(small, NPZ_FORMAT)
+                self.directed, _ = cachecheck.check_scalars(cachecheck.read_scalars(zf, infos, self.size), NPZ_FORMAT)
                 self._arrays = {name: _npy_member(zf, raw, infos[name], self.size)
                                 for name in _NPZ_ARRAYS if name in infos}
                 n, m = cachecheck.check_layout({name: (a.dtype, a.shape) for name, a in self._arrays.items()})
@@ -935,8 +1036,15 @@ class FileEdges:
         m = self._arrays["indices"].shape[0]
         try:
             with cachecheck.readable(), open(self.path, "rb") as raw:
+                # the arrays' sizes are as declared (a deflated member may declare ~1000 times its bytes): each
+                # slice must fit before it is read
+                memory.check(16 * (hi - lo + 1), f"reading the offsets of rows {lo:,}..{hi - 1:,}",
+                             error=cachecheck.CacheError, at_least=True)
                 indptr = cachecheck.as_signed(self._slice(raw, "indptr", lo, hi + 1)).astype(np.int64, copy=False)
                 cachecheck.check_offsets(indptr, lo, m)
+                arcs = int(indptr[-1] - indptr[0])
+                memory.check(arcs * (32 if self.weighted else 16), f"reading the {arcs:,} arcs of rows "
+                             f"{lo:,}..{hi - 1:,}", error=cachecheck.CacheError, at_least=True)
                 dst = cachecheck.as_signed(self._slice(raw, "indices", indptr[0], indptr[-1])).astype(np.int64)
                 w = self._slice(raw, "weights", indptr[0], indptr[-1]) if self.weighted else None
             src = cachecheck.check_rows(indptr, dst, lo, n)
@@ -987,13 +1095,23 @@ def _readinto_exact(f, view: memoryview) -> None:
         got += k
 
 
-def _stream_lines(f, block: int = 1 << 16):
-    """(line number, line, offset after it) of a binary stream from its start, as ``_lines`` gives them for its bytes."""
+def _stream_lines(f, path, block: int = 1 << 16):
+    """(line number, line, offset after it) of a binary stream from its start, as ``_lines`` gives them for its bytes.
+
+    Only headers are read this way (a Matrix Market banner, comments and
+    size line, an edge list's first data line), so a line that runs on past
+    :data:`_LINE_MAX_BYTES` is a GraphFormatError: a file of one endless line
+    (or a gzip bomb of one) would otherwise be read whole into one line.
+    Reads grow with the line, so a long one costs linear time, not quadratic.
+    """
     buf, pos, base, line_no = b"", 0, 0, 1  # base: stream offset of buf[0]
     while True:
         nl = buf.find(b"\n", pos)
         if nl < 0:
-            more = f.read(block)
+            if len(buf) - pos > _LINE_MAX_BYTES:
+                raise GraphFormatError(path, line_no, f"the line runs on past {_LINE_MAX_BYTES:,} bytes without "
+                                       "ending; a graph file's lines are short")
+            more = f.read(max(block, len(buf) - pos))
             if more:
                 buf, base, pos = buf[pos:] + more, base + pos, 0
                 continue
