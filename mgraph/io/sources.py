@@ -27,7 +27,7 @@ import numpy as np
 from mgraph.backend import to_numpy
 from mgraph.graph import Graph
 from mgraph.io import generators
-from mgraph.io.loaders import FileEdges
+from mgraph.io.loaders import FileEdges, check_file
 
 CHUNK_EDGES = 1 << 24  # edges routed per round at most: bounds a build's working memory beyond the finished part
 ROUNDS_MIN = 8  # a worker routes its share in at least this many rounds, so a round stays small beside its part
@@ -210,6 +210,5 @@ def source_of(graph_or_name, *, directed=None, seed=0, weights=None) -> EdgeSour
         if directed:
             raise ValueError(f"generated graphs are undirected; directed=True is not available for {name!r}")
         return SpecSource(name, seed=seed, weights=weights)
-    if not os.path.isfile(name):
-        raise ValueError(f"{name}: no such file")
+    check_file(name)  # a pipe or a device is refused as what it is (under MPI too)
     return FileSource(name, directed=directed)
