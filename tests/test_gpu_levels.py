@@ -60,3 +60,14 @@ def test_fused_bfs_through_the_primitive_equals_one_level_at_a_time():
     fused = mgraph.bfs(g, 0)
     plain = mgraph.bfs(g.to("numpy"), 0)
     np.testing.assert_array_equal(fused.depth, plain.depth)
+
+
+@pytest.mark.parametrize("spec", ["rmat:16", "grid:400x300"])
+def test_direction_optimizing_bfs_fuses_as_the_twin_does(spec):
+    g = mgraph.load(spec, backend="numpy")
+    source = int(np.flatnonzero(np.diff(g.indptr) == 1)[0]) if spec.startswith("rmat") else 0
+    cpu = mgraph.bfs(g, source, direction="auto")
+    gpu = mgraph.bfs(g.to("cupy"), source, direction="auto")
+    np.testing.assert_array_equal(gpu.depth, cpu.depth)
+    assert gpu.stats["directions"] == cpu.stats["directions"]
+    assert gpu.stats["supersteps"] == cpu.stats["supersteps"]

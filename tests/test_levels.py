@@ -96,3 +96,16 @@ def test_wrong_uses_are_value_errors():
         ops.advance_levels(g, f, ops.functors.VISIT, d, p, 1, level="level", max_levels=0)
     with pytest.raises(ValueError, match="frontier"):
         ops.advance_levels(g, [0], ops.functors.VISIT, d, p, 1, level="level")
+
+
+@pytest.mark.parametrize("direction", ["push", "auto"])
+def test_one_device_bfs_fuses_levels_and_takes_the_same_directions(direction):
+    g = mgraph.load("rmat:12", backend="numpy")
+    source = int(np.flatnonzero(np.diff(g.indptr) == 1)[0])  # a leaf: "auto" pushes twice before it pulls
+    one = mgraph.bfs(g, source, direction=direction)
+    parts = mgraph.bfs(g, source, direction=direction, devices=2)  # a part fuses nothing: one level per superstep
+    np.testing.assert_array_equal(one.depth, scipy_depths(g, source))
+    np.testing.assert_array_equal(parts.depth, one.depth)
+    assert one.stats["directions"] == parts.stats["directions"]  # fused levels stop where "auto" would pull
+    assert len(one.stats["directions"]) == int(one.depth.max()) + 1
+    assert one.stats["supersteps"] < parts.stats["supersteps"]

@@ -68,7 +68,8 @@ def advance(graph, frontier, functor, *args):
     return impl.advance(graph, frontier, functor, args)
 
 
-def advance_levels(graph, frontier, functor, *args, level, limit=levels.FUSE_ARCS, max_levels=1 << 30):
+def advance_levels(graph, frontier, functor, *args, level, limit=levels.FUSE_ARCS, max_levels=1 << 30,
+                   until_pull=None):
     """Push advances level after level while the frontier stays small: :func:`advance` with ``functor``, then again
     from what it emitted, the ``int`` argument named ``level`` (the functor's level or stamp parameter) one larger
     each time, until a level emits nothing, the emitted vertices' out-arcs exceed ``limit``, or ``max_levels``
@@ -76,7 +77,9 @@ def advance_levels(graph, frontier, functor, *args, level, limit=levels.FUSE_ARC
     vertices they emitted in all).  On a GPU the levels run in one persistent kernel with one read at its end; a
     frontier with more than ``limit`` out-arcs, or a graph that is one device's part of a larger one (an exchange
     must run between levels), gets one plain advance.  The functor must emit each vertex at most once per level,
-    as for :func:`advance`."""
+    as for :func:`advance`.  ``until_pull=(visited, do_a)`` also stops where a direction-optimizing traversal
+    (:class:`Direction`, "auto") would switch to pulling the next level: ``visited`` counts the vertices of every
+    frontier so far, this one's included."""
     if not isinstance(functor, Functor):
         raise ValueError(f"advance_levels needs an ops.Functor, got {type(functor).__name__}")
     names = [p.name for p in functor.params]
@@ -91,13 +94,14 @@ def advance_levels(graph, frontier, functor, *args, level, limit=levels.FUSE_ARC
     if not isinstance(frontier, xp.ndarray) or frontier.ndim != 1 or frontier.dtype.kind not in "iu":
         raise ValueError(f"advance_levels' frontier must be a 1-D integer {xp.__name__} array of vertex ids")
     args = functor.arguments(graph, args, xp)
+    rule = None if until_pull is None else levels.PullRule(graph, *until_pull)
     if xp is np:
         return levels.advance_levels(graph, frontier, functor, args, names.index(level), int(limit),
-                                     int(max_levels), numpy_ops.advance)
+                                     int(max_levels), numpy_ops.advance, rule)
     from mgraph.ops import cupy_levels, cupy_ops
 
     return cupy_levels.advance_levels(graph, frontier, functor, args, names.index(level), int(limit),
-                                      int(max_levels), cupy_ops.advance)
+                                      int(max_levels), cupy_ops.advance, rule)
 
 
 def neighbor_reduce(graph, values, op, vertices=None, *, weighted=False, prefer=None, empty=None):
@@ -162,20 +166,29 @@ def advance_visit(graph, frontier, label, pred, level, dist=None, *, direction="
 
 
 def visit_levels(graph, frontier, label, pred, level, *, direction, frontier_total):
-    """:func:`advance_visit` from ``level`` on, and where the traversal pushes from here to its end (``direction``
-    "push", or an "auto" :class:`Direction` past its one switch to pull and back) the levels after it too, while
-    their frontiers stay small (:func:`advance_levels`).  Returns :class:`Levels`: the last level's output, how
+    """:func:`advance_visit` from ``level`` on, and where the traversal pushes (``direction`` "push", or an "auto"
+    :class:`Direction` before its switch to pull — up to where it would switch — or after it has switched back)
+    the levels after it too, while their frontiers stay small (:func:`advance_levels`).  Returns :class:`Levels`: the last level's output, how
     many levels ran (the last of them labelled ``level + levels - 1``) and what they emitted."""
     policy = direction if isinstance(direction, Direction) else None
-    if policy is None or policy.pushes_to_the_end():
-        if policy is not None:
-            policy.choose(frontier_total)
-        r = advance_levels(graph, frontier, functors.VISIT, label, pred, level, level="level")
-        if policy is not None:
-            policy.pushed(r.levels - 1, r.emitted - int(r.frontier.shape[0]))
-        return r
-    out = advance_visit(graph, frontier, label, pred, level, direction=direction, frontier_total=frontier_total)
-    return Levels(out, 1, int(out.shape[0]))
+    rule = None
+    if policy is None:
+        way, fuse = direction, direction == "push"
+    else:
+        if frontier_total is None:
+            raise ValueError("visit_levels with a Direction needs frontier_total, the whole frontier's size")
+        to_the_end, before_switch = policy.pushes_to_the_end(), policy.mode == "auto" and not policy.switched
+        way = policy.choose(frontier_total)
+        fuse = way == "push" and (to_the_end or before_switch)
+        if fuse and before_switch:  # push on while the policy would, and stop where it would pull
+            rule = (policy.visited, policy.do_a)
+    if not fuse:
+        out = advance_visit(graph, frontier, label, pred, level, direction=way)
+        return Levels(out, 1, int(out.shape[0]))
+    r = advance_levels(graph, frontier, functors.VISIT, label, pred, level, level="level", until_pull=rule)
+    if policy is not None:
+        policy.pushed(r.levels - 1, r.emitted - int(r.frontier.shape[0]))
+    return r
 
 
 def advance_visit_pull(rgraph, label, pred, level, frontier_bits):

@@ -34,7 +34,8 @@ extern "C" __global__ void __launch_bounds__(BLOCK) levels_{name}(
     const i64* __restrict__ indptr, const idx_t* __restrict__ indices,
     const double* __restrict__ weights, int has_weights,
     const idx_t* __restrict__ frontier, i64 n_front, idx_t* __restrict__ buf_a, idx_t* __restrict__ buf_b,
-    i64 limit, int max_levels, int level0, u64* __restrict__ state{params})
+    i64 limit, int max_levels, int level0, u64* __restrict__ state,
+    double do_a, i64 rule_n, i64 rule_arcs, i64 visited0{params})
 {{
     cg::grid_group grid = cg::this_grid();
     const int lane = threadIdx.x & 31;
@@ -55,6 +56,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK) levels_{name}(
     idx_t* out = buf_a;
     i64 n = n_front;
     u64 emitted = 0;
+    i64 visited = visited0;
     for (int it = 0;; ++it) {{
         const int {level} = level0 + it;
         u64* count = &state[it & 1];
@@ -92,7 +94,14 @@ extern "C" __global__ void __launch_bounds__(BLOCK) levels_{name}(
         const i64 m = (i64)*(volatile u64*)count;
         const i64 next_arcs = (i64)*(volatile u64*)out_arcs;
         emitted += (u64)m;
-        if (m == 0 || it + 1 >= max_levels || next_arcs > limit) {{
+        visited += m;
+        bool to_pull = false;  // PullRule.pulls_after: where a direction-optimizing traversal would pull next
+        if (do_a > 0.0) {{
+            const double forward = (double)m * (double)rule_arcs / (double)rule_n;
+            const double backward = (double)(rule_n - visited) * (double)rule_n / (double)(visited > 1 ? visited : 1);
+            to_pull = forward > backward * do_a;
+        }}
+        if (m == 0 || it + 1 >= max_levels || next_arcs > limit || to_pull) {{
             if (blockIdx.x == 0 && threadIdx.x == 0) {{ state[2] = it + 1; state[3] = m; state[4] = emitted; }}
             return;
         }}
@@ -145,7 +154,7 @@ def _buffers(n, dtype, device_id):
     return bufs
 
 
-def advance_levels(graph, frontier, functor, args, level_at, limit, max_levels, advance):
+def advance_levels(graph, frontier, functor, args, level_at, limit, max_levels, advance, rule=None):
     """As :func:`mgraph.ops.levels.advance_levels`, with the levels in one cooperative launch and one read."""
     n_front = int(frontier.shape[0])
     level_param = functor.params[level_at]
@@ -163,7 +172,9 @@ def advance_levels(graph, frontier, functor, args, level_at, limit, max_levels, 
     kernel((grid,), (BLOCK,), (graph.indptr, graph.indices, graph.weights if has_w else cuda.dummy(np.float64),
                                np.int32(has_w), frontier.astype(idx, copy=False), np.int64(n_front), buf_a, buf_b,
                                np.int64(limit), np.int32(min(max_levels, 2**31 - 1)), np.int32(args[level_at]),
-                               state) + rest)
+                               state, np.float64(0.0 if rule is None else rule.do_a),
+                               np.int64(1 if rule is None else rule.n), np.int64(1 if rule is None else rule.arcs),
+                               np.int64(0 if rule is None else rule.visited)) + rest)
     _, _, levels, count, emitted, _, _, _ = cuda.read_words(state, 8)
     if levels == 0:  # the input's arcs were over the bound
         out = advance(graph, frontier, functor, args)

@@ -25,6 +25,21 @@ import numpy as np
 FUSE_ARCS = 1 << 16  # arcs: a frontier with more out-arcs than this leaves the fused levels for the load-balanced advance
 
 
+class PullRule:
+    """Where a direction-optimizing traversal (:class:`mgraph.ops.Direction`) would switch to pulling: after a level
+    that emitted m vertices, with ``visited`` vertices in all the frontiers so far, when m·|E|/|V| exceeds
+    (|V| − visited)·|V|/visited · do_a — the policy's own test, on the whole graph's sizes."""
+
+    def __init__(self, graph, visited, do_a):
+        self.n, self.arcs = graph.num_global_vertices, max(graph.num_global_arcs, 1)
+        self.visited, self.do_a = int(visited), float(do_a)
+
+    def pulls_after(self, emitted: int, visited: int) -> bool:
+        forward = emitted * self.arcs / self.n
+        backward = (self.n - visited) * self.n / max(visited, 1)
+        return forward > backward * self.do_a
+
+
 class Levels(NamedTuple):
     """What :func:`advance_levels` returns."""
 
@@ -45,17 +60,22 @@ def arcs_of(graph, frontier) -> int:
     return int((graph.indptr[f + 1] - graph.indptr[f]).sum())
 
 
-def advance_levels(graph, frontier, functor, args, level_at, limit, max_levels, advance):
+def advance_levels(graph, frontier, functor, args, level_at, limit, max_levels, advance, rule=None):
     """The NumPy twin (``advance``: the one-level operator): where levels may fuse and the frontier's out-arcs are
     at most ``limit``, ``advance`` level after level, the argument at ``level_at`` one larger each time, until the
-    output is empty, its out-arcs exceed ``limit`` or ``max_levels`` levels ran; else one level."""
+    output is empty, its out-arcs exceed ``limit``, ``max_levels`` levels ran, or ``rule`` (a :class:`PullRule`)
+    says the next level pulls; else one level."""
     fuse = max_levels > 1 and is_whole(graph) and 0 < frontier.shape[0] <= limit and arcs_of(graph, frontier) <= limit
     args = list(args)
     levels = emitted = 0
+    visited = rule.visited if rule is not None else 0
     while True:
         frontier = advance(graph, frontier, functor, tuple(args))
         levels += 1
-        emitted += int(frontier.shape[0])
-        if not fuse or frontier.shape[0] == 0 or levels >= max_levels or arcs_of(graph, frontier) > limit:
+        m = int(frontier.shape[0])
+        emitted += m
+        visited += m
+        if not fuse or m == 0 or levels >= max_levels or arcs_of(graph, frontier) > limit or \
+                (rule is not None and rule.pulls_after(m, visited)):
             return Levels(frontier, levels, emitted)
         args[level_at] = type(args[level_at])(args[level_at] + 1)
