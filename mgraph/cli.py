@@ -16,44 +16,38 @@ backends get one untimed warm-up run first so that kernel compilation stays
 out of the numbers.  A user error (bad file, spec, option or vertex) is one
 line on stderr and exit status 2; a failed ``--validate`` is exit status 1.
 
-The helpers that scripts/bench.py shares (sources, validation, version) live
-here too, so that the command and the benchmark time and check the same way.
+What the command shares with scripts/bench.py and scaling.py is public here (the primitives, their sources and
+runs, this process's device, the argument types); the JSON record, status line and number formats are
+mgraph.report's, and the checks of ``--validate`` mgraph.check.runs's, which ``mgraph graph500`` uses too.
 """
 from __future__ import annotations
 
 import argparse
 import contextlib
-import datetime
-import json
-import math
 import os
 import statistics
-import subprocess
 import sys
 import time
 import warnings
 
 import numpy as np
 
-from mgraph import partitioners
-
-from mgraph import __version__, api
-from mgraph.backend import BACKENDS, PeakWatch, resolve, to_numpy
+from mgraph import __version__, api, graph500, memory, partitioners
+from mgraph.backend import BACKENDS, Backend, PeakWatch, resolve, to_numpy
+from mgraph.check.runs import checker
 from mgraph.comm.exchange import COMMUNICATIONS
-from mgraph.io.generators import with_random_weights
-from mgraph.graph import Graph
 from mgraph.group import fail_job, is_root, world
-from mgraph.runner.launch import WORKERS, prepare
+from mgraph.io import loaders
+from mgraph.io.generators import is_spec, spec_edges, with_random_weights
 from mgraph.parts.loading import load
 from mgraph.parts.partitioned import PartitionedGraph, draw_sources
 from mgraph.parts.subgraph import DUPLICATIONS
-from mgraph.check.validate import (ValidationError, pagerank_step, reference_betweenness, reference_components,
-                       reference_core_numbers, reference_triangles, validate_bfs, validate_label_propagation,
-                       validate_sssp)
+from mgraph.report import (check_json_folder, code_version, fmt_bytes, fmt_count, fmt_ms, harmonic_mean, now, status,
+                           write_json)
+from mgraph.runner.launch import WORKERS, Placement, prepare
 
 TRAVERSALS = ("bfs", "dobfs", "sssp")
 PRIMITIVES = TRAVERSALS + ("cc", "pr", "bc", "tc", "kcore", "lpa")
-WHOLE_REFERENCE = ("bc", "tc", "kcore", "lpa")  # validated against the whole graph on one process
 BC_ALL_SOURCES_MAX = 5000  # all-sources BC is |V| traversals: beyond this it must be asked for explicitly
 
 
@@ -61,15 +55,50 @@ class UsageError(ValueError):
     """A bad command line; reported like every other user error."""
 
 
-# -- helpers shared with scripts/bench.py ------------------------------------------
-def random_sources(graph, k: int, seed: int) -> list[int]:
-    """``k`` random vertices of out-degree >= 1 (distinct while there are enough), as Graph500 picks roots: the
-    vertices that ranks holding parts of this graph draw from the same seed (mgraph.parts.partitioned.draw_sources)."""
+# -- shared with scripts/bench.py and scaling.py ---------------------------------------
+def random_sources(graph, k: int, seed: int, run: dict | None = None) -> list[int]:
+    """``k`` random vertices of out-degree >= 1 (distinct while there are enough), as Graph500 picks roots; the
+    same vertices for a whole graph and for ranks holding parts of it, from the same seed
+    (mgraph.parts.partitioned.draw_sources).  A PartitionedGraph needs the ``run`` options: each rank builds (or
+    keeps) its part for them and vouches for the candidates it owns; collective."""
+    if isinstance(graph, PartitionedGraph):
+        return graph.random_sources(k, seed, prepare(graph, run or {}))
     degree = to_numpy(graph.out_degree())
     candidates = np.flatnonzero(degree > 0)
     if candidates.size == 0:
         raise ValueError("the graph has no edges, so no vertex has out-degree >= 1: give --source")
     return draw_sources(graph.num_vertices, k, seed, lambda cand: degree[cand] > 0, candidates)
+
+
+def process_device(backend="auto") -> Backend:
+    """The device of this process before it has a graph: ``backend``'s device 0, or under MPI the rank's GPU (its
+    local rank modulo the node's GPUs), the one a run of one device per rank takes (mgraph.runner.launch.Placement).
+    Do the work outside the runs (generating, picking sources, checking) :func:`on_device` it, so that no rank
+    opens a context on GPU 0 or runs a kernel there on another GPU's arrays."""
+    b, w = resolve(backend), world()
+    if w is not None and b.is_gpu:
+        b = resolve(backend, w.local_rank % b.xp.cuda.runtime.getDeviceCount())
+    return b
+
+
+@contextlib.contextmanager
+def on_device(backend: Backend):
+    """Do the enclosed work on ``backend``'s device, as the runs do (``Backend.context()``).  Under MPI the device
+    (the rank's) is first made this process's current device for good: leaving a device context makes the device
+    before it current again, and CUDA opens a context on a device it makes current, so a rank on GPU 1 that left
+    one with GPU 0 still current would hold a context (memory, and any stray kernel) on GPU 0."""
+    if world() is not None and backend.is_gpu:
+        backend.xp.cuda.Device(backend.device).use()
+    with backend.context():
+        yield backend
+
+
+def graph_device(graph, run: dict) -> Backend:
+    """Where this process works on ``graph`` outside its runs: under MPI the rank's device as the runs place it
+    (mgraph.runner.launch.Placement, for the options ``run``), else the device that holds the whole graph."""
+    if isinstance(graph, PartitionedGraph):
+        return Placement(graph, run, "selective").backends[0]
+    return Backend("numpy") if graph.xp is np else Backend("cupy", graph.indptr.device.id)
 
 
 def run_primitive(name: str, graph, source=None, *, run: dict, direction="push", alpha=0.85, tol=1e-6,
@@ -101,131 +130,6 @@ def run_primitive(name: str, graph, source=None, *, run: dict, direction="push",
     raise ValueError(f"unknown primitive {name!r}: expected one of {', '.join(PRIMITIVES)}")
 
 
-class Validator:
-    """Checks results of one primitive on the CPU: mgraph.check.validate's rules, a PageRank step, NumPy Brandes.
-
-    Calling it returns None on a pass and the failure message otherwise.
-    References that do not depend on the source are computed once, so that
-    checking every run of cc, pr or bc costs one reference.
-    """
-
-    def __init__(self, name: str, graph, *, alpha=0.85):
-        self.name, self.alpha = name, alpha
-        self.graph = graph.to("numpy")
-        self._references = {}
-
-    def __call__(self, result, source=None):
-        try:
-            self._check(result, source)
-        except ValidationError as e:
-            return str(e)
-        return None
-
-    def _reference(self, key, compute):
-        if key not in self._references:
-            self._references[key] = compute()
-        return self._references[key]
-
-    def _check(self, result, source):
-        g = self.graph
-        if self.name in ("bfs", "dobfs"):
-            validate_bfs(g, source, result.depth, result.predecessor)
-        elif self.name == "sssp":
-            validate_sssp(g, source, result.distance, result.predecessor)
-        elif self.name == "cc":
-            _same("CC label", result.labels, self._reference("cc", lambda: reference_components(g)))
-        elif self.name == "pr":
-            self._check_pagerank(result)
-        elif self.name == "tc":
-            _same("triangle count", result.triangles, self._reference("tc", lambda: reference_triangles(g)))
-        elif self.name == "kcore":
-            _same("core number", result.core, self._reference("kcore", lambda: reference_core_numbers(g)))
-        elif self.name == "lpa":
-            validate_label_propagation(g, result.labels)
-        else:
-            key = None if source is None else tuple(source)
-            ref = self._reference(key, lambda: reference_betweenness(g, range(g.num_vertices) if key is None else key))
-            _same("BC centrality", result.centrality, ref, rtol=1e-6, atol=1e-9 * max(1.0, float(ref.max(initial=0))))
-
-    def _check_pagerank(self, result):
-        """One exact power-iteration step from the result must move it by at most alpha × its last L1 change.
-
-        For x_k = T(x_{k-1}), |T(x_k) - x_k|_1 <= alpha·|x_k - x_{k-1}|_1, since
-        T contracts by alpha in L1; so a wrong operator or a misreported error
-        fails, and |rank - x*|_1 <= step / (1 - alpha) bounds the distance to
-        the true ranks.  One sparse product: cheap on R-MAT scale 24 as well.
-        """
-        step_of = self._reference("pr", lambda: pagerank_step(self.graph, self.alpha))
-        rank = np.asarray(result.rank, dtype=np.float64)
-        step = float(np.abs(step_of(rank) - rank).sum())
-        allowed = _pagerank_allowed(self.alpha, result.stats)
-        if not step <= allowed:
-            raise ValidationError(f"PageRank: one more power-iteration step moves the ranks by {step:.3g} (L1), "
-                                  f"more than alpha x the reported last change allows ({allowed:.3g})")
-
-
-class PartsValidator:
-    """Checks results under MPI, where no rank holds the graph: rank 0 broadcasts the gathered result and every
-    rank checks its own part's arcs (mgraph.check.parts: Graph500's rules, a distributed PageRank step).
-    Collective; every rank returns the same verdict."""
-
-    def __init__(self, name: str, graph, *, alpha=0.85):
-        if name in WHOLE_REFERENCE:
-            raise ValueError(f"--validate for {name} needs a reference over the whole graph, which no rank holds "
-                             f"under MPI: validate {name} on one process")
-        self.name, self.alpha = name, alpha
-        if isinstance(graph, PartitionedGraph):
-            self.group, self.part = graph.group, lambda: next(iter(graph._parts.values()))
-        else:  # a whole graph on a GPU: checked where it lives, as one worker's part
-            from mgraph.group import SoloGroup
-
-            self.group, self.part = SoloGroup(), lambda: graph
-
-    def __call__(self, result, source=None):
-        from mgraph.check import parts as vp
-        from mgraph.backend import to_numpy
-
-        part = self.part()
-        group = self.group
-        names = {"bfs": ("depth", "predecessor"), "dobfs": ("depth", "predecessor"),
-                 "sssp": ("distance", "predecessor"), "cc": ("labels",), "pr": ("rank",)}[self.name]
-        arrays = [group.bcast_array(None if group.rank else to_numpy(getattr(result, k))) for k in names]
-        try:
-            if self.name in ("bfs", "dobfs"):
-                vp.validate_bfs_parts(group, part, source, *arrays)
-            elif self.name == "sssp":
-                vp.validate_sssp_parts(group, part, source, *arrays)
-            elif self.name == "cc":
-                vp.validate_components_parts(group, part, *arrays)
-            else:
-                step = vp.pagerank_residual_parts(group, part, arrays[0], self.alpha)
-                allowed = _pagerank_allowed(self.alpha, result.stats)
-                if not step <= allowed:
-                    raise ValidationError(f"PageRank: one more power-iteration step moves the ranks by {step:.3g} "
-                                          f"(L1), more than alpha x the reported last change allows ({allowed:.3g})")
-        except ValidationError as e:
-            return str(e)
-        return None
-
-
-def _pagerank_allowed(alpha, stats) -> float:
-    """How far one exact step may move PageRank's result (L1): alpha x its last reported change, and with float32
-    shares the rounding of one step's gathers, alpha * 2**-24 (the ranks sum to 1)."""
-    rounding = alpha * 2.0 ** -24 if stats.get("shares") == "float32" else 0.0
-    return alpha * float(stats["error"]) * (1 + 1e-6) + 1e-10 + rounding
-
-
-def _same(what, got, want, *, rtol=0.0, atol=0.0):
-    got = np.asarray(got)
-    if got.shape != want.shape:
-        raise ValidationError(f"{what}: expected {want.shape[0]} values, got shape {got.shape}")
-    bad = np.flatnonzero(~np.isclose(got, want, rtol=rtol, atol=atol)) if rtol or atol else np.flatnonzero(got != want)
-    if bad.size:
-        v = int(bad[0])
-        raise ValidationError(f"{what}: vertex {v} has {got[v].item()!r}, the reference {want[v].item()!r} "
-                              f"({bad.size} vertices differ)")
-
-
 PR_L1_STOP = 1e-6  # the command line's PageRank stop without --tol: an L1 change below this, whatever the size
 
 
@@ -234,99 +138,15 @@ def _pagerank_tol(tol, n):
     return tol if tol is not None else PR_L1_STOP / max(n, 1)
 
 
-def code_version() -> dict:
-    """mgraph.__version__, and ``git describe --always --dirty`` of mgraph's own source tree where it is a git
-    checkout (an install inside some other repository records "unknown", not that repository's commit)."""
-    return {"mgraph": __version__, "git": _described(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))}
-
-
-def _described(root: str) -> str:
-    """``git describe`` of ``root`` when ``root`` is the top of a git work tree, else "unknown"."""
-    def git(*args):
-        out = subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, timeout=10)
-        return out.stdout.strip() if out.returncode == 0 else ""
-
-    try:
-        top = git("rev-parse", "--show-toplevel")
-        if not top or os.path.realpath(top) != os.path.realpath(root):
-            return "unknown"
-        return git("describe", "--always", "--dirty") or "unknown"
-    except (OSError, subprocess.SubprocessError):
-        return "unknown"
-
-
-def now() -> str:
-    return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
-
-
-def write_json(path: str, record: dict) -> None:
-    """One JSON object; non-finite floats become null so that strict parsers read it.  Written beside ``path`` and
-    then renamed over it, so a process killed while writing leaves the previous file whole."""
-    partial = path + ".partial"
-    with open(partial, "w") as f:
-        json.dump(_jsonable(record), f, indent=1, allow_nan=False)
-        f.write("\n")
-    os.replace(partial, path)
-
-
-def _jsonable(x):
-    if isinstance(x, dict):
-        return {str(k): _jsonable(v) for k, v in x.items()}
-    if isinstance(x, (list, tuple)):
-        return [_jsonable(v) for v in x]
-    if isinstance(x, (np.generic, np.ndarray)):
-        return _jsonable(x.tolist())
-    if isinstance(x, float) and not math.isfinite(x):
-        return None
-    return x
-
-
-def harmonic_mean(values) -> float:
-    """Graph500's TEPS summary (0 when any value is 0)."""
-    values = list(values)
-    return statistics.harmonic_mean(values) if values else float("nan")
-
-
-# -- terminal output -------------------------------------------------------------
-@contextlib.contextmanager
-def _status(message: str):
-    """Show ``message`` on the terminal while a long step runs; nothing when stderr is not a terminal."""
-    tty = sys.stderr.isatty()
-    if tty:
-        sys.stderr.write(f"\r\033[K{message} ...")
-        sys.stderr.flush()
-    try:
-        yield
-    finally:
-        if tty:
-            sys.stderr.write("\r\033[K")
-            sys.stderr.flush()
-
-
-def _n(x) -> str:
-    return f"{x:,}"
-
-
-def _ms(seconds: float) -> str:
-    return f"{seconds * 1e3:.4g} ms"
-
-
-def _bytes(b: int) -> str:
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if b < 1024 or unit == "GiB":
-            return f"{b:.4g} {unit}" if unit != "B" else f"{b} B"
-        b /= 1024
-
-
 # -- argument parsing --------------------------------------------------------------
-class _Parser(argparse.ArgumentParser):
+class Parser(argparse.ArgumentParser):
     """argparse, but errors raise (one line, exit 2 from main) instead of printing usage and exiting."""
 
     def error(self, message):
         raise UsageError(message)
 
 
-def _positive(text: str) -> int:
+def positive(text: str) -> int:
     try:
         value = int(text)
     except ValueError:
@@ -336,7 +156,7 @@ def _positive(text: str) -> int:
     return value
 
 
-def _gpu_ids(text: str) -> list[int]:
+def gpu_ids(text: str) -> list[int]:
     try:
         ids = [int(p) for p in text.split(",")]
     except ValueError:
@@ -346,7 +166,7 @@ def _gpu_ids(text: str) -> list[int]:
     return ids
 
 
-def _weight_range(text: str) -> tuple[int, int]:
+def weight_range(text: str) -> tuple[int, int]:
     try:
         lo, hi = (int(p) for p in text.split(":"))
     except ValueError:
@@ -357,7 +177,7 @@ def _weight_range(text: str) -> tuple[int, int]:
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = _Parser(prog="mgraph", description="Multi-GPU graph analytics (after Gunrock).")
+    p = Parser(prog="mgraph", description="Multi-GPU graph analytics (after Gunrock).")
     p.add_argument("--version", action="version", version=f"mgraph {__version__}")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
@@ -377,10 +197,10 @@ def _parser() -> argparse.ArgumentParser:
     for name in PRIMITIVES:
         q = sub.add_parser(name, help=helps[name], description=helps[name])
         graph_args(q)
-        q.add_argument("--runs", type=_positive, default=1, help="timed runs (default 1)")
+        q.add_argument("--runs", type=positive, default=1, help="timed runs (default 1)")
         d = q.add_mutually_exclusive_group()
-        d.add_argument("--devices", type=_positive, default=1, help="GPUs (or CPU virtual devices) to use (default 1)")
-        d.add_argument("--gpus", type=_gpu_ids, metavar="0,1,..",
+        d.add_argument("--devices", type=positive, default=1, help="GPUs (or CPU virtual devices) to use (default 1)")
+        d.add_argument("--gpus", type=gpu_ids, metavar="0,1,..",
                        help="GPU ids to use, one partition each (repeats put several partitions on one GPU)")
         q.add_argument("--partitioner", choices=tuple(partitioners.PARTITIONERS),
                        help="vertex -> device assignment (default: the primitive's)")
@@ -402,7 +222,7 @@ def _parser() -> argparse.ArgumentParser:
             q.add_argument("--do-a", type=float, help="direction-optimizing: pull once forward work > do_a x backward")
             q.add_argument("--do-b", type=float, help="direction-optimizing: push again once forward work < do_b x backward")
         if name == "sssp":
-            q.add_argument("--weights", type=_weight_range, metavar="LO:HI",
+            q.add_argument("--weights", type=weight_range, metavar="LO:HI",
                            help="draw random integer weights in LO..HI for an unweighted graph")
         if name == "pr":
             q.add_argument("--alpha", type=float, default=0.85, help="damping factor (default 0.85)")
@@ -410,30 +230,30 @@ def _parser() -> argparse.ArgumentParser:
                            help="stop when the L1 change < N*tol (networkx's rule, the API's default tol=1e-6); "
                                 f"by default the L1 change must fall below {PR_L1_STOP:g} whatever N, since N*1e-6 "
                                 "stops a graph of a million vertices after an iteration or two")
-            q.add_argument("--max-iter", type=_positive, default=100)
+            q.add_argument("--max-iter", type=positive, default=100)
             q.add_argument("--shares", choices=("float64", "float32"), default="float64",
                            help="the values each iteration gathers: float32 halves their bytes and moves the ranks "
                                 "by at most 3.4e-7 in L1 at alpha 0.85 (ranks stay float64; default float64)")
         if name == "bc":
             s = q.add_mutually_exclusive_group()
             s.add_argument("--source", type=int, help="one source vertex")
-            s.add_argument("--sources", type=_positive, metavar="K", help="K random sources of out-degree >= 1")
+            s.add_argument("--sources", type=positive, metavar="K", help="K random sources of out-degree >= 1")
     q = sub.add_parser("graph500", help="the Graph500 benchmark: generate, build, search from 64 roots, validate each",
                        description="Graph500's kernels on an R-MAT graph of 2^SCALE vertices: generation and "
                                    "construction timed, then one BFS (and with --sssp one SSSP) per root, each "
                                    "validated; the reference's report (docs/graph500.md).")
     q.add_argument("scale", type=int, metavar="SCALE", help="log2 of the number of vertices")
-    q.add_argument("--edge-factor", type=_positive, default=16, help="edges per vertex (default 16)")
-    q.add_argument("--roots", type=_positive, default=64, help="search keys, vertices of degree >= 1 (default 64)")
+    q.add_argument("--edge-factor", type=positive, default=16, help="edges per vertex (default 16)")
+    q.add_argument("--roots", type=positive, default=64, help="search keys, vertices of degree >= 1 (default 64)")
     q.add_argument("--sssp", action="store_true", help="kernel 3 as well: one SSSP per root")
-    q.add_argument("--weights", type=_weight_range, metavar="LO:HI",
+    q.add_argument("--weights", type=weight_range, metavar="LO:HI",
                    help="SSSP's random integer edge weights (default 1:64)")
     q.add_argument("--direction", choices=("push", "pull", "auto"), default="auto",
                    help="BFS direction (default auto: direction-optimizing)")
     q.add_argument("--backend", choices=BACKENDS, default="auto", help="cupy (GPU), numpy (CPU) or auto")
     d = q.add_mutually_exclusive_group()
-    d.add_argument("--devices", type=_positive, default=1, help="GPUs (or CPU virtual devices) to use (default 1)")
-    d.add_argument("--gpus", type=_gpu_ids, metavar="0,1,..", help="GPU ids to use, one partition each")
+    d.add_argument("--devices", type=positive, default=1, help="GPUs (or CPU virtual devices) to use (default 1)")
+    d.add_argument("--gpus", type=gpu_ids, metavar="0,1,..", help="GPU ids to use, one partition each")
     q.add_argument("--partitioner", choices=tuple(partitioners.PARTITIONERS), help="vertex -> device assignment")
     q.add_argument("--duplication", choices=DUPLICATIONS, help="proxies of remote neighbours (1-hop) or of all")
     q.add_argument("--communication", choices=COMMUNICATIONS, help="selective or broadcast frontier exchange")
@@ -444,7 +264,7 @@ def _parser() -> argparse.ArgumentParser:
                        description="Assign vertices to N parts and report per part: vertices, edges (stored arcs), "
                                    "border |B_i| (remote vertices adjacent to it), edge cut and load imbalance.")
     graph_args(q)
-    q.add_argument("--parts", type=_positive, required=True, metavar="N", help="number of parts (devices)")
+    q.add_argument("--parts", type=positive, required=True, metavar="N", help="number of parts (devices)")
     q.add_argument("--partitioner", choices=tuple(partitioners.PARTITIONERS), default="random",
                    help="random (default), biased-random or metis")
     q.add_argument("--seed", type=int, default=0, help="seed of the partitioner")
@@ -461,7 +281,7 @@ def _parser() -> argparse.ArgumentParser:
 def _load(args, weights=None):
     """The graph and the seconds its loading or generation took.  Under MPI a PartitionedGraph: each rank reads
     only its share of the source, and builds its part when a run first needs it."""
-    with _status(f"loading {args.graph}"):
+    with status(f"loading {args.graph}"):
         t0 = time.perf_counter()
         seed = getattr(args, "seed", 0)
         if world() is not None:
@@ -477,16 +297,14 @@ def _load(args, weights=None):
 
 def _describe(graph) -> str:
     kind = "directed" if graph.directed else "undirected"
-    edges = "?" if graph.num_edges is None else _n(graph.num_edges)
-    return f"{_n(graph.num_vertices)} vertices, {edges} edges, {kind}{', weighted' if graph.is_weighted else ''}"
+    edges = "?" if graph.num_edges is None else fmt_count(graph.num_edges)
+    return f"{fmt_count(graph.num_vertices)} vertices, {edges} edges, {kind}{', weighted' if graph.is_weighted else ''}"
 
 
 def _sources(args, graph, run):
     """What each timed run starts from: a vertex, for bc a list of vertices (None: all)."""
     def pick(k):
-        if isinstance(graph, PartitionedGraph):  # each rank vouches for the candidates it owns
-            return graph.random_sources(k, args.seed, prepare(graph, run))
-        return random_sources(graph, k, args.seed)
+        return random_sources(graph, k, args.seed, run)  # under MPI each rank vouches for the candidates it owns
 
     if args.command in TRAVERSALS:
         if args.source is not None:
@@ -500,17 +318,11 @@ def _sources(args, graph, run):
         elif graph.num_vertices <= BC_ALL_SOURCES_MAX:
             chosen = None
         else:
-            raise ValueError(f"bc from all {_n(graph.num_vertices)} vertices would take that many traversals: "
-                             f"give --source S or --sources K (all sources only up to {_n(BC_ALL_SOURCES_MAX)} vertices)")
+            raise ValueError(f"bc from all {fmt_count(graph.num_vertices)} vertices would take that many traversals: "
+                             f"give --source S or --sources K (all sources only up to "
+                             f"{fmt_count(BC_ALL_SOURCES_MAX)} vertices)")
         return [chosen] * args.runs
     return [None] * args.runs
-
-
-def _check_json_folder(args):
-    if args.json:
-        folder = os.path.dirname(os.path.abspath(args.json))
-        if not os.path.isdir(folder):
-            raise ValueError(f"--json {args.json}: folder {folder} does not exist")
 
 
 def _check_run_memory(args, n: int, arcs: int, weighted: bool, *, loaded: bool) -> None:
@@ -521,8 +333,6 @@ def _check_run_memory(args, n: int, arcs: int, weighted: bool, *, loaded: bool) 
     Host runs only, and validation on the host; a GPU run's working set is on the GPU, and under MPI each rank
     holds its part (mgraph.parts.build checks those).
     """
-    from mgraph import memory
-
     if world() is not None:
         return
     name, backend = args.command, resolve(args.backend)
@@ -532,7 +342,7 @@ def _check_run_memory(args, n: int, arcs: int, weighted: bool, *, loaded: bool) 
         need = memory.run_bytes(name, n, arcs, validate=args.validate, runs=args.runs)
         if devices > 1:  # the parts the virtual devices build beside the whole graph
             need += graph + memory.PART_MAP_VERTEX_BYTES * n
-    elif args.validate and name == "bc":  # the other checks run where the graph is (PartsValidator)
+    elif args.validate and name == "bc":  # the other checks run where the graph is (mgraph.check.runs)
         need = graph + memory.run_bytes(name, n, arcs, validate=True) - memory.run_bytes(name, n, arcs)
     else:
         return
@@ -544,16 +354,12 @@ def _check_run_memory(args, n: int, arcs: int, weighted: bool, *, loaded: bool) 
 
 def _run(args) -> int:
     name = args.command
-    _check_json_folder(args)
+    check_json_folder(args.json)
     if args.gpus is not None:
         args.devices = args.gpus
     backend = resolve(args.backend)
-    from mgraph.io.generators import is_spec
-
     spec_weights = name == "sssp" and args.weights and is_spec(args.graph) and not os.path.exists(args.graph)
     if is_spec(args.graph) and not os.path.exists(args.graph):  # before a build that the run could not follow
-        from mgraph.io.generators import spec_edges
-
         spec = spec_edges(args.graph, seed=args.seed, weights=args.weights if spec_weights else None)
         _check_run_memory(args, spec.num_vertices, 2 * spec.num_edges, spec.weighted, loaded=False)
     graph, load_s = _load(args, weights=args.weights if spec_weights else None)
@@ -575,24 +381,8 @@ def _run(args) -> int:
     # only when given, so that the API's per-primitive defaults apply
     run.update({k: getattr(args, k) for k in ("partitioner", "duplication", "communication", "workers")
                 if getattr(args, k)})
-    sources = _sources(args, graph, dict(run, communication=run.get("communication", "selective")))
-    if backend.is_gpu:
-        with _status("warm-up run"):
-            run_primitive(name, graph, sources[0], run=run, **params)
-    results = []
-    for i, s in enumerate(sources):
-        with _status(f"run {i + 1}/{len(sources)}"):
-            results.append(run_primitive(name, graph, s, run=run, **params))
-    failures = []
-    if args.validate:
-        on_gpu = isinstance(graph, Graph) and graph.xp is not np and name not in WHOLE_REFERENCE  # no host copy
-        check = (PartsValidator if isinstance(graph, PartitionedGraph) or on_gpu else Validator)(
-            name, graph, alpha=params["alpha"])
-        for i, (s, r) in enumerate(zip(sources, results)):
-            with _status(f"validating run {i + 1}/{len(results)}"):
-                message = check(r, s)
-            if message:
-                failures.append({"run": i, "source": s, "message": message})
+    with on_device(graph_device(graph, run)):  # sources and checks where this process's graph or part lives
+        sources, results, failures = _runs(args, graph, run, params)
     summary = _summary(name, results)
     _print_summary(args, graph, load_s, sources, results, summary, failures)
     if args.json and is_root():
@@ -611,6 +401,29 @@ def _run(args) -> int:
             "warm_up": backend.is_gpu, "version": code_version(), "date": now(),
         })
     return 1 if failures else 0
+
+
+def _runs(args, graph, run, params):
+    """The sources, the results of the runs from them (after a warm-up on a GPU) and, with --validate, the
+    failures of their checks."""
+    name = args.command
+    sources = _sources(args, graph, dict(run, communication=run.get("communication", "selective")))
+    if resolve(run["backend"]).is_gpu:
+        with status("warm-up run"):
+            run_primitive(name, graph, sources[0], run=run, **params)
+    results = []
+    for i, s in enumerate(sources):
+        with status(f"run {i + 1}/{len(sources)}"):
+            results.append(run_primitive(name, graph, s, run=run, **params))
+    failures = []
+    if args.validate:
+        check = checker(name, graph, alpha=params["alpha"])
+        for i, (s, r) in enumerate(zip(sources, results)):
+            with status(f"validating run {i + 1}/{len(results)}"):
+                message = check(r, s)
+            if message:
+                failures.append({"run": i, "source": s, "message": message})
+    return sources, results, failures
 
 
 def _summary(name, results) -> dict:
@@ -648,23 +461,23 @@ def _print_summary(args, graph, load_s, sources, results, summary, failures):
         mean = lambda key: 1e6 * sum(sum(r[key]) for r in per) / len(per) / max(stats["supersteps"], 1)  # noqa: E731
         print(f"devices     {stats['devices']} (ids {','.join(map(str, stats['device_ids']))}): {stats['partitioner']} "
               f"partition, duplicate-{stats['duplication']}, "
-              f"{stats['communication']} communication, {stats['workers']}; partition {_ms(stats['partition_s'])}, "
-              f"subgraphs {_ms(stats['subgraph_s'])}")
-        print(f"per device  {', '.join(_bytes(b) for b in stats['memory_bytes'])} of subgraph; "
-              f"{', '.join(_bytes(b) for b in stats['bytes_sent'])} sent")
-        print(f"superstep   {_n(stats['supersteps'])} in all; mean per device: compute {mean('compute_s'):.4g} us, "
+              f"{stats['communication']} communication, {stats['workers']}; partition {fmt_ms(stats['partition_s'])}, "
+              f"subgraphs {fmt_ms(stats['subgraph_s'])}")
+        print(f"per device  {', '.join(fmt_bytes(b) for b in stats['memory_bytes'])} of subgraph; "
+              f"{', '.join(fmt_bytes(b) for b in stats['bytes_sent'])} sent")
+        print(f"superstep   {fmt_count(stats['supersteps'])} in all; mean per device: compute {mean('compute_s'):.4g} us, "
               f"split+package {mean('package_s'):.4g} us, push {mean('push_s'):.4g} us, combine {mean('combine_s'):.4g} us, "
               f"waiting for the others {mean('wait_s'):.4g} us")
     build = stats.get("build_peak_bytes") or ([graph.load_peak_bytes] if hasattr(graph, "load_peak_bytes") else None)
     if build:
-        print(f"peak memory {', '.join(_bytes(b) for b in build)} building, "
-              f"{', '.join(_bytes(b) for b in stats['run_peak_bytes'])} running (per device; "
+        print(f"peak memory {', '.join(fmt_bytes(b) for b in build)} building, "
+              f"{', '.join(fmt_bytes(b) for b in stats['run_peak_bytes'])} running (per device; "
               f"{'GPU: arrays in use building, memory pool running' if stats['backend'] == 'cupy' else 'process resident set'})")
     if name in TRAVERSALS:
         shown = list(dict.fromkeys(sources))
         print(f"source{'s' if len(shown) > 1 else ' '}     {', '.join(map(str, shown[:8]))}{' ...' if len(shown) > 8 else ''}")
     times = ", ".join(f"{r.stats['elapsed_s'] * 1e3:.4g}" for r in results)
-    print(f"time        {_ms(summary['median_s'])} median" + (f" (runs: {times} ms)" if len(results) > 1 else ""))
+    print(f"time        {fmt_ms(summary['median_s'])} median" + (f" (runs: {times} ms)" if len(results) > 1 else ""))
     if name in TRAVERSALS:
         print(f"GTEPS       {summary['graph500_teps_hmean'] / 1e9:.4g} (Graph500: undirected edges in component, "
               f"harmonic mean); {summary['directed_edge_teps_hmean'] / 1e9:.4g} directed-edge (Gunrock)")
@@ -672,15 +485,15 @@ def _print_summary(args, graph, load_s, sources, results, summary, failures):
         print(f"ms/iter     {summary['ms_per_iteration_median']:.4g} median; "
               f"{'converged' if summary['converged'] else 'NOT converged'} (L1 change {stats['error']:.3g})")
     if name == "cc":
-        print(f"components  {_n(summary['num_components'])}")
+        print(f"components  {fmt_count(summary['num_components'])}")
     if name == "tc":
-        print(f"triangles   {_n(summary['triangles'])}")
+        print(f"triangles   {fmt_count(summary['triangles'])}")
     if name == "kcore":
-        print(f"max core    {_n(summary['max_core'])}")
+        print(f"max core    {fmt_count(summary['max_core'])}")
     if "communities" in summary:
-        print(f"communities {_n(summary['communities'])}")
+        print(f"communities {fmt_count(summary['communities'])}")
     if name == "bc":
-        print(f"ms/source   {summary['ms_per_source_median']:.4g} median over {_n(summary['sources'])} source"
+        print(f"ms/source   {summary['ms_per_source_median']:.4g} median over {fmt_count(summary['sources'])} source"
               f"{'s' if summary['sources'] > 1 else ''}")
     print(f"iterations  {summary['iterations_median']:g}" + (" (median)" if len(results) > 1 else ""))
     if args.validate:
@@ -694,7 +507,7 @@ def _print_summary(args, graph, load_s, sources, results, summary, failures):
 
 def _partition(args) -> int:
     """Partition once (timed apart from loading; on a GPU after a warm-up on a small graph) and report each part."""
-    _check_json_folder(args)
+    check_json_folder(args.json)
     if args.seed < 0:
         raise ValueError(f"--seed must be non-negative, got {args.seed}")
     if args.partitioner == "metis":
@@ -703,14 +516,14 @@ def _partition(args) -> int:
     graph, load_s = _load(args)
     warm = backend.is_gpu and args.partitioner != "metis"
     if warm:  # compile and load the kernels outside the timing (a skewed graph takes every path: spills, moves)
-        with _status("warm-up"):
+        with status("warm-up"):
             partitioners.assign(load("rmat:10", backend=backend), args.parts, args.partitioner, seed=args.seed)
-    with _status(f"partitioning into {args.parts} parts"):
+    with status(f"partitioning into {args.parts} parts"):
         t0 = time.perf_counter()
         owner = partitioners.assign(graph, args.parts, args.partitioner, seed=args.seed)
         backend.synchronize()
         partition_s = time.perf_counter() - t0
-    with _status("measuring the parts"):
+    with status("measuring the parts"):
         parts = partitioners.quality(graph, owner, args.parts)
     totals = {"vertices": sum(p["vertices"] for p in parts), "edges": sum(p["edges"] for p in parts),
               "border": sum(p["border"] for p in parts), "edge_cut": sum(p["edge_cut"] for p in parts),
@@ -720,12 +533,13 @@ def _partition(args) -> int:
     print(f"graph       {args.graph}: {_describe(graph)} (load/generate {load_s:.3g} s)")
     print(f"partition   {args.partitioner} into {args.parts} part{'s' if args.parts > 1 else ''}, seed {args.seed}, "
           f"on {device}{', after a warm-up' if warm else ''}")
-    print(f"time        {_ms(partition_s)} (partitioning only)")
+    print(f"time        {fmt_ms(partition_s)} (partitioning only)")
     header = ("part", "vertices", "edges", "border", "edge cut", "edge imb", "vertex imb")
-    rows = [(str(p["part"]), _n(p["vertices"]), _n(p["edges"]), _n(p["border"]), _n(p["edge_cut"]),
-             f"{p['edge_imbalance']:.3f}", f"{p['vertex_imbalance']:.3f}") for p in parts]
-    rows.append(("total", _n(totals["vertices"]), _n(totals["edges"]), _n(totals["border"]), _n(totals["edge_cut"]),
-                 f"{totals['edge_imbalance_max']:.3f}", f"{totals['vertex_imbalance_max']:.3f}"))
+    rows = [(str(p["part"]), fmt_count(p["vertices"]), fmt_count(p["edges"]), fmt_count(p["border"]),
+             fmt_count(p["edge_cut"]), f"{p['edge_imbalance']:.3f}", f"{p['vertex_imbalance']:.3f}") for p in parts]
+    rows.append(("total", fmt_count(totals["vertices"]), fmt_count(totals["edges"]), fmt_count(totals["border"]),
+                 fmt_count(totals["edge_cut"]), f"{totals['edge_imbalance_max']:.3f}",
+                 f"{totals['vertex_imbalance_max']:.3f}"))
     widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
     for r in [header, *rows]:
         print("  ".join(c.rjust(w) for c, w in zip(r, widths)))
@@ -759,46 +573,48 @@ def _info(args) -> int:
         touched |= in_deg > 0
     arrays = [graph.indptr, graph.indices] + ([graph.weights] if graph.is_weighted else [])
     print(f"graph       {args.graph} (load/generate {load_s:.3g} s)")
-    print(f"vertices    {_n(g.num_vertices)}")
-    print(f"edges       {_n(g.num_edges)} ({_n(g.num_arcs)} stored arcs)")
+    print(f"vertices    {fmt_count(g.num_vertices)}")
+    print(f"edges       {fmt_count(g.num_edges)} ({fmt_count(g.num_arcs)} stored arcs)")
     print(f"directed    {'yes' if g.directed else 'no'}")
     print(f"weighted    {'yes' if g.is_weighted else 'no'}")
     for label, d in degrees:
         if d.size:
             print(f"{label:<11} min {d.min()}, mean {d.mean():.4g}, max {d.max()}")
-    print(f"isolated    {_n(int(np.count_nonzero(~touched)))} vertices")
-    print(f"memory      {_bytes(sum(int(a.nbytes) for a in arrays))} (CSR{' + weights' if g.is_weighted else ''})")
-    print(f"load peak   {_bytes(graph.load_peak_bytes)} ({'GPU arrays in use' if graph.xp is not np else 'process resident set'})")
+    print(f"isolated    {fmt_count(int(np.count_nonzero(~touched)))} vertices")
+    print(f"memory      {fmt_bytes(sum(int(a.nbytes) for a in arrays))} (CSR{' + weights' if g.is_weighted else ''})")
+    print(f"load peak   {fmt_bytes(graph.load_peak_bytes)} "
+          f"({'GPU arrays in use' if graph.xp is not np else 'process resident set'})")
     return 0
 
 
 def _info_parts(args, graph, load_s) -> int:
     """Under MPI: each rank builds its part (the random partition, 1-hop proxies) and reports it."""
-    t0 = time.perf_counter()
-    part = prepare(graph, {"backend": args.backend})
-    build_s = time.perf_counter() - t0
-    group = graph.group
-    rows = group.allgather((group.rank, int(part.own_vertices.shape[0]), part.num_vertices, part.num_arcs,
-                            part.nbytes, part.build_info["build_peak_bytes"]))
+    run = {"backend": args.backend}
+    with on_device(graph_device(graph, run)):
+        t0 = time.perf_counter()
+        part = prepare(graph, run)
+        build_s = time.perf_counter() - t0
+        group = graph.group
+        rows = group.allgather((group.rank, int(part.own_vertices.shape[0]), part.num_vertices, part.num_arcs,
+                                part.nbytes, part.build_info["build_peak_bytes"]))
     print(f"graph       {args.graph} (open {load_s:.3g} s, parts built in {build_s:.3g} s on {group.size} ranks)")
-    print(f"vertices    {_n(graph.num_vertices)}")
-    print(f"edges       {_n(graph.num_edges)} ({_n(graph.num_arcs)} stored arcs)")
+    print(f"vertices    {fmt_count(graph.num_vertices)}")
+    print(f"edges       {fmt_count(graph.num_edges)} ({fmt_count(graph.num_arcs)} stored arcs)")
     print(f"directed    {'yes' if graph.directed else 'no'}")
     print(f"weighted    {'yes' if graph.is_weighted else 'no'}")
     print("rank  own vertices  with proxies  arcs  part memory  build peak")
     for r, own, local, arcs, nbytes, peak in rows:
-        print(f"{r:>4}  {_n(own):>12}  {_n(local):>12}  {_n(arcs)}  {_bytes(nbytes)}  {_bytes(peak)}")
+        print(f"{r:>4}  {fmt_count(own):>12}  {fmt_count(local):>12}  {fmt_count(arcs)}  {fmt_bytes(nbytes)}  "
+              f"{fmt_bytes(peak)}")
     return 0
 
 
 def _convert(args) -> int:
-    from mgraph.io import loaders as io
-
     if not args.out.endswith(".npz"):
         raise ValueError(f"output {args.out!r} must end in .npz")
     graph, load_s = _load(args)
-    with _status(f"writing {args.out}"):
-        io.save_npz(graph, args.out)
+    with status(f"writing {args.out}"):
+        loaders.save_npz(graph, args.out)
     print(f"wrote {args.out}: {_describe(graph)} (loaded in {load_s:.3g} s)")
     return 0
 
@@ -848,9 +664,7 @@ def _main(argv=None) -> int:
         if args.command == "partition":
             return _partition(args)
         if args.command == "graph500":
-            from mgraph.graph500 import main as graph500
-
-            return graph500(args)
+            return graph500.main(args)
         return _run(args)
     except SystemExit as e:  # --help and --version
         return e.code if isinstance(e.code, int) else 0

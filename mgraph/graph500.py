@@ -25,14 +25,18 @@ import sys
 import time
 
 import numpy as np
+from tqdm import tqdm
 
-from mgraph import api
+from mgraph import api, memory
 from mgraph.backend import resolve, to_numpy
-from mgraph.io.generators import MAX_SCALE, spec_edges
-from mgraph.graph import Graph
+from mgraph.check.runs import checker
 from mgraph.group import is_root, world
-from mgraph.parts.partitioned import PartitionedGraph
+from mgraph.io.generators import MAX_SCALE, spec_edges
 from mgraph.io.sources import SpecSource
+from mgraph.parts.build import build_graph
+from mgraph.parts.partitioned import PartitionedGraph
+from mgraph.report import check_json_folder, code_version, now, status, write_json
+from mgraph.runner.launch import Placement, prepare
 
 DEFAULT_WEIGHTS = (1, 64)  # SSSP's integer weights when --weights is not given (scripts/bench.py's)
 ROOT_BATCH = 1024  # candidate roots drawn (and, under MPI, checked in one allgather) at a time
@@ -212,49 +216,47 @@ class DrawnEdges(SpecSource):
         self._drawn = None
 
 
-def _build(args, spec_text, weights, run):
-    """The graph (a Graph, or under MPI a PartitionedGraph), this rank's part (None without MPI), and the seconds
-    of generation and of construction.
+def _device(graph, run):
+    """This process's device, as the searches place it: under MPI the rank's (``graph`` its PartitionedGraph),
+    else the run's first."""
+    if graph is not None:
+        return Placement(graph, run, "selective").backends[0]
+    devices = run["devices"]
+    return resolve(run["backend"], devices[0] if isinstance(devices, list) else 0)
+
+
+def _build(args, source, graph, backend, run, weights):
+    """The graph (a Graph, or under MPI the PartitionedGraph ``graph`` of ``source``), this rank's part (None
+    without MPI), and the seconds of generation and of construction, on ``backend``, the current device.
 
     Under MPI every rank draws and builds only its own part, on its own device; the seconds are the slowest
     rank's, each step started together after a barrier.  On one process the graph is built whole on the run's
     first device (with devices > 1 the devices' parts are built from it by the first search: see main).
     """
-    from mgraph.runner.launch import Placement, prepare
-    from mgraph.parts.build import build_graph
-
-    source = DrawnEdges(spec_text, seed=args.seed, weights=weights)
     w = world()
+    if backend.is_gpu:  # CuPy compiles the generator's and the build's kernels on first use: not in the timing
+        with status("warm-up on a small graph"):
+            build_graph(SpecSource("rmat:10", seed=args.seed, weights=weights), backend)
     if w is not None:
-        graph = PartitionedGraph(source, w)
-        backend = Placement(graph, run, "selective").backends[0]  # this rank's device, as the searches pick it
-    else:
-        devices = run["devices"]
-        backend = resolve(run["backend"], devices[0] if isinstance(devices, list) else 0)
-    with backend.context():
-        if backend.is_gpu:  # CuPy compiles the generator's and the build's kernels on first use: not in the timing
-            with _status("warm-up on a small graph"):
-                build_graph(SpecSource("rmat:10", seed=args.seed, weights=weights), backend)
+        w.barrier()
+    with status("generating the edge list"):
+        t0 = time.perf_counter()
+        source.draw(0 if w is None else w.rank, 1 if w is None else w.size, backend.xp)
+        backend.synchronize()
+        generation_s = time.perf_counter() - t0
+    if w is not None:
+        generation_s = w.allreduce(generation_s, "max")
+        w.barrier()
+    with status("building the graph"):
+        t0 = time.perf_counter()
         if w is not None:
-            w.barrier()
-        with _status("generating the edge list"):
-            t0 = time.perf_counter()
-            source.draw(0 if w is None else w.rank, 1 if w is None else w.size, backend.xp)
+            part = prepare(graph, run)
+        else:
+            graph, part = build_graph(source, backend), None
             backend.synchronize()
-            generation_s = time.perf_counter() - t0
-        if w is not None:
-            generation_s = w.allreduce(generation_s, "max")
-            w.barrier()
-        with _status("building the graph"):
-            t0 = time.perf_counter()
-            if w is not None:
-                part = prepare(graph, run)
-            else:
-                graph, part = build_graph(source, backend), None
-                backend.synchronize()
-            construction_s = time.perf_counter() - t0
-        if w is not None:
-            construction_s = w.allreduce(construction_s, "max")
+        construction_s = time.perf_counter() - t0
+    if w is not None:
+        construction_s = w.allreduce(construction_s, "max")
     source.release()
     return graph, part, generation_s, construction_s
 
@@ -262,8 +264,6 @@ def _build(args, spec_text, weights, run):
 def _check_host_memory(spec, weighted: bool, sssp: bool) -> None:
     """A one-process CPU run must hold the edge list, the graph and a run with its validation: a one-line error
     before any of it is drawn, never the OOM killer at scale 30."""
-    from mgraph import memory
-
     n, arcs = spec.num_vertices, 2 * spec.num_edges
     need = (spec.num_edges * (24 if weighted else 16) + memory.whole_build_bytes(n, arcs, weighted=weighted)
             + memory.run_bytes("sssp" if sssp else "dobfs", n, arcs, validate=True))
@@ -308,8 +308,6 @@ def _progress(total, name):
     if total < 2 or not sys.stderr.isatty() or not is_root():
         yield _NoBar()
         return
-    from tqdm import tqdm
-
     with tqdm(total=total, desc=f"{name} + validation", unit="root", leave=False) as bar:
         yield bar
 
@@ -319,19 +317,11 @@ class _NoBar:
         pass
 
 
-def _status(message):
-    from mgraph.cli import _status as status
-
-    return status(message) if is_root() else contextlib.nullcontext()
-
-
 # -- the command ------------------------------------------------------------------------
 def main(args) -> int:
     """``mgraph graph500`` with parsed ``args`` (mgraph.cli); the exit status: 0 when every search validated, 1
     when one did not (the report is then withheld, as the reference withholds it)."""
-    from mgraph.cli import PartsValidator, Validator, _check_json_folder, code_version, now, write_json
-
-    _check_json_folder(args)
+    check_json_folder(args.json)
     if not 1 <= args.scale <= MAX_SCALE:
         raise ValueError(f"SCALE must be between 1 and {MAX_SCALE}, got {args.scale}")
     if args.seed < 0:
@@ -351,7 +341,19 @@ def main(args) -> int:
     if w is None and not backend.is_gpu:
         _check_host_memory(spec, weights is not None, args.sssp)
 
-    graph, part, generation_s, construction_s = _build(args, spec_text, weights, run)
+    source = DrawnEdges(spec_text, seed=args.seed, weights=weights)
+    graph = None if w is None else PartitionedGraph(source, w)
+    device = _device(graph, run)
+    if w is not None and device.is_gpu:  # the rank's GPU current for good: leaving a device context makes the one
+        device.xp.cuda.Device(device.device).use()  # before current again, and CUDA opens a context where it does
+    with device.context():  # every step on this process's device, as the searches: never a rank on GPU 0's context
+        return _benchmark(args, spec, spec_text, weights, run, source, graph, device)
+
+
+def _benchmark(args, spec, spec_text, weights, run, source, graph, device) -> int:
+    """Kernels 0 to 3 on ``device`` (current), the report printed and recorded; the exit status of :func:`main`."""
+    w = world()
+    graph, part, generation_s, construction_s = _build(args, source, graph, device, run, weights)
     roots = choose_roots(graph.num_vertices, args.roots, args.seed, _degree_check(graph, part))
     if not roots:
         why = ("every generated edge is a self-loop" if not graph.num_arcs else
@@ -362,11 +364,9 @@ def main(args) -> int:
               f"{2 * graph.num_vertices} random draws: NBFS = {len(roots)}", file=sys.stderr)
 
     kernels = ["bfs"] + (["sssp"] if args.sssp else [])
-    on_gpu = isinstance(graph, Graph) and graph.xp is not np
-    checker = PartsValidator if isinstance(graph, PartitionedGraph) or on_gpu else Validator
     records, failure, warm = {}, None, {}
     for name in kernels:
-        with _status(f"{name} warm-up"):  # untimed, as the reference's: compiles kernels, builds parts of devices>1
+        with status(f"{name} warm-up"):  # untimed, as the reference's: compiles kernels, builds parts of devices>1
             warm[name] = _search(name, graph, roots[0], run, args.direction).stats
         if w is None and "partition_s" in warm[name] and not warm[name].get("parts_reused"):
             construction_s += warm[name]["partition_s"] + warm[name]["subgraph_s"]  # devices > 1 in this process

@@ -70,16 +70,19 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # run from a checkout
 
-from mgraph.io import generators  # noqa: E402
-from mgraph.backend import BACKENDS, Backend, resolve  # noqa: E402
-from mgraph.cli import (TRAVERSALS, Validator, code_version, harmonic_mean, now,  # noqa: E402
-                        random_sources, run_primitive, write_json)
+from mgraph.backend import BACKENDS, Backend  # noqa: E402
+from mgraph.check.runs import checker  # noqa: E402
+from mgraph.cli import (PR_L1_STOP, TRAVERSALS, on_device, process_device, random_sources,  # noqa: E402
+                        run_primitive)
+from mgraph.graph500 import DEFAULT_WEIGHTS  # noqa: E402
 from mgraph.group import is_root, world  # noqa: E402
+from mgraph.io import generators  # noqa: E402
+from mgraph.report import code_version, fmt_figure, harmonic_mean, now, write_json  # noqa: E402
 
 MODES = ("bench", "trace", "profile", "peer", "hop", "load")
 HOP_CALLS = 2000  # --mode hop: calls per timed batch
-SSSP_WEIGHTS = (1, 64)  # integer weights, as Gunrock's SSSP benchmarks use
-PR_L1 = 1e-6  # PageRank runs until the rank vector's L1 change is below this (networkx's tol = PR_L1 / |V|)
+SSSP_WEIGHTS = DEFAULT_WEIGHTS  # integer weights 1..64, as Gunrock's SSSP benchmarks (and mgraph graph500) use
+PR_L1 = PR_L1_STOP  # PageRank runs until the rank vector's L1 change is below this (networkx's tol = PR_L1 / |V|)
 FLOOR_SCALE, FLOOR_EDGE_FACTOR = 24, 16
 # The floors on one GPU at R-MAT scale 24, edge factor 16: (figure, comparison, bound, unit).
 # TEPS floors are read against the Graph500 figure, the project's primary TEPS definition.
@@ -330,22 +333,22 @@ def float32_shares(graph, args, backend) -> dict:
 
 def _side_table(side, results) -> str:
     c = side["call"]
-    rows = [["mgraph.bfs call, NumPy results", _fmt(c["numpy"]["wall_ms"]), _fmt(c["numpy"]["run_ms"]),
-             _fmt(c["numpy"]["overhead_ms"]), f"copy of the two result arrays alone {_fmt(c['copy_ms'])} ms"],
-            ["mgraph.bfs call, output='device'", _fmt(c["device"]["wall_ms"]), _fmt(c["device"]["run_ms"]),
-             _fmt(c["device"]["overhead_ms"]), ""]]
+    rows = [["mgraph.bfs call, NumPy results", fmt_figure(c["numpy"]["wall_ms"]), fmt_figure(c["numpy"]["run_ms"]),
+             fmt_figure(c["numpy"]["overhead_ms"]), f"copy of the two result arrays alone {fmt_figure(c['copy_ms'])} ms"],
+            ["mgraph.bfs call, output='device'", fmt_figure(c["device"]["wall_ms"]), fmt_figure(c["device"]["run_ms"]),
+             fmt_figure(c["device"]["overhead_ms"]), ""]]
     if "pr" in results:
         for dtype in ("float64", "float32"):
-            rows.append([f"PageRank as an SpMV loop, {dtype} (ms/iter)", _fmt(side[f"pr_spmv_{dtype}_ms_per_iter"]),
-                         _fmt(results["pr"]["ms_per_iteration"]), "",
-                         f"mgraph {_fmt(side[f'pr_ratio_{dtype}'], 3)}x as fast"])
-        rows.append(["mgraph PageRank, float32 shares (ms/iter)", _fmt(side["pr_f32_shares_ms_per_iter"]),
-                     _fmt(side["pr_f32_shares_ms_per_iter"]), "",
-                     f"{_fmt(side['pr_f32_shares_ratio_float64'], 3)}x the float64 SpMV loop; ranks "
-                     f"{_fmt(side['pr_f32_shares_l1_from_float64'], 3)} (L1) from float64 shares'"])
+            rows.append([f"PageRank as an SpMV loop, {dtype} (ms/iter)", fmt_figure(side[f"pr_spmv_{dtype}_ms_per_iter"]),
+                         fmt_figure(results["pr"]["ms_per_iteration"]), "",
+                         f"mgraph {fmt_figure(side[f'pr_ratio_{dtype}'], 3)}x as fast"])
+        rows.append(["mgraph PageRank, float32 shares (ms/iter)", fmt_figure(side["pr_f32_shares_ms_per_iter"]),
+                     fmt_figure(side["pr_f32_shares_ms_per_iter"]), "",
+                     f"{fmt_figure(side['pr_f32_shares_ratio_float64'], 3)}x the float64 SpMV loop; ranks "
+                     f"{fmt_figure(side['pr_f32_shares_l1_from_float64'], 3)} (L1) from float64 shares'"])
     if "bfs" in results:
-        rows.append(["BFS as SpMV over a dense frontier", _fmt(side["bfs_spmv_ms"]), _fmt(results["bfs"]["median_ms"]),
-                     "", f"mgraph {_fmt(side['bfs_ratio'], 3)}x as fast"])
+        rows.append(["BFS as SpMV over a dense frontier", fmt_figure(side["bfs_spmv_ms"]), fmt_figure(results["bfs"]["median_ms"]),
+                     "", f"mgraph {fmt_figure(side['bfs_ratio'], 3)}x as fast"])
     return _table(rows, ["side by side (same graph, same run)", "ms", "mgraph ms", "call overhead ms", ""])
 
 
@@ -355,23 +358,9 @@ def _table(rows, header) -> str:
     return "\n".join([line(header), line(["-" * w for w in widths]), *map(line, rows)])
 
 
-def _fmt(x, digits=4) -> str:
-    return "-" if x is None else f"{x:.{digits}g}"
-
-
 # -- the diagnostic modes: trace, profile, peer -------------------------------------------------------------
 STEP_TIMES = (("compute_s", "compute"), ("package_s", "split+package"), ("push_s", "push"), ("wait_s", "wait"),
               ("combine_s", "combine"))
-
-
-def _backend(name: str):
-    """The backend of this process: device 0, or under mpiexec the rank's GPU (its local rank modulo the GPUs),
-    made current, so that nothing the rank does outside a run opens a context on GPU 0."""
-    backend, w = resolve(name), world()
-    if w is not None and backend.is_gpu:
-        backend = resolve(name, w.local_rank % backend.xp.cuda.runtime.getDeviceCount())
-        backend.xp.cuda.Device(backend.device).use()
-    return backend
 
 
 def _run_options(args, backend) -> dict:
@@ -772,7 +761,7 @@ def _report_load(args, argv, backend, device, result) -> int:
         rows.append([fmt, f"{rec['bytes'] / 1e6:.1f}", f"{rec['edges']:,}", rec["parser"],
                      f"{rec['parse_median_s']:.3f}", f"{rec['parse_medges_per_s']:.3g}",
                      f"{rec['load_median_s']:.3f}", f"{rec['load_medges_per_s']:.3g}",
-                     _fmt(rec.get("line_reader_parse_median_s")), _fmt(rec.get("line_reader_parse_medges_per_s"), 3),
+                     fmt_figure(rec.get("line_reader_parse_median_s")), fmt_figure(rec.get("line_reader_parse_medges_per_s"), 3),
                      "-" if fmt != "txt" else f"{floors['parse']:g} / {floors['load']:g}",
                      "-" if met is None else "/".join("yes" if met[k] else "no" for k in ("parse", "load"))])
     print(f"{args.edges:,} random edges per file (written in {result['write_s']:.3g} s); {backend.name} on {device}; "
@@ -786,7 +775,12 @@ def _report_load(args, argv, backend, device, result) -> int:
 
 def main(argv=None) -> int:
     args = _arguments(argv)
-    backend = _backend(args.backend)
+    backend = process_device(args.backend)  # under mpiexec the rank's GPU
+    with on_device(backend):  # everything outside the runs on this process's device too
+        return _main(args, argv, backend)
+
+
+def _main(args, argv, backend) -> int:
     device = backend.device_name()
     if args.mode == "load":
         return _report_load(args, argv, backend, device, load_rates(args, backend))
@@ -810,7 +804,7 @@ def main(argv=None) -> int:
     results = {}
     for name in args.primitives:
         g = _weighted(name, graph, args)
-        check = Validator(name, g) if args.validate else None
+        check = checker(name, g) if args.validate else None
         results[name] = bench(name, g, sources, args, backend, check)
         del g, check  # free the weighted copy and the CPU references before the next primitive
     side = None
@@ -835,8 +829,8 @@ def main(argv=None) -> int:
         figure, op, bound, unit = FLOORS[name]
         time_ms = r["ms_per_iteration"] if name == "pr" else r["median_ms"]
         rows.append([name + (" (ms/iter)" if name == "pr" else " (per source)" if name == "bc" else ""),
-                     _fmt(time_ms), _fmt(r.get("graph500_gteps")), _fmt(r.get("directed_gteps")),
-                     _fmt(r["iterations"]), f"{op} {bound} {unit}",
+                     fmt_figure(time_ms), fmt_figure(r.get("graph500_gteps")), fmt_figure(r.get("directed_gteps")),
+                     fmt_figure(r["iterations"]), f"{op} {bound} {unit}",
                      "-" if r["met"] is None else "yes" if r["met"] else "no",
                      r.get("validation", "not run").split(":")[0]])
     if side is not None:

@@ -35,8 +35,8 @@ the records allow (strong speedups at R-MAT 26, weak efficiency, overhead per su
   each device count, beside the seed's 66.8 / 124 / 188 us on 1 / 2 / 4 K40s,
   with the per-superstep breakdown from stats["per_device"].
 
-Each measurement is timed as scripts/bench.py times one (whose constants and
-CLI helpers this reuses): one untimed warm-up run per source, then ``--runs`` runs from
+Each measurement is timed as scripts/bench.py times one (the same constants,
+and mgraph.cli's sources and runs): one untimed warm-up run per source, then ``--runs`` runs from
 each of ``--sources`` random sources of degree >= 1 (traversals; BC one
 source at a time; CC and PageRank have no source), median time; traversal
 GTEPS is the harmonic mean over sources of Graph500 TEPS, with Gunrock's
@@ -46,7 +46,7 @@ slowest took over twice the fastest (multi-GPU runs are host-bound and vary).  E
 run partitions and builds its subgraphs first (worker processes keep them from
 the warm-up, and report the warm-up's build): their times (partition_s,
 subgraph_s, medians) are reported apart from the run time.  One run per
-measurement is checked on the CPU (mgraph.cli.Validator) unless
+measurement is checked (mgraph.check.runs) unless
 ``--no-validate``; graphs above ``--validate-max-scale`` are not checked
 (a Graph500 BFS check at scale 24 takes ~15 s of host time).  Progress goes
 to stderr, one line per measurement; Markdown tables are printed last.  With
@@ -70,25 +70,23 @@ import time
 
 import numpy as np
 
-_HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.dirname(_HERE))  # run from a checkout
-sys.path.insert(0, _HERE)  # scripts/bench.py
-
-from mgraph import partitioners  # noqa: E402
-from bench import PR_L1, SSSP_WEIGHTS, _backend, _fmt  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # run from a checkout
 
 import mgraph  # noqa: E402
-from mgraph import ops  # noqa: E402
-from mgraph.io import generators  # noqa: E402
+from mgraph import ops, partitioners  # noqa: E402
 from mgraph.backend import BACKENDS, resolve  # noqa: E402
-from mgraph.cli import (TRAVERSALS, WHOLE_REFERENCE, PartsValidator, Validator, _Parser, _positive,  # noqa: E402
-                        code_version, harmonic_mean, now, random_sources, run_primitive, write_json)
+from mgraph.check.runs import WHOLE_REFERENCE, checker  # noqa: E402
+from mgraph.cli import (PR_L1_STOP as PR_L1, TRAVERSALS, Parser, on_device, positive, process_device,  # noqa: E402
+                        random_sources, run_primitive)
 from mgraph.comm.exchange import COMMUNICATIONS  # noqa: E402
+from mgraph.graph500 import DEFAULT_WEIGHTS as SSSP_WEIGHTS  # noqa: E402
 from mgraph.group import fail_job, is_root, world  # noqa: E402
-from mgraph.runner.launch import WORKERS, prepare  # noqa: E402
+from mgraph.io import generators  # noqa: E402
 from mgraph.parts.partitioned import PartitionedGraph  # noqa: E402
 from mgraph.parts.subgraph import DUPLICATIONS  # noqa: E402
 from mgraph.primitives.contract import Primitive  # noqa: E402
+from mgraph.report import code_version, fmt_figure, harmonic_mean, now, write_json  # noqa: E402
+from mgraph.runner.launch import WORKERS  # noqa: E402
 
 EXPERIMENTS = ("strong", "weak", "overhead")
 SEED_OVERHEAD_US = {1: 66.8, 2: 124.0, 4: 188.0}  # the seed's us per superstep on K40s (one vertex + one edge each)
@@ -201,12 +199,12 @@ def _counts(text):
 
 
 def _arguments(argv):
-    p = _Parser(prog="scaling.py", description=__doc__.split("\n")[0])
+    p = Parser(prog="scaling.py", description=__doc__.split("\n")[0])
     p.add_argument("--experiments", type=_choices("experiment", EXPERIMENTS), default=list(EXPERIMENTS),
                    help=f"comma list of {','.join(EXPERIMENTS)} (default all)")
-    p.add_argument("--scale", type=_positive, default=22,
+    p.add_argument("--scale", type=positive, default=22,
                    help="R-MAT scale of the strong-scaling graph and of weak scaling's 1-GPU graph (default 22)")
-    p.add_argument("--edge-factor", type=_positive, default=16, help="edges per vertex (default 16)")
+    p.add_argument("--edge-factor", type=positive, default=16, help="edges per vertex (default 16)")
     p.add_argument("--primitives", type=_choices("primitive", SCALED), default=list(SCALED),
                    help=f"comma list of {','.join(SCALED)} (default all)")
     p.add_argument("--gpus-list", type=_counts,
@@ -216,9 +214,9 @@ def _arguments(argv):
                    help="run each GPU count N as its own MPI job, 'CMD -n N python scaling.py ...' (e.g. "
                         "\"mpiexec --allow-run-as-root\"): one rank per GPU, each building only its own part; the "
                         "jobs' records merged here")
-    p.add_argument("--runs", type=_positive, default=3, help="timed runs per source (default 3)")
-    p.add_argument("--sources", type=_positive, default=4, help="random sources for traversals and BC (default 4)")
-    p.add_argument("--path-length", type=_positive, default=1000,
+    p.add_argument("--runs", type=positive, default=3, help="timed runs per source (default 3)")
+    p.add_argument("--sources", type=positive, default=4, help="random sources for traversals and BC (default 4)")
+    p.add_argument("--path-length", type=positive, default=1000,
                    help="overhead experiment: edges per path, i.e. supersteps per run (default 1000)")
     p.add_argument("--partitioner", choices=tuple(partitioners.PARTITIONERS),
                    help="vertex -> device assignment for strong and weak (default: each primitive's)")
@@ -231,7 +229,7 @@ def _arguments(argv):
     p.add_argument("--backend", choices=BACKENDS, default="auto")
     p.add_argument("--validate", action=argparse.BooleanOptionalAction, default=True,
                    help="check one run per measurement on the CPU (default on)")
-    p.add_argument("--validate-max-scale", type=_positive, default=24,
+    p.add_argument("--validate-max-scale", type=positive, default=24,
                    help="do not validate graphs above this R-MAT scale (CPU time; default 24)")
     p.add_argument("--out", metavar="DIR", help="write DIR/scaling.json and the plots here (created if missing)")
     args = p.parse_args(argv)
@@ -359,10 +357,8 @@ def _graph(scale, edge_factor, backend, seed, weights=None):
     spec = f"rmat:{scale}:{edge_factor}"
     w = world()
     t0 = time.perf_counter()
-    if w is not None:
-        graph = PartitionedGraph(spec, w, seed=seed, weights=weights)
-    else:
-        graph = mgraph.load(spec, backend=backend, seed=seed, weights=weights)  # chunk by chunk: a low peak
+    graph = mgraph.load(spec, backend=backend, seed=seed, weights=weights)  # chunk by chunk: a low peak
+    if w is None:
         backend.synchronize()
     generate_s = None if w is not None else time.perf_counter() - t0
     what = f"R-MAT scale {scale}, edge factor {edge_factor}{' (weighted)' if weights else ''}"
@@ -375,33 +371,25 @@ def _graph(scale, edge_factor, backend, seed, weights=None):
                    "generate_s": generate_s, "ranks": None if w is None else w.size}
 
 
-def _sources(graph, k, seed, run):
-    """``k`` random sources of out-degree >= 1, the same for a whole graph and for any number of ranks."""
-    if isinstance(graph, PartitionedGraph):
-        return graph.random_sources(k, seed, prepare(graph, run))
-    return random_sources(graph, k, seed)
-
-
 def _checker(name, graph, args, scale):
-    """How one run is checked: on the ranks' parts under MPI and on a GPU (mgraph.cli.PartsValidator, no host copy
-    of the graph), else on the host up to --validate-max-scale; None where no check runs."""
+    """How one run is checked (mgraph.check.runs): on the ranks' parts under MPI and on a GPU (no host copy of the
+    graph), else on the host up to --validate-max-scale; None where no check runs."""
     if not args.validate:
         return None
     if isinstance(graph, PartitionedGraph) or graph.xp is not np:
         if name in WHOLE_REFERENCE:
             _log(f"not validating {name}: its reference needs the whole graph on the host")
             return None
-        return PartsValidator(name, graph)
-    if scale > args.validate_max_scale:
+    elif scale > args.validate_max_scale:
         _log(f"not validating {name} at scale {scale} (above --validate-max-scale {args.validate_max_scale})")
         return None
-    return Validator(name, graph)
+    return checker(name, graph)
 
 
 def _measure_graph(experiment, graph, info, args, backend, counts, sink, saved):
     """Every primitive at every count in ``counts`` on one graph; records go to ``sink`` as they are measured, and
     ``saved()`` after each."""
-    sources = _sources(graph, args.sources, args.seed, _run_options(args, backend, counts[0]))
+    sources = random_sources(graph, args.sources, args.seed, _run_options(args, backend, counts[0]))
     info["sources"] = sources
     for name in args.primitives:
         g = graph
@@ -513,11 +501,11 @@ def _scaling_table(records, weak_scaling, edge_factor):
         time_ms = r["ms_per_iteration"] if r["primitive"] == "pr" else r["median_ms"]
         scale = f"{r['scale']}" + ("" if r["edge_factor"] == edge_factor else f" (ef {r['edge_factor']})")
         rows.append([r["primitive"], r["gpus"], *([scale] if weak_scaling else []),
-                     _fmt(time_ms) + (" /iter" if r["primitive"] == "pr" else " /source" if r["primitive"] == "bc" else ""),
-                     f"{_fmt(r['min_ms'])}–{_fmt(r['max_ms'])}",
-                     _fmt(r.get("graph500_gteps")), _fmt(r.get("directed_gteps")), _fmt(r.get("speedup"), 3),
-                     *([_fmt(r.get("efficiency"), 3)] if weak_scaling else []),
-                     _fmt(r["partition_s"], 3), _fmt(r["subgraph_s"], 3), r["validation"].split(":")[0]])
+                     fmt_figure(time_ms) + (" /iter" if r["primitive"] == "pr" else " /source" if r["primitive"] == "bc" else ""),
+                     f"{fmt_figure(r['min_ms'])}–{fmt_figure(r['max_ms'])}",
+                     fmt_figure(r.get("graph500_gteps")), fmt_figure(r.get("directed_gteps")), fmt_figure(r.get("speedup"), 3),
+                     *([fmt_figure(r.get("efficiency"), 3)] if weak_scaling else []),
+                     fmt_figure(r["partition_s"], 3), fmt_figure(r["subgraph_s"], 3), r["validation"].split(":")[0]])
     return _markdown(["primitive", "GPUs", *(["scale"] if weak_scaling else []), "time ms", "runs ms (min–max)",
                       "GTEPS (Graph500)", "GTEPS (directed)", "scaled speedup" if weak_scaling else "speedup",
                       *(["efficiency"] if weak_scaling else []), "partition s", "subgraph s", "valid"], rows)
@@ -525,8 +513,8 @@ def _scaling_table(records, weak_scaling, edge_factor):
 
 def _breakdown_table(records):
     """Multi-GPU runs only: where a run's time goes, ms summed over supersteps, averaged over devices."""
-    rows = [[r["primitive"], r["gpus"], _fmt(r["median_ms"]), r["supersteps"],
-             *(_fmt(r["breakdown_ms"][label], 3) for label, _ in BREAKDOWN), _fmt(r["bytes_sent"] / 2**20, 3)]
+    rows = [[r["primitive"], r["gpus"], fmt_figure(r["median_ms"]), r["supersteps"],
+             *(fmt_figure(r["breakdown_ms"][label], 3) for label, _ in BREAKDOWN), fmt_figure(r["bytes_sent"] / 2**20, 3)]
             for r in records if r.get("breakdown_ms")]
     return _markdown(["primitive", "GPUs", "time ms", "supersteps", *(f"{label} ms" for label, _ in BREAKDOWN),
                       "MiB sent"], rows)
@@ -536,8 +524,8 @@ def _overhead_table(records):
     rows = []
     for r in records:
         b = r["breakdown_us"] or {}
-        rows.append([r["devices"], r["supersteps"], _fmt(r["us_per_superstep"]), _fmt(r["seed_k40_us"]),
-                     *(_fmt(b.get(label), 3) for label, _ in BREAKDOWN), r["validation"].split(":")[0]])
+        rows.append([r["devices"], r["supersteps"], fmt_figure(r["us_per_superstep"]), fmt_figure(r["seed_k40_us"]),
+                     *(fmt_figure(b.get(label), 3) for label, _ in BREAKDOWN), r["validation"].split(":")[0]])
     return _markdown(["devices", "supersteps", "us/superstep", "seed (K40) us",
                       *(f"{label} us" for label, _ in BREAKDOWN), "valid"], rows)
 
@@ -600,7 +588,7 @@ def _overhead_figure(plt, records, device, path):
     ours = ax.bar(x - 0.2, [r["us_per_superstep"] for r in records], 0.4, label=f"mgraph ({device})")
     seed = ax.bar(x + 0.2, [r["seed_k40_us"] or 0 for r in records], 0.4, label="seed (K40)")
     ax.bar_label(ours, fmt="%.3g", fontsize="small")
-    ax.bar_label(seed, labels=[_fmt(r["seed_k40_us"], 3) for r in records], fontsize="small")
+    ax.bar_label(seed, labels=[fmt_figure(r["seed_k40_us"], 3) for r in records], fontsize="small")
     ax.set_xticks(x, [str(r["devices"]) for r in records])
     ax.set_xlabel("number of devices (one path each)")
     ax.set_ylabel("us per superstep")
@@ -770,7 +758,14 @@ def _main(args, argv) -> int:
         if w is not None:
             raise ValueError("--mpiexec starts one MPI job per GPU count itself: run scaling.py without mpiexec")
         return _launch(args, argv)
-    backend = _backend(args.backend)  # under MPI the rank's GPU, made current
+    backend = process_device(args.backend)  # under MPI the rank's GPU
+    with on_device(backend):  # everything outside the runs on this process's device too
+        return _measure(args, argv, backend)
+
+
+def _measure(args, argv, backend) -> int:
+    """The experiments of this process (under MPI, of this rank), on ``backend``'s device."""
+    w = world()
     device = backend.device_name()
     present = backend.xp.cuda.runtime.getDeviceCount() if backend.is_gpu else None
     if w is not None:  # the ranks are the devices
@@ -857,7 +852,7 @@ def _finish(args, argv, results, backend, device, present, counts, version, *, j
     if judged:
         print(f"\n**Floors** ({FLOOR_GPUS} GPUs against 1; strong scaling at R-MAT {FLOOR_SCALE})\n")
         print(_markdown(["what", "value", "floor", "met"],
-                        [[f["what"], _fmt(f["value"], 3), f["floor"], "yes" if f["met"] else "no"] for f in judged]))
+                        [[f["what"], fmt_figure(f["value"], 3), f["floor"], "yes" if f["met"] else "no"] for f in judged]))
     for r in failed:
         print(f"{r.get('experiment', 'overhead')} {r.get('primitive', 'path_bfs')} on "
               f"{r.get('gpus', r.get('devices'))} device(s): {r['validation']}")

@@ -1,18 +1,22 @@
 """The mgraph command (in-process through cli.main, plus python -m mgraph) and a smoke run of scripts/bench.py."""
 from __future__ import annotations
 
+import ast
+import contextlib
 import json
 import os
 import subprocess
 import sys
+import threading
 
 import networkx as nx
 import numpy as np
 import pytest
 
 import mgraph
-from mgraph import api, cli
+from mgraph import api, cli, report
 from mgraph.check import validate
+from mgraph.check.runs import checker
 from mgraph.io import generators
 from mgraph.io.generators import grid, rmat
 
@@ -267,7 +271,7 @@ def test_pagerank_check_uses_networkx_semantics():
         def __init__(self, rank):
             self.rank, self.stats = rank, {"error": 1e-9}
 
-    check = cli.Validator("pr", g)
+    check = checker("pr", g)
     assert check(Fake(rank)) is None
     bent = rank.copy()
     bent[[3, 4]] += [1e-4, -1e-4]
@@ -317,13 +321,13 @@ def test_unknown_workers_from_the_command_line(capsys):
 
 def test_the_recorded_commit_is_mgraphs_own(tmp_path):
     """--json records the commit of mgraph's checkout, never that of a repository an install happens to sit in."""
-    assert cli._described(ROOT) not in ("", "unknown")  # the tests run from a checkout
+    assert report.described(ROOT) not in ("", "unknown")  # the tests run from a checkout
     outer = tmp_path / "project"
     inside = outer / "venv" / "site-packages"
     inside.mkdir(parents=True)
     subprocess.run(["git", "init", "-q", str(outer)], check=True)
-    assert cli._described(str(inside)) == "unknown"
-    assert cli._described(str(tmp_path)) == "unknown"  # no repository at all
+    assert report.described(str(inside)) == "unknown"
+    assert report.described(str(tmp_path)) == "unknown"  # no repository at all
 
 
 def test_pagerank_on_the_command_line_stops_at_an_absolute_l1_change(capsys, tmp_path):
@@ -352,3 +356,170 @@ def test_random_sources_complete_the_draw_on_a_graph_almost_without_edges():
     with pytest.raises(ValueError, match="no edges"):
         cli.random_sources(mgraph.Graph.from_edges(np.array([], dtype=np.int64), np.array([], dtype=np.int64),
                                                    num_vertices=10), 1, seed=0)
+
+
+# -- the layout: who imports whom ------------------------------------------------------
+def test_report_and_checks_import_without_the_command():
+    """mgraph.report and mgraph.check.runs (and graph500, which uses them) stand below the command: importing them
+    loads no mgraph.cli, so nothing of theirs can reach back into it."""
+    code = ("import sys; import mgraph.report, mgraph.check.runs, mgraph.graph500; "
+            "assert 'mgraph.cli' not in sys.modules, sorted(m for m in sys.modules if m.startswith('mgraph'))")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=subprocess_env(),
+                          timeout=120)
+    assert proc.returncode == 0, proc.stderr
+
+
+OPTIONAL = {"cupy", "cupyx", "mpi4py", "pymetis", "matplotlib", "pyarrow"}  # what may be imported where it is used
+
+
+def _imports(tree):
+    """(node, module) of every import in ``tree``, ``module`` the dotted name (a relative import's module as "")."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield node, alias.name
+        elif isinstance(node, ast.ImportFrom):
+            yield node, node.module or ""
+
+
+@pytest.mark.parametrize("module", ["mgraph/cli.py", "mgraph/graph500.py"])
+def test_the_command_imports_at_the_top(module):
+    """cli.py and graph500.py import what they use at the top (an import inside a function hid the circle between
+    them); only optional dependencies are imported where they are used."""
+    tree = ast.parse(open(os.path.join(ROOT, module)).read())
+    inner = []
+    for fn in ast.walk(tree):
+        if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            inner += [(fn.name, name) for _, name in _imports(fn) if name.split(".")[0] not in OPTIONAL]
+    assert inner == []
+
+
+@pytest.mark.parametrize("script", ["bench.py", "scaling.py"])
+def test_scripts_use_public_names_only(script):
+    """scripts/ stand above the package: nothing private of mgraph's (no ``_name``, no ``mgraph._module``, no
+    ``module._name`` attribute), and no other script imported through a sys.path entry of scripts/."""
+    path = os.path.join(ROOT, "scripts", script)
+    tree = ast.parse(open(path).read())
+    private, modules = [], set()
+    for node, name in _imports(tree):
+        if not name.startswith("mgraph"):
+            assert name.split(".")[0] not in ("bench", "scaling"), f"{script} imports the script {name}"
+            continue
+        if any(part.startswith("_") for part in name.split(".")):
+            private.append(name)
+        if isinstance(node, ast.ImportFrom):
+            for alias in node.names:
+                if alias.name.startswith("_"):
+                    private.append(f"{name}.{alias.name}")
+                modules.add(alias.asname or alias.name)
+        else:
+            modules.update(alias.asname or alias.name.split(".")[0] for alias in node.names)
+    for node in ast.walk(tree):  # mgraph.x._y, or module._y of a module imported from mgraph
+        if (isinstance(node, ast.Attribute) and node.attr.startswith("_") and not node.attr.startswith("__")
+                and isinstance(node.value, (ast.Name, ast.Attribute))):
+            base = node.value
+            while isinstance(base, ast.Attribute):
+                base = base.value
+            if isinstance(base, ast.Name) and base.id in modules:
+                private.append(ast.unparse(node))
+    assert private == []
+    paths = [ast.unparse(node.args[-1]) for node in ast.walk(tree)
+             if isinstance(node, ast.Call) and ast.unparse(node.func) in ("sys.path.insert", "sys.path.append")]
+    assert set(paths) <= {"os.path.dirname(os.path.dirname(os.path.abspath(__file__)))"}  # the checkout, to run from it
+
+
+# -- the device of the work outside the runs -----------------------------------------------
+@pytest.fixture
+def devices_entered(monkeypatch):
+    """The backends whose ``context()`` is active, innermost last, kept current while a test runs."""
+    from mgraph.backend import Backend
+
+    active, real = [], Backend.context
+
+    @contextlib.contextmanager
+    def context(self):
+        with real(self):
+            active.append(self)
+            try:
+                yield
+            finally:
+                active.pop()
+
+    monkeypatch.setattr(Backend, "context", context)
+    return active
+
+
+def test_sources_and_checks_run_on_the_graphs_device(capsys, monkeypatch, devices_entered):
+    """Picking sources and checking results happen inside the device context of the graph (under MPI the rank's
+    device, as the runs place it), never on whatever device happens to be current: a rank on GPU 1 once ran its
+    degree check on GPU 0's context."""
+    seen = {}
+    real_sources, real_checker = cli.random_sources, cli.checker
+
+    def sources(*a, **k):
+        seen["sources"] = [b.name for b in devices_entered]
+        return real_sources(*a, **k)
+
+    def checker_(*a, **k):
+        check = real_checker(*a, **k)
+
+        def run(*b, **kk):
+            seen["check"] = [x.name for x in devices_entered]
+            return check(*b, **kk)
+        return run
+
+    monkeypatch.setattr(cli, "random_sources", sources)
+    monkeypatch.setattr(cli, "checker", checker_)
+    code, out, err = run(capsys, "bfs", "rmat:7", "--validate", "--backend", "numpy")
+    assert code == 0, err
+    assert seen == {"sources": ["numpy"], "check": ["numpy"]}
+    assert cli.graph_device(rmat(5), {}).name == "numpy"
+
+
+def test_process_device_is_device_0_outside_mpi():
+    assert (cli.process_device("numpy").name, cli.process_device("numpy").device) == ("numpy", 0)
+
+
+# -- checking on parts -----------------------------------------------------------------------
+def test_checker_on_a_partitioned_graph_checks_the_part_built_for_the_last_run():
+    """checker() on a PartitionedGraph checks each rank's part (PartitionedGraph.built_part()), collectively; here
+    two ranks of threads, each with its part of a small graph."""
+    from mgraph.backend import Backend
+    from mgraph.check.runs import checker as check_of
+    from mgraph.group import ThreadGroup
+    from mgraph.parts.build import Owners, build_part
+    from mgraph.parts.partitioned import PartitionedGraph
+
+    g = rmat(6, seed=2)
+    s = cli.random_sources(g, 1, seed=0)[0]
+    good = api.bfs(g, s)
+    bent = api.bfs(g, s)
+    far = int(np.flatnonzero(bent.depth > 1)[0])
+    bent.depth[far] += 1
+    shared = ThreadGroup.shared_state(2)
+    verdicts, errors = [None] * 2, [None] * 2
+
+    def rank(r):
+        try:
+            group = ThreadGroup(shared, r)
+            pg = PartitionedGraph(g, group)
+            assert pg.built_part() is None
+            with pytest.raises(ValueError, match="run first"):
+                check_of("bfs", pg)(good, s)
+            pg.part("key", lambda: build_part(group, pg.source, Backend("numpy"), Owners(2, seed=1)))
+            assert pg.built_part() is not None
+            check = check_of("bfs", pg)
+            verdicts[r] = (check(good, s), check(bent, s))
+            with pytest.raises(ValueError, match="needs a reference over the whole graph"):
+                check_of("bc", pg)
+        except BaseException as e:  # noqa: BLE001 - reported below
+            errors[r] = e
+
+    threads = [threading.Thread(target=rank, args=(r,), daemon=True) for r in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert errors == [None, None]
+    assert verdicts[0][0] is None and verdicts[1][0] is None
+    assert "BFS rule" in verdicts[0][1] and verdicts[0][1] == verdicts[1][1]

@@ -252,6 +252,89 @@ def test_on_a_gpu(capsys, tmp_path):
     assert r["backend"] == "cupy" and r["graph"]["edges"] == mgraph.load("rmat:12", weights=(1, 64)).num_edges
 
 
+def test_every_step_runs_in_the_device_context_of_the_searches(capsys, monkeypatch):
+    """Roots are chosen (the degree check) and searches checked inside the device context that the searches use
+    (under MPI the rank's device), never on whatever device happens to be current: under ``mpiexec -n 2`` on GPUs
+    rank 1 once ran its degree check on GPU 0's context.  On the CPU the context is NumPy's; on GPUs see
+    test_ranks_touch_only_their_own_gpu."""
+    import contextlib
+
+    from mgraph import graph500
+    from mgraph.backend import Backend
+
+    active, seen, real = [], {}, Backend.context
+
+    @contextlib.contextmanager
+    def context(self):
+        with real(self):
+            active.append(self)
+            try:
+                yield
+            finally:
+                active.pop()
+
+    real_roots, real_checker = graph500.choose_roots, graph500.checker
+
+    def roots(*a, **k):
+        seen["roots"] = [b.name for b in active]
+        return real_roots(*a, **k)
+
+    def checker(*a, **k):
+        check = real_checker(*a, **k)
+
+        def run(*b, **kk):
+            seen.setdefault("checks", set()).add(tuple(x.name for x in active))
+            return check(*b, **kk)
+        return run
+
+    monkeypatch.setattr(Backend, "context", context)
+    monkeypatch.setattr(graph500, "choose_roots", roots)
+    monkeypatch.setattr(graph500, "checker", checker)
+    code, out, err = run(capsys, 8, "--roots", 3, "--sssp", "--backend", "numpy")
+    assert code == 0, out + err
+    assert seen == {"roots": ["numpy"], "checks": {("numpy",)}}
+
+
+# what each rank reports after a command: the GPUs on which it holds a CUDA context (CuPy works in primary contexts)
+_CONTEXTS = """
+import ctypes, json, sys
+from mgraph import cli
+from mgraph.group import world
+code = cli.main(sys.argv[1:])
+cuda = ctypes.CDLL("libcuda.so.1")
+count = ctypes.c_int()
+cuda.cuDeviceGetCount(ctypes.byref(count))
+held = []
+for d in range(count.value):
+    dev, flags, active = ctypes.c_int(), ctypes.c_uint(), ctypes.c_int()
+    cuda.cuDeviceGet(ctypes.byref(dev), d)
+    cuda.cuDevicePrimaryCtxGetState(dev, ctypes.byref(flags), ctypes.byref(active))
+    if active.value:
+        held.append(d)
+print("CONTEXTS " + json.dumps({"rank": world().rank, "code": code, "gpus": held}), file=sys.stderr, flush=True)
+"""
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("argv", [["graph500", "12", "--roots", "4", "--sssp"],
+                                  ["bfs", "rmat:12", "--runs", "2", "--validate"],
+                                  ["pr", "rmat:12", "--validate"],
+                                  ["info", "rmat:12"]])
+def test_ranks_touch_only_their_own_gpu(argv):
+    """Under ``mpiexec -n 2`` on two GPUs each rank holds a CUDA context on its own GPU only (rank r on GPU r):
+    nothing outside the runs (roots, sources, checks, reports) opens one on GPU 0 from rank 1."""
+    import cupy
+
+    if cupy.cuda.runtime.getDeviceCount() < 2:
+        pytest.skip("needs two GPUs")
+    out = run_mpi(2, ["python", "-c", _CONTEXTS, *argv, "--backend", "cupy"], env={"MGRAPH_BACKEND": "cupy"},
+                  timeout=600)
+    assert out.returncode == 0, out.stderr[-3000:]
+    ranks = sorted((json.loads(line.split(" ", 1)[1]) for line in out.stderr.splitlines()
+                    if line.startswith("CONTEXTS ")), key=lambda r: r["rank"])
+    assert ranks == [{"rank": 0, "code": 0, "gpus": [0]}, {"rank": 1, "code": 0, "gpus": [1]}], out.stderr[-3000:]
+
+
 # -- under MPI ------------------------------------------------------------------------------
 def test_scale_16_with_64_roots_on_two_ranks(tmp_path):
     """The done-when: ``mpiexec -n 2 mgraph graph500 16`` prints the report with 64 validated roots (about 5 s of

@@ -80,6 +80,10 @@ class PartitionedGraph:
             self.num_arcs = int(part.num_global_arcs)
         return self._parts[key]
 
+    def built_part(self):
+        """This rank's part built for the last run (one is kept at a time), or None before a run has built one."""
+        return next(iter(self._parts.values()), None)
+
     def random_sources(self, k: int, seed: int, part) -> list[int]:
         """``k`` random vertices of out-degree >= 1 (distinct while there are enough), the same on every rank: each
         rank vouches for the candidates it owns (:func:`draw_sources`)."""
