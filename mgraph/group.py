@@ -310,8 +310,6 @@ class MpiGroup(Group):
     def all_failing(self, wait_s: float = 3.0) -> bool:
         """Whether every rank is failing too (a user error every rank found alike), judged by a barrier that
         completes within ``wait_s``; if it does not, the others are elsewhere and only ending the job frees them."""
-        import time
-
         request = self.comm.Ibarrier()
         deadline = time.monotonic() + wait_s
         while time.monotonic() < deadline:

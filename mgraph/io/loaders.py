@@ -39,7 +39,7 @@ import zlib
 import numpy as np
 
 from mgraph import memory
-from mgraph.io import cachecheck, generators
+from mgraph.io import cachecheck, generators, parse
 from mgraph.backend import Backend, resolve, to_numpy
 from mgraph.graph import Graph, index_dtype
 
@@ -408,8 +408,6 @@ def _parse_edge_list(path, data: bytes, *, delimiter, comments, where=None):
 
 def _fast_columns(data, start: int, ncols: int, delimiter, weight_kind):
     """The table after ``start`` parsed by pyarrow (mgraph.io.parse), or None: the line-aware reader (_Table) parses it."""
-    from mgraph.io import parse
-
     return parse.columns(data, start, len(data), ncols, delimiter, weight_kind)
 
 
