@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""One-GPU benchmark: every primitive on a Graph500 R-MAT graph, against the issue's floors at scale 24.
+"""One-GPU benchmark: every primitive on a Graph500 R-MAT graph, against the project's floors at scale 24.
 
     PYTHONPATH=$PWD python3 scripts/bench.py --scale 24 --json results/bench.json
+    PYTHONPATH=$PWD python3 scripts/bench.py --graph grid:4096x4096 --primitives bfs,sssp   # long diameter
     python3 scripts/bench.py --backend numpy --scale 12          # CPU, for testing
 
 Modes (``--mode``, default ``bench``, the benchmark below):
@@ -70,6 +71,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # run from a checkout
 
+import mgraph  # noqa: E402
 from mgraph.backend import BACKENDS, Backend  # noqa: E402
 from mgraph.check.runs import checker  # noqa: E402
 from mgraph.cli import (PR_L1_STOP, TRAVERSALS, on_device, process_device, random_sources,  # noqa: E402
@@ -110,6 +112,8 @@ def _arguments(argv):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--scale", type=int, default=24, help="R-MAT scale: 2**SCALE vertices (default 24)")
     p.add_argument("--edge-factor", type=int, default=16, help="edges per vertex (default 16)")
+    p.add_argument("--graph", metavar="SPEC", help="a generator spec instead of R-MAT --scale: grid:4096x4096 or "
+                   "rgg:22 (long-diameter graphs, where the per-superstep cost shows); the floors are R-MAT 24's")
     p.add_argument("--primitives", default=",".join(BENCHED), help=f"comma list of {','.join(BENCHED)}")
     p.add_argument("--runs", type=int, default=5, help="timed runs per source (default 5)")
     p.add_argument("--sources", type=int, default=8, help="random sources for traversals and BC (default 8)")
@@ -195,14 +199,18 @@ def bench(name, graph, sources, args, backend, check):
         times = [r.stats["elapsed_s"] for r in results]
         middle = sorted(results, key=lambda r: r.stats["elapsed_s"])[(len(results) - 1) // 2]
         per_start.append({"start": s, "times_s": times, "median_s": statistics.median(times),
-                          "iterations": middle.stats["iterations"],
+                          "iterations": middle.stats["iterations"], "supersteps": middle.stats["supersteps"],
                           **{k: middle.stats[k] for k in ("edges_in_component", "arcs_traversed", "converged",
                                                           "ms_per_iteration") if k in middle.stats}})
     record = {
         "median_ms": 1e3 * statistics.median(p["median_s"] for p in per_start),
         "iterations": statistics.median(p["iterations"] for p in per_start),
+        "supersteps": statistics.median(p["supersteps"] for p in per_start),
         "starts": per_start,
     }
+    # a superstep's cost where the host drives each one: the run's time over its supersteps (small levels run
+    # several to a superstep on one device, so a long-diameter traversal has far fewer supersteps than levels)
+    record["us_per_superstep"] = 1e3 * record["median_ms"] / max(record["supersteps"], 1)
     if name in TRAVERSALS:
         record["graph500_gteps"] = harmonic_mean(p["edges_in_component"] / p["median_s"] for p in per_start) / 1e9
         record["directed_gteps"] = harmonic_mean(p["arcs_traversed"] / p["median_s"] for p in per_start) / 1e9
@@ -217,7 +225,7 @@ def bench(name, graph, sources, args, backend, check):
         record["validation_s"] = time.perf_counter() - t0
     figure, op, bound, unit = FLOORS[name]
     record["floor"] = {"figure": figure, "op": op, "bound": bound, "unit": unit}
-    if (args.scale, args.edge_factor) == (FLOOR_SCALE, FLOOR_EDGE_FACTOR):
+    if args.graph is None and (args.scale, args.edge_factor) == (FLOOR_SCALE, FLOOR_EDGE_FACTOR):
         record["met"] = record[figure] >= bound if op == ">=" else record[figure] <= bound
     else:
         record["met"] = None  # the floors are set for scale 24 only
@@ -575,7 +583,7 @@ def _report(args, argv, backend, device, graph, records) -> int:
                                "device": device, "devices": devices, "graph": graph, "results": records})
         _log(f"wrote {args.json}")
     if graph is not None:
-        print(f"R-MAT scale {graph['scale']}, edge factor {graph['edge_factor']}: {graph['vertices']:,} vertices, "
+        print(f"{graph['name']}: {graph['vertices']:,} vertices, "
               f"{graph['edges']:,} edges; {where}; {now()}")
     if args.mode == "peer":
         print(f"{where}; every device sends to every other at once; median of {args.runs} hop(s); {now()}")
@@ -788,18 +796,24 @@ def _main(args, argv, backend) -> int:
         return _report(args, argv, backend, device, None, {"peer": peer(args, backend)})
     if args.mode == "hop":
         return _report(args, argv, backend, device, None, {"hop": hop(args, backend)})
-    _log(f"generating R-MAT scale {args.scale}, edge factor {args.edge_factor} on {backend.name} ({device})")
+    graph_name = args.graph or f"R-MAT scale {args.scale}, edge factor {args.edge_factor}"
+    _log(f"generating {graph_name} on {backend.name} ({device})")
     t0 = time.perf_counter()
-    graph = generators.rmat(args.scale, args.edge_factor, xp=backend.xp, seed=args.seed)
+    if args.graph is None:
+        graph = generators.rmat(args.scale, args.edge_factor, xp=backend.xp, seed=args.seed)
+    else:
+        graph = mgraph.load(args.graph, backend=backend, seed=args.seed)
     backend.synchronize()
     generate_s = time.perf_counter() - t0
     _log(f"generated {graph.num_vertices:,} vertices, {graph.num_edges:,} edges in {generate_s:.3g} s")
+    spec = {"generator": "rmat", "scale": args.scale, "edge_factor": args.edge_factor} if args.graph is None \
+        else {"spec": args.graph}
+    spec.update(name=graph_name, seed=args.seed)
     sources = random_sources(graph, args.sources, args.seed)
     if args.mode in ("trace", "profile"):
         step = trace if args.mode == "trace" else profile
         records = {name: step(name, _weighted(name, graph, args), sources, args, backend) for name in args.primitives}
-        facts = {"generator": "rmat", "scale": args.scale, "edge_factor": args.edge_factor, "seed": args.seed,
-                 "vertices": graph.num_vertices, "edges": graph.num_edges, "generate_s": generate_s}
+        facts = dict(spec, vertices=graph.num_vertices, edges=graph.num_edges, generate_s=generate_s)
         return _report(args, argv, backend, device, facts, records)
     results = {}
     for name in args.primitives:
@@ -811,14 +825,13 @@ def _main(args, argv, backend) -> int:
     if args.baselines:
         _log("timing the API call around BFS, and the array-library baselines")
         side = {"call": call_cost(graph, sources, args, backend), **baselines(graph, sources, args, backend, results)}
-    met_known = (args.scale, args.edge_factor) == (FLOOR_SCALE, FLOOR_EDGE_FACTOR)
+    met_known = args.graph is None and (args.scale, args.edge_factor) == (FLOOR_SCALE, FLOOR_EDGE_FACTOR)
     if args.json:
         write_json(args.json, {
             "date": now(), "command": sys.argv if argv is None else ["scripts/bench.py", *argv],
             "version": code_version(), "backend": backend.name, "device": device,
-            "graph": {"generator": "rmat", "scale": args.scale, "edge_factor": args.edge_factor, "seed": args.seed,
-                      "vertices": graph.num_vertices, "edges": graph.num_edges, "arcs": graph.num_arcs,
-                      "generate_s": generate_s},
+            "graph": dict(spec, vertices=graph.num_vertices, edges=graph.num_edges, arcs=graph.num_arcs,
+                          generate_s=generate_s),
             "options": {k: v for k, v in vars(args).items() if k != "json"},
             "sources": sources, "sssp_weights": SSSP_WEIGHTS, "pagerank_l1_stop": PR_L1,
             "results": results, "side_by_side": side,
@@ -830,15 +843,17 @@ def _main(args, argv, backend) -> int:
         time_ms = r["ms_per_iteration"] if name == "pr" else r["median_ms"]
         rows.append([name + (" (ms/iter)" if name == "pr" else " (per source)" if name == "bc" else ""),
                      fmt_figure(time_ms), fmt_figure(r.get("graph500_gteps")), fmt_figure(r.get("directed_gteps")),
-                     fmt_figure(r["iterations"]), f"{op} {bound} {unit}",
+                     fmt_figure(r["iterations"]), fmt_figure(r["supersteps"]), fmt_figure(r["us_per_superstep"]),
+                     f"{op} {bound} {unit}",
                      "-" if r["met"] is None else "yes" if r["met"] else "no",
                      r.get("validation", "not run").split(":")[0]])
     if side is not None:
         print(_side_table(side, results))
-    print(f"R-MAT scale {args.scale}, edge factor {args.edge_factor}: {graph.num_vertices:,} vertices, "
+    print(f"{graph_name}: {graph.num_vertices:,} vertices, "
           f"{graph.num_edges:,} edges (generated in {generate_s:.3g} s); {backend.name} on {device}; "
           f"median of {args.runs} run(s) x {args.sources} source(s); {now()}")
-    print(_table(rows, ["primitive", "time ms", "GTEPS (Graph500)", "GTEPS (directed)", "iterations",
+    print(_table(rows, ["primitive", "time ms", "GTEPS (Graph500)", "GTEPS (directed)", "iterations", "supersteps",
+                        "us / superstep",
                         f"floor (scale {FLOOR_SCALE})", "met" if met_known else "met (n/a)", "valid"]))
     failed = [name for name, r in results.items() if r.get("validation", "").startswith("FAIL")]
     for name in failed:

@@ -189,3 +189,15 @@ def test_load_user_errors(capsys, argv):
     with pytest.raises(SystemExit) as e:
         bench.main([*TINY, *argv])
     assert e.value.code == 2 and "error" in capsys.readouterr().err
+
+
+def test_bench_runs_a_long_diameter_graph_with_its_supersteps(capsys, tmp_path):
+    out, record = _run(capsys, tmp_path, "--graph", "grid:40x30", "--primitives", "bfs,sssp", "--runs", 1,
+                       "--no-baselines")
+    assert record["graph"]["spec"] == "grid:40x30" and record["graph"]["vertices"] == 1200
+    for name in ("bfs", "sssp"):
+        r = record["results"][name]
+        assert r["validation"] == "PASS" and r["met"] is None  # the floors are R-MAT 24's
+        assert 1 <= r["supersteps"] < r["iterations"]  # the grid's small levels run several to a superstep
+        assert r["us_per_superstep"] == pytest.approx(1e3 * r["median_ms"] / r["supersteps"])
+    assert "grid:40x30: 1,200 vertices" in out
