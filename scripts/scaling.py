@@ -215,6 +215,8 @@ def _arguments(argv):
                         "\"mpiexec --allow-run-as-root\"): one rank per GPU, each building only its own part; the "
                         "jobs' records merged here")
     p.add_argument("--runs", type=positive, default=3, help="timed runs per source (default 3)")
+    p.add_argument("--graph", metavar="SPEC", help="strong scaling on this generator spec instead of R-MAT --scale "
+                   "(grid:4096x4096, rgg:22: long diameters, where the per-superstep cost decides)")
     p.add_argument("--sources", type=positive, default=4, help="random sources for traversals and BC (default 4)")
     p.add_argument("--path-length", type=positive, default=1000,
                    help="overhead experiment: edges per path, i.e. supersteps per run (default 1000)")
@@ -347,26 +349,30 @@ def _progress(experiment, r):
              f"with few runs the median may be one outlier (more --runs)")
 
 
-def _graph(scale, edge_factor, backend, seed, weights=None):
-    """The R-MAT graph of ``rmat:SCALE:EDGEFACTOR`` (with integer weights in ``weights``), and what describes it.
+def _graph(scale, edge_factor, backend, seed, weights=None, spec=None):
+    """The R-MAT graph of ``rmat:SCALE:EDGEFACTOR``, or the generator ``spec`` where given (grid:WxH, rgg:S: long
+    diameters), with integer weights in ``weights``, and what describes it.
 
     In one process the whole graph, drawn on the GPU; under MPI a PartitionedGraph, each rank building only its
     own part when the first run needs it (its build time is that run's partition_s and subgraph_s).  Both draw
     the same edges and weights, so 1 GPU and P ranks run on one graph.
     """
-    spec = f"rmat:{scale}:{edge_factor}"
+    rmat = spec is None
+    spec = spec or f"rmat:{scale}:{edge_factor}"
     w = world()
     t0 = time.perf_counter()
     graph = mgraph.load(spec, backend=backend, seed=seed, weights=weights)  # chunk by chunk: a low peak
     if w is None:
         backend.synchronize()
     generate_s = None if w is not None else time.perf_counter() - t0
-    what = f"R-MAT scale {scale}, edge factor {edge_factor}{' (weighted)' if weights else ''}"
+    what = (f"R-MAT scale {scale}, edge factor {edge_factor}" if rmat else spec) + (" (weighted)" if weights else "")
+    if not rmat:  # what the validation's size bound and the records compare: log2 of the vertex count
+        scale, edge_factor = max(graph.num_vertices - 1, 1).bit_length(), None
     if w is None:
         _log(f"generated {what}: {graph.num_vertices:,} vertices, {graph.num_edges:,} edges in {generate_s:.3g} s")
     elif weights is None:
         _log(f"{what} on {w.size} MPI ranks: {graph.num_vertices:,} vertices; each rank builds its own part")
-    return graph, {"generator": "rmat", "spec": spec, "scale": scale, "edge_factor": edge_factor, "seed": seed,
+    return graph, {"generator": "rmat" if rmat else spec.split(":")[0], "spec": spec, "scale": scale, "edge_factor": edge_factor, "seed": seed,
                    "vertices": graph.num_vertices, "edges": graph.num_edges, "arcs": graph.num_arcs,
                    "generate_s": generate_s, "ranks": None if w is None else w.size}
 
@@ -394,7 +400,8 @@ def _measure_graph(experiment, graph, info, args, backend, counts, sink, saved):
     for name in args.primitives:
         g = graph
         if name == "sssp":  # the same spec with weights: the same edges, on 1 GPU and on P ranks
-            g = _graph(info["scale"], info["edge_factor"], backend, args.seed, weights=SSSP_WEIGHTS)[0]
+            g = _graph(info["scale"], info["edge_factor"], backend, args.seed, weights=SSSP_WEIGHTS,
+                       spec=None if info["generator"] == "rmat" else info["spec"])[0]
         check = _checker(name, g, args, info["scale"])
         for n in counts:
             r = {"experiment": experiment, "primitive": name, "gpus": n, "scale": info["scale"],
@@ -413,7 +420,7 @@ def _measure_graph(experiment, graph, info, args, backend, counts, sink, saved):
 
 def strong(args, backend, counts, into, saved):
     """Every primitive on one graph at every GPU count; fills ``into`` as it goes."""
-    graph, info = _graph(args.scale, args.edge_factor, backend, args.seed)
+    graph, info = _graph(args.scale, args.edge_factor, backend, args.seed, spec=args.graph)
     into.update(graph=info, records=[])
     _measure_graph("strong", graph, info, args, backend, counts, into["records"], saved)
 
@@ -614,7 +621,8 @@ def plots(out, results, device, args) -> list[str]:
     if "strong" in results:
         path = os.path.join(out, "strong_scaling.png")
         _scaling_figure(plt, results["strong"]["records"],
-                        f"Strong scaling: R-MAT scale {args.scale}, edge factor {args.edge_factor} ({device})", path, False)
+                        f"Strong scaling: {args.graph or f'R-MAT scale {args.scale}, edge factor {args.edge_factor}'} "
+                        f"({device})", path, False)
         written.append(path)
     if "weak" in results:
         path = os.path.join(out, "weak_scaling.png")
@@ -655,7 +663,7 @@ def _child_args(args, n, out) -> list[str]:
             str(args.runs), "--sources", str(args.sources), "--path-length", str(args.path_length), "--seed",
             str(args.seed), "--backend", args.backend, "--validate" if args.validate else "--no-validate",
             "--validate-max-scale", str(args.validate_max_scale), "--out", out]
-    for key in ("partitioner", "duplication", "communication", "workers"):
+    for key in ("partitioner", "duplication", "communication", "workers", "graph"):
         if getattr(args, key):
             argv += [f"--{key}", getattr(args, key)]
     return argv
@@ -833,8 +841,9 @@ def _finish(args, argv, results, backend, device, present, counts, version, *, j
           f"{now()}; {version['git']}{how}")
     if "strong" in results:
         g = results["strong"]["graph"]
-        print(f"\n**Strong scaling**: R-MAT scale {g['scale']}, edge factor {g['edge_factor']} "
-              f"({g['vertices']:,} vertices, {g['edges']:,} edges); speedup = work/s against 1 GPU\n")
+        what = g["spec"] if g["generator"] != "rmat" else f"R-MAT scale {g['scale']}, edge factor {g['edge_factor']}"
+        print(f"\n**Strong scaling**: {what} ({g['vertices']:,} vertices, {g['edges']:,} edges); speedup = work/s "
+              "against 1 GPU\n")
         print(_scaling_table(results["strong"]["records"], False, args.edge_factor))
         print("\n**Where the multi-GPU time goes** (one run; per-device sums over supersteps, mean over devices)\n")
         print(_breakdown_table(results["strong"]["records"]))
