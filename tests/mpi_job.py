@@ -76,10 +76,8 @@ def primitives(out, graph, partitioner, duplication, communication):
 
 def arcs(out, graph):
     """Every rank's arcs in caller ids, gathered: the graph the ranks built together."""
-    from mgraph.runner.launch import prepare
-
     g = mgraph.load(graph)
-    part = prepare(g, {})
+    part = mgraph.api.prepare(g)
     ids = part.vertex_ids
     rows = np.repeat(np.arange(part.num_vertices), np.diff(part.indptr))
     src, dst = ids[rows], ids[part.indices.astype(np.int64)]
@@ -170,8 +168,8 @@ def routes(out, spec):
     arrays differ on any rank.  CPU ranks run NcclTransport's code with CuPy and NCCL stood in for
     (tests/fake_nccl.py: host addresses, NCCL's calls as MPI messages)."""
     from mgraph.backend import resolve, to_numpy
-    from mgraph.comm.mpi import MpiTransport, NcclTransport, StagedTransport
-    from mgraph.runner.launch import _device_move, _transport
+    from mgraph.comm.mpi import MpiTransport, NcclTransport
+    from mgraph.runner.workers import device_move, rank_transport
     from mgraph.parts.build import Owners, build_part, host_move
     from mgraph.io.sources import source_of
 
@@ -184,9 +182,9 @@ def routes(out, spec):
     with backend.context():
         source = source_of(spec)
         source.open(group)
-        move = _device_move(group, backend)
+        move = device_move(group, backend)
         if backend.is_gpu:
-            nccl = _transport(group, backend, MpiTransport, NcclTransport, StagedTransport)
+            nccl = rank_transport(group, backend)
         else:
             import fake_nccl
 

@@ -660,16 +660,28 @@ def test_many_sources_show_progress_on_a_terminal(monkeypatch, devices, workers)
     assert "sources:" in terminal.getvalue() and "/3 [" in terminal.getvalue()
 
 
-@pytest.mark.parametrize("devices", [2, 5, 8])
-def test_more_devices_than_vertices_and_graphs_without_edges(devices):
+@pytest.mark.parametrize("devices", [2, 3])
+def test_as_many_devices_as_vertices_and_graphs_without_edges(devices):
     path = mgraph.Graph.from_edges([0, 1], [1, 2], num_vertices=3)
     assert mgraph.bfs(path, 0, devices=devices, direction="auto").depth.tolist() == [0, 1, 2]
     assert mgraph.connected_components(path, devices=devices).labels.tolist() == [0, 0, 0]
     np.testing.assert_allclose(mgraph.pagerank(path, devices=devices).rank, mgraph.pagerank(path).rank, atol=1e-12)
     assert mgraph.betweenness_centrality(path, devices=devices).centrality.tolist() == [0.0, 1.0, 0.0]
     empty = mgraph.Graph.from_edges([], [], num_vertices=4)
-    r = mgraph.sssp(empty, 1, devices=devices)
+    r = mgraph.sssp(empty, 1, devices=devices + 1)
     assert r.distance.tolist() == [np.inf, 0.0, np.inf, np.inf] and r.predecessor.tolist() == [-1, 1, -1, -1]
+
+
+@pytest.mark.parametrize("devices", [4, 8, [0, 0, 0, 0]])
+def test_more_devices_than_vertices_is_refused_before_any_thread(devices):
+    path = mgraph.Graph.from_edges([0, 1], [1, 2], num_vertices=3)
+    before = threading.active_count()
+    count = devices if isinstance(devices, int) else len(devices)
+    for call in (lambda: mgraph.bfs(path, 0, devices=devices), lambda: mgraph.pagerank(path, devices=devices),
+                 lambda: mgraph.run(BFS, path, 0, devices=devices)):
+        with pytest.raises(ValueError, match=rf"^devices={count} for a graph of 3 vertices: .* at most 3$"):
+            call()
+    assert threading.active_count() == before
 
 
 @pytest.mark.parametrize("communication", COMMUNICATIONS)
