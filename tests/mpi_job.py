@@ -3,6 +3,9 @@
     python tests/mpi_job.py primitives OUT.npz GRAPH PARTITIONER DUPLICATION COMMUNICATION
     python tests/mpi_job.py arcs OUT.npz GRAPH
     python tests/mpi_job.py own OUT.npz GRAPH
+    python tests/mpi_job.py gather OUT.npz GRAPH
+    python tests/mpi_job.py bounds OUT.json
+    python tests/mpi_job.py shrinks GRAPH
     python tests/mpi_job.py communities OUT.npz GRAPH
     python tests/mpi_job.py raise GRAPH
     python tests/mpi_job.py contract GRAPH
@@ -108,6 +111,63 @@ def own(out, graph):
     if group.rank == 0:
         np.savez(out, vertices=np.concatenate(pieces[0]), depth=np.concatenate(pieces[1]),
                  predecessor=np.concatenate(pieces[2]), sizes=np.array([p.shape[0] for p in pieces[0]]))
+
+
+def gather(out, graph):
+    """gather=False on any number of ranks (one included, where there is no MPI group): rank 0 writes every
+    rank's vertices and depths, and the gathered depths of the same run."""
+    g = mgraph.load(graph)
+    own = mgraph.bfs(g, 0, gather=False)
+    whole = mgraph.bfs(g, 0)
+    assert own.vertices.shape == own.depth.shape == own.predecessor.shape and own.vertices.dtype == np.int64
+    group = world()
+    if group is None:
+        vertices, depth, sizes = own.vertices, own.depth, [own.vertices.shape[0]]
+    else:
+        pieces = [group.gatherv(a) for a in (own.vertices, own.depth)]
+        if group.rank != 0:
+            return
+        vertices, depth, sizes = np.concatenate(pieces[0]), np.concatenate(pieces[1]), [p.shape[0] for p in pieces[0]]
+    np.savez(out, vertices=vertices, depth=depth, sizes=np.array(sizes), whole=whole.depth,
+             ranks=1 if group is None else group.size)
+
+
+def bounds(out):
+    """Runs that every rank ends with the same ValueError (a bound, a disagreement, a broken contract): each rank
+    catches its own and goes on to the next, so that rank 0 can write every rank's message of every case; a
+    correct run at the end shows that no rank was left behind in a collective."""
+    import broken_primitives as B
+
+    g = mgraph.load("grid:6x6")
+    cases = {
+        "spin": lambda: mgraph.run(B.Spin, g, max_supersteps=30),
+        "spin_default": lambda: mgraph.run(B.Spin, g),
+        "phases": lambda: mgraph.run(B.Phases, g, max_supersteps=30),
+        "bfs_bound": lambda: mgraph.bfs(g, 0, max_supersteps=5),
+        "finishing": lambda: mgraph.run(B.Finishing, g),
+        "totals": lambda: mgraph.run(B.Totals, g),
+        "first_value_only": lambda: mgraph.run(B.FirstValueOnly, g, 0),
+        "as_floats": lambda: mgraph.run(B.AsFloats, g, 0),
+        "as_list": lambda: mgraph.run(B.AsList, g, 0),
+        "not_a_primitive": lambda: mgraph.run(lambda graph: None, g),
+        "devices_1000": lambda: mgraph.bfs(g, 0, devices=1000),
+        "devices_2_63": lambda: mgraph.bfs(g, 0, devices=2**63),
+        "too_few_vertices": lambda: mgraph.bfs(mgraph.Graph.from_edges([0], [1]), 0),
+        "empty_sources": lambda: mgraph.betweenness_centrality(g, sources=[]),
+    }
+    got = {}
+    for name, call in cases.items():
+        try:
+            call()
+        except ValueError as e:
+            got[name] = [type(e).__name__, str(e)]
+        else:
+            got[name] = ["no error", ""]
+    r = mgraph.bfs(g, 0)
+    everyone = world().allgather(got)
+    if world().rank == 0:
+        with open(out, "w") as f:
+            json.dump({"cases": everyone, "after": r.depth.tolist(), "supersteps": r.stats["supersteps"]}, f)
 
 
 def peak(out, spec):
@@ -236,6 +296,14 @@ def main(argv):
         communities(*argv[1:])
     elif mode == "own":
         own(*argv[1:])
+    elif mode == "gather":
+        gather(*argv[1:])
+    elif mode == "bounds":
+        bounds(*argv[1:])
+    elif mode == "shrinks":
+        import broken_primitives as B
+
+        mgraph.run(B.ShrinksPastTwo, mgraph.load(argv[1]), 0)
     elif mode == "raise":
         mgraph.run(Exploding, mgraph.load(argv[1]), 0)
     elif mode == "contract":

@@ -21,9 +21,10 @@ from mgraph.primitives.contract import ContractError
 
 STAT_KEYS = ("compute_s", "package_s", "push_s", "wait_s", "combine_s", "bytes", "frontier")
 
-# What each row of a superstep's agreement (group.share) starts with: its kind, the superstep of the source's run
-# and the phase, so that devices that took different supersteps or phases are caught where they first differ.
-TOTALS, FLAGS = 1.0, 2.0
+# What each row of a superstep's agreements (group.share) starts with: its kind, the superstep of the source's
+# run, the phase and whether the device has finished, so that devices that disagree on any of them are caught at
+# the superstep where they first differ.  NEXT: after next_phase; TOTALS: global sums and minima; FLAGS: converged.
+NEXT, TOTALS, FLAGS = 0.0, 1.0, 2.0
 
 
 def drive(d, prim, ex, backend, group, sources, progress=None, max_supersteps=None):
@@ -62,14 +63,14 @@ def _drive(d, prim, ex, backend, group, sources, progress, max_supersteps):
         if totals:  # a finishing step shares too (nothing to add up), so that every device takes the same shares
             values = [0.0] * len(totals) if finished else [float(getattr(prim, name)) for name in totals]
             rows = group.share((TOTALS, *where, float(finished), len(totals), *values))
-            check.agreed(rows, (TOTALS, *where, float(finished), len(totals)), 5 + len(totals))
+            check.agreed(rows, (TOTALS, *where, float(finished), len(totals)), 5 + len(totals), "converged")
             if not finished:
                 for k, name in enumerate(totals):
                     column = [row[5 + k] for row in rows]
                     setattr(prim, name, sum(column) if k < len(prim.global_sums) else min(column))
         own = 0 if finished else ex.own_count if ex.own_count is not None else ex.sub.count_own(frontier)
         flags = group.share((FLAGS, *where, float(finished), bool(finished or prim.converged(frontier)), int(own)))
-        check.agreed(flags, (FLAGS, *where, float(finished)), 6)
+        check.agreed(flags, (FLAGS, *where, float(finished)), 6, "converged")
         prim.frontier_total = int(sum(f[5] for f in flags))
         records["wait_s"][-1] += time.perf_counter() - t
         return all(f[4] for f in flags)
@@ -81,6 +82,9 @@ def _drive(d, prim, ex, backend, group, sources, progress, max_supersteps):
             frontier = check.frontier(*step)
         except MemoryError as e:
             raise allocation_error(e, "the arrays of its superstep")
+        if step[0] == "next_phase" and group.size > 1:  # all finish or none, agreed before any exchange
+            head = (NEXT, at["count"], at["phase"], float(frontier is None))
+            check.agreed(group.share(head), head, len(head), "next_phase")
         if frontier is not None and step[0] != "iterate":  # a phase begins: its exchange follows its declarations
             if step[0] == "next_phase":
                 at["phase"] += 1
@@ -344,23 +348,29 @@ class Contract:
                                 f"values for a {arr.dtype} array; it returns values of the array's kind")
         return out
 
-    def agreed(self, rows, head, width):
+    def agreed(self, rows, head, width, what):
         """A superstep's agreement (``rows``: every device's share, in device order) as every device must give
-        it: the same ``head`` (kind, superstep, phase, finished[, number of totals]) and ``width``.  Every device
-        reads the same rows, so where devices differ each raises the same ContractError at the same superstep."""
+        it: the same ``head`` (kind, superstep, phase, finished[, number of totals]) and ``width``; ``what`` names
+        the step for the message.  Every device reads the same rows, so where devices differ each raises the same
+        ContractError at the same superstep."""
         if all(len(row) == width and tuple(row[:len(head)]) == head for row in rows):
             return
-        finished = sorted(k for k, row in enumerate(rows) if len(row) > 3 and row[3])
-        going = sorted(set(range(len(rows))) - set(finished))
-        if finished and going:
-            what = (f"devices {finished} finished (next_phase returned None) and devices {going} did not; "
-                    "next_phase must return None on every device or on none")
+        devices = range(len(rows))
+        totals = [k for k in devices if len(rows[k]) > 4 and rows[k][0] == TOTALS]
+        finished = [k for k in devices if len(rows[k]) > 3 and rows[k][3]]
+        if finished and len(finished) < len(rows):
+            why = (f"devices {finished} finished (next_phase returned None) and devices "
+                   f"{[k for k in devices if k not in finished]} began another phase; next_phase must return None "
+                   "on every device or on none")
+        elif totals:
+            counts = {k: int(rows[k][4]) for k in totals}
+            why = (f"devices {totals} shared global_sums/global_mins ({counts} values) and devices "
+                   f"{[k for k in devices if k not in totals]} other totals or none; every device must name the "
+                   "same totals")
         else:
-            seen = sorted({(int(row[1]), int(row[2]), len(row)) for row in rows if len(row) > 2})
-            what = (f"the devices took different supersteps or shares (superstep, phase, values: {seen}); "
-                    "global_sums and global_mins must name the same totals on every device")
-        raise ContractError(f"{self.where('converged')}, phase {int(head[2])}: the devices disagree on "
-                            f"convergence: {what}")
+            seen = sorted({(int(row[1]), int(row[2])) for row in rows if len(row) > 2})
+            why = f"the devices are at different (superstep, phase) of their run: {seen}"
+        raise ContractError(f"{self.where(what)}, phase {int(head[2])}: the devices disagree on convergence: {why}")
 
     def unbounded(self, limit, source, phase):
         """One source's run reached ``limit`` supersteps (``max_supersteps``) without finishing: a ContractError
