@@ -83,8 +83,11 @@ def _drive(d, prim, ex, backend, group, sources, progress, max_supersteps):
         except MemoryError as e:
             raise allocation_error(e, "the arrays of its superstep")
         if step[0] == "next_phase" and group.size > 1:  # all finish or none, agreed before any exchange
+            t0 = time.perf_counter()
             head = (NEXT, at["count"], at["phase"], float(frontier is None))
             check.agreed(group.share(head), head, len(head), "next_phase")
+            rec["wait_s"] = time.perf_counter() - t0
+            t += rec["wait_s"]  # compute_s is the primitive's time
         if frontier is not None and step[0] != "iterate":  # a phase begins: its exchange follows its declarations
             if step[0] == "next_phase":
                 at["phase"] += 1
@@ -353,8 +356,8 @@ class Contract:
         it: the same ``head`` (kind, superstep, phase, finished[, number of totals]) and ``width``; ``what`` names
         the step for the message.  Every device reads the same rows, so where devices differ each raises the same
         ContractError at the same superstep."""
-        if all(len(row) == width and tuple(row[:len(head)]) == head for row in rows):
-            return
+        if len(rows) == 1 or all(len(row) == width and tuple(row[:len(head)]) == head for row in rows):
+            return  # one device agrees with itself
         devices = range(len(rows))
         totals = [k for k in devices if len(rows[k]) > 4 and rows[k][0] == TOTALS]
         finished = [k for k in devices if len(rows[k]) > 3 and rows[k][3]]

@@ -51,11 +51,8 @@ def run(opts: RunOptions, make, sources=(None,), *, count=None, check=None):
     backends = workers.backends
     with _source_bar(len(sources)) as bar, workers.guard():
         parts = workers.parts(declared(make, "proxy_arcs"))
-        _refuse(workers.refusals([check(part) for part in parts] if check else []))
-        prims = []
-        for part, b in zip(parts, backends):
-            with b.context():
-                prims.append(made(make, part))
+        _refuse(workers.refusals(_on_devices(check, parts, backends) if check else []))
+        prims = _on_devices(functools.partial(made, make), parts, backends)
         exchanges = workers.exchanges(parts)
         for b in backends:
             reset_peak(b)
@@ -74,6 +71,15 @@ def run(opts: RunOptions, make, sources=(None,), *, count=None, check=None):
         for key, value in counted.items():
             stats[key] = workers.total(value)
     return arrays, stats, prims[0]
+
+
+def _on_devices(work, parts, backends) -> list:
+    """``work(part)`` for each part of this process, with its device current (CuPy allocates and launches there)."""
+    out = []
+    for part, b in zip(parts, backends):
+        with b.context():
+            out.append(work(part))
+    return out
 
 
 def _stats(opts, workers, parts, records, clock, peaks) -> dict:

@@ -114,7 +114,13 @@ class RunOptions:
         ids, count = self._device_ids(run.get("devices", 1), graph.num_vertices)
         self.backends = self._backends(run.get("backend", "auto"), ids, count)
         self.workers = "mpi" if self.world is not None else "threads" if self.num_devices > 1 else "solo"
-        self.graph = graph if self.workers != "solo" else graph.to(self.backends[0])
+        self._graph = graph
+
+    @property
+    def graph(self):
+        """The run's graph: on one device, the caller's Graph on that device (copied there on first use, then kept
+        by the Graph); else as given (its parts are built from it)."""
+        return self._graph.to(self.backends[0]) if self.workers == "solo" else self._graph
 
     @staticmethod
     def _supersteps(value, n, least):

@@ -220,7 +220,8 @@ class Ranks(Workers):
         return [m for ms in self.group.allgather(messages) for m in ms]
 
     def exchanges(self, parts):
-        transport = rank_transport(self.group, self.backends[0])
+        with self.backends[0].context():  # an NCCL communicator is set up on the current device
+            transport = rank_transport(self.group, self.backends[0])
         return [Exchange(parts[0], self.opts.num_devices, transport, self.opts.communication)]
 
     def drive(self, prims, exchanges, sources, progress, max_supersteps):
