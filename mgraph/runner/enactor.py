@@ -40,9 +40,10 @@ def drive(d, prim, ex, backend, group, sources, progress=None, max_supersteps=No
     device at once, as is a superstep where the devices disagree on
     convergence (some finish while others begin a phase) or on the
     supersteps and phases they have taken.  Returns (per-superstep records,
-    clock): the clock's ``start`` is read just after a barrier, ``loop_end``
-    after the last superstep, ``stop`` once every device's stream has
-    finished; with ``iterations`` and the whole ``frontier_sizes``.
+    clock, the primitive's result() as the contract checks it): the clock's
+    ``start`` is read just after a barrier, ``loop_end`` after the last
+    superstep, ``stop`` once every device's stream has finished; with
+    ``iterations`` and the whole ``frontier_sizes``.
     """
     try:
         return _drive(d, prim, ex, backend, group, sources, progress, max_supersteps)
@@ -137,7 +138,7 @@ def _drive(d, prim, ex, backend, group, sources, progress, max_supersteps):
     group.share(())  # the last device done ends the run
     clock["stop"] = time.perf_counter()
     clock["frontier_sizes"] = sizes
-    return records, clock
+    return records, clock, check.result()
 
 
 def run_stats(records, clock):
@@ -149,7 +150,7 @@ def run_stats(records, clock):
 
 def enact_devices(primitives, exchanges, backends, groups, sources, progress=None, max_supersteps=None):
     """Run one primitive per device in lockstep, one worker thread each: (every device's records, device 0's
-    clock), as :func:`drive` returns them.
+    clock, every device's results), as :func:`drive` returns them.
 
     ``primitives[d]`` runs on device d's subgraph; ``sources`` lists the
     runs' sources in caller ids (or None); ``groups[d]`` is device d's
@@ -168,7 +169,7 @@ def enact_devices(primitives, exchanges, backends, groups, sources, progress=Non
         return e
 
     out = on_threads(backends, work, "device", failed)
-    return [o[0] for o in out], out[0][1]
+    return [o[0] for o in out], out[0][1], [o[2] for o in out]
 
 
 def on_threads(backends, work, what, failed):
@@ -400,8 +401,3 @@ class Contract:
                                     f"{f' of shape {shape}' if shape is not None else ''}; each result is a 1-D "
                                     f"{xp.__name__} array with one value per vertex of this graph ({n})")
         return out
-
-
-def result_of(prim, graph, backend, device):
-    """``prim.result()``, checked as the contract says (see :class:`Contract`)."""
-    return Contract(prim, graph, backend, device).result()

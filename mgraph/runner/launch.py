@@ -26,7 +26,7 @@ import numpy as np
 from mgraph.backend import peak_bytes, reset_peak, to_host
 from mgraph.group import is_root
 from mgraph.primitives.contract import Primitive
-from mgraph.runner.enactor import result_of, run_stats
+from mgraph.runner.enactor import run_stats
 from mgraph.runner.options import OUTPUTS, RUN_OPTIONS, WORKERS, RunOptions  # noqa: F401 - the runner's names
 from mgraph.runner.workers import own_entries, workers_for
 
@@ -56,14 +56,13 @@ def run(opts: RunOptions, make, sources=(None,), *, count=None, check=None):
         exchanges = workers.exchanges(parts)
         for b in backends:
             reset_peak(b)
-        records, clock = workers.drive(prims, exchanges, sources, None if bar is None else bar.update,
-                                       opts.max_supersteps)
-        results, counted = [], {}
-        for k, (prim, part, b) in enumerate(zip(prims, parts, backends)):
-            with b.context():
-                results.append(result_of(prim, part, b, workers.first_device + k))
-                if count is not None:
-                    for key, value in count(part, {n: own_entries(part, a) for n, a in results[-1].items()}).items():
+        records, clock, results = workers.drive(prims, exchanges, sources, None if bar is None else bar.update,
+                                                opts.max_supersteps)
+        counted = {}
+        if count is not None:
+            for part, b, arrays in zip(parts, backends, results):
+                with b.context():
+                    for key, value in count(part, {n: own_entries(part, a) for n, a in arrays.items()}).items():
                         counted[key] = counted.get(key, 0) + value
         peaks = [peak_bytes(b) for b in backends]
         arrays = workers.collect(parts, results, prims[0].vertex_valued)

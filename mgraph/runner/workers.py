@@ -48,7 +48,6 @@ class Workers:
     def __init__(self, opts):
         self.opts = opts
         self.backends = opts.backends  # this process's devices
-        self.first_device = 0  # the run's index of this process's first device
         self.part_set = None  # the parts' PartSet (mgraph.parts.cache) where parts were built
         self.reused = False
 
@@ -69,7 +68,8 @@ class Workers:
         raise NotImplementedError
 
     def drive(self, prims, exchanges, sources, progress, max_supersteps):
-        """Run the primitives in lockstep: (this process's devices' records, the clock of device 0)."""
+        """Run the primitives in lockstep: (this process's devices' records, the clock of device 0, this process's
+        devices' results)."""
         raise NotImplementedError
 
     def everyone(self, values: list) -> list:
@@ -113,9 +113,9 @@ class Solo(Workers):
 
     def drive(self, prims, exchanges, sources, progress, max_supersteps):
         with self.backends[0].context():
-            records, clock = drive(0, prims[0], exchanges[0], self.backends[0], SoloGroup(), sources, progress,
-                                   max_supersteps)
-        return [records], clock
+            records, clock, results = drive(0, prims[0], exchanges[0], self.backends[0], SoloGroup(), sources,
+                                            progress, max_supersteps)
+        return [records], clock, [results]
 
     def collect(self, parts, results, vertex_valued):
         arrays = dict(results[0])  # where the device keeps them: deliver() copies them as the caller asked
@@ -184,7 +184,6 @@ class Ranks(Workers):
     def __init__(self, opts):
         super().__init__(opts)
         self.group = opts.world
-        self.first_device = self.group.rank
 
     def guard(self):
         return _rank_failures(self.group)
@@ -227,9 +226,9 @@ class Ranks(Workers):
     def drive(self, prims, exchanges, sources, progress, max_supersteps):
         rank = self.group.rank
         with self.backends[0].context():
-            records, clock = drive(rank, prims[0], exchanges[0], self.backends[0], self.group, sources,
-                                   progress if rank == 0 else None, max_supersteps)
-        return [records], clock
+            records, clock, results = drive(rank, prims[0], exchanges[0], self.backends[0], self.group, sources,
+                                            progress if rank == 0 else None, max_supersteps)
+        return [records], clock, [results]
 
     def everyone(self, values):
         return [v for vs in self.group.allgather(list(values)) for v in vs]
