@@ -109,7 +109,7 @@ def run_backend(graph, **run):
 
 
 def _reached_arcs(key, reached):
-    """A ``count`` for the run path (mgraph.runner.launch.run): the arcs out of a worker's own vertices that ``reached`` accepts
+    """A ``count`` for mgraph.runner.launch.run: the arcs out of a worker's own vertices that ``reached`` accepts
     (summed over the workers: the arcs of the traversed component), computed where the values live."""
     def count(part, own):
         return {"arcs_traversed": int(_own_degrees(part)[reached(own[key])].sum())}

@@ -50,7 +50,8 @@ def _owners_on_root(opts, group, backend, move):
     if callable(opts.partitioner):
         lo, hi = n * group.rank // p, n * (group.rank + 1) // p
         mine = np.asarray(opts.partitioner(np.arange(lo, hi, dtype=np.int64), p, opts.seed))
-        if mine.shape != (hi - lo,) or mine.dtype.kind not in "iu" or (mine.size and (mine.min() < 0 or mine.max() >= p)):
+        bad = mine.shape != (hi - lo,) or mine.dtype.kind not in "iu"
+        if bad or (mine.size and (mine.min() < 0 or mine.max() >= p)):
             raise ValueError(f"partitioner {getattr(opts.partitioner, '__name__', 'callable')!r}: under MPI it is "
                              f"called with this rank's vertex ids ({hi - lo}) and must return an int owner in "
                              f"[0, {p}) for each")

@@ -65,6 +65,7 @@ class Workers:
         return messages
 
     def exchanges(self, parts) -> list:
+        """One Exchange per part, over this strategy's transport."""
         raise NotImplementedError
 
     def drive(self, prims, exchanges, sources, progress, max_supersteps):
