@@ -3,6 +3,16 @@
 Results are NumPy arrays by default; ``output="device"`` keeps them where the
 run's device has them (CuPy arrays on a GPU), so a pipeline that goes on on
 the GPU pays no copy to the host.
+
+Every function takes the run options by keyword (checked once, in
+mgraph.runner.options.RunOptions): ``backend``, ``devices``, ``partitioner``,
+``duplication``, ``communication``, ``seed``, ``workers``, ``gather``,
+``output`` and ``max_supersteps``, the supersteps one source's run may take
+(default ``4 * num_vertices + 1000``, at least what the primitive's own limit
+needs, such as PageRank's ``max_iter``): a run that reaches it ends with a
+ContractError (a ValueError) naming the primitive, the phase and the
+superstep.  Sources, where a function takes a list of them, must name at
+least one vertex (an empty list is a ValueError everywhere).
 """
 from __future__ import annotations
 
@@ -23,8 +33,10 @@ from mgraph.primitives.sssp import SSSP
 from mgraph.primitives.triangles import Triangles
 
 from mgraph.convert import accepts_graphs
-from mgraph.runner.launch import Placement, declared, deliver, primitive_name
+from mgraph.runner import launch
+from mgraph.runner.launch import check_primitive, declared, deliver, primitive_name
 from mgraph.runner.launch import run as run_on
+from mgraph.runner.options import RUN_OPTIONS, WORKERS, RunOptions  # noqa: F401 - the run options' names, public here
 from mgraph.result import Result
 
 SELECTIVE, BROADCAST = "selective", "broadcast"  # the seed's defaults: broadcast where every device needs the whole frontier
@@ -38,12 +50,14 @@ def _check_vertex(graph, v, what="source"):
     return int(v)
 
 
-def _check_sources(graph, sources) -> list:
-    """``sources`` (an int vertex id, or a 1-D sequence or integer array of them) as a list of ints.
+def _check_sources(graph, sources, empty_hint) -> list:
+    """``sources`` (an int vertex id, or a 1-D sequence or integer array of them) as a non-empty list of ints.
 
     Floats are refused even where whole (``1.0``): a vertex id computed in
     floating point has usually lost something on the way, and ``int()`` would
     hide it.  A string is refused rather than read as a sequence of characters.
+    An empty sequence is refused the same way by every function (``empty_hint``
+    says what to pass instead): a run from no source has no defined result.
     """
     if isinstance(sources, numbers.Integral) and not isinstance(sources, bool):
         return [_check_vertex(graph, sources, "sources")]
@@ -56,7 +70,10 @@ def _check_sources(graph, sources) -> list:
         sources = sources.tolist()
     elif isinstance(sources, (str, bytes)) or not hasattr(sources, "__iter__"):
         raise ValueError(f"sources must be None, a vertex id or a sequence of vertex ids, got {sources!r}")
-    return [_check_vertex(graph, s, "source") for s in sources]
+    checked = [_check_vertex(graph, s, "source") for s in sources]
+    if not checked:
+        raise ValueError(f"sources is empty: give at least one source ({empty_hint})")
+    return checked
 
 
 def _check_real(value, what: str) -> float:
@@ -73,20 +90,22 @@ def _check_positive(value, what: str) -> float:
     return value
 
 
-def _check_run_options(run: dict) -> None:
-    """The run options' types that mgraph.runner.launch.Placement compares by value only: a NumPy string array equals
-    "selective" and would pass.  Placement checks the values, ``devices``, ``seed``, ``gather`` and ``backend``."""
-    for key in ("duplication", "communication", "workers"):
-        if key in run and not isinstance(run[key], str):
-            raise ValueError(f"{key} must be a string, got {run[key]!r}")
-    part = run.get("partitioner", "random")
-    if not (isinstance(part, str) or callable(part)):
-        raise ValueError(f"partitioner must be a name or a function (graph, num_parts, seed) -> owners, got {part!r}")
+def _place(graph, run: dict, communication: str, least_supersteps: int = 0) -> RunOptions:
+    return RunOptions(graph, run, communication, least_supersteps=least_supersteps)
 
 
-def _place(graph, run: dict, communication: str) -> Placement:
-    _check_run_options(run)
-    return Placement(graph, run, communication)
+def prepare(graph, **run):
+    """This MPI rank's part of ``graph`` (a PartitionedGraph) for the run options ``run``, built now or kept from
+    an earlier run with the same options: what a caller needs before a run, such as the degrees of its own
+    vertices to pick sources (PartitionedGraph.random_sources).  A ValueError outside an MPI job of several
+    ranks, where the graph is whole in this process."""
+    return launch.prepare(graph, run)
+
+
+def run_backend(graph, **run):
+    """The Backend (array module and device) of this process's first device in a run of ``graph`` with the run
+    options ``run``; under MPI this rank's device, as the runs pick it."""
+    return _place(graph, run, "selective").backends[0]
 
 
 def _reached_arcs(key, reached):
@@ -128,17 +147,14 @@ def run(primitive, graph, source=None, *, sources=None, **run) -> Result:
     vertex in your numbering.  ``.stats`` as for the built-ins; the result
     arrays are the primitive's ``result()``, in your numbering.
     """
-    if not callable(primitive):
-        raise ValueError(f"primitive must be a Primitive subclass or a function graph -> Primitive, got {primitive!r}")
+    check_primitive(primitive)
     place = _place(graph, run, SELECTIVE)
     if sources is None:
         sources = [None if source is None else _check_vertex(graph, source)]
     elif source is not None:
         raise ValueError("give source or sources, not both")
-    else:
-        sources = _check_sources(graph, sources)
-        if not sources:  # nothing would run, and a primitive's result() before any reset() is not defined
-            raise ValueError("sources is empty: give at least one source (or source=None for a run without one)")
+    else:  # nothing would run from no source, and a primitive's result() before any reset() is not defined
+        sources = _check_sources(graph, sources, "or source=None for a run without one")
     wants = declared(primitive, "needs_source", None)
     if wants is True and sources == [None]:
         raise ValueError(f"{primitive_name(primitive)} needs a source (needs_source = True): give source= or sources=")
@@ -227,7 +243,8 @@ def pagerank(graph, *, alpha=0.85, tol=1e-6, max_iter=100, shares="float64", **r
     max_iter = int(max_iter)
     if not isinstance(shares, str) or shares not in PageRank.SHARES:
         raise ValueError(f"shares must be one of {', '.join(PageRank.SHARES)}, got {shares!r}")
-    place = _place(graph, run, SELECTIVE)
+    # one superstep to start, max_iter iterations, one to finish: the default superstep bound allows them
+    place = _place(graph, run, SELECTIVE, least_supersteps=max_iter + 2)
     if graph.num_vertices == 0:
         raise ValueError("pagerank of an empty graph (0 vertices)")
     arrays, stats, prim = run_on(place, functools.partial(PageRank, alpha=alpha, tol=tol, max_iter=max_iter,
@@ -244,14 +261,17 @@ def pagerank(graph, *, alpha=0.85, tol=1e-6, max_iter=100, shares="float64", **r
 def betweenness_centrality(graph, *, sources=None, **run) -> Result:
     """Unnormalized betweenness: ``.centrality`` summed over ``sources`` (all vertices when None).
 
-    ``sources`` is None, a vertex id, or a 1-D sequence (or integer array) of
-    vertex ids.  The sum over no sources is zero: ``sources=[]``, and a graph
-    without vertices, give all-zero centrality (an empty array for the empty
-    graph) on any number of devices, with ``stats["sources"] == 0``.
+    ``sources`` is None (every vertex), a vertex id, or a non-empty 1-D
+    sequence (or integer array) of vertex ids; an empty one is a ValueError,
+    as in every function that takes sources.  A graph without vertices gives
+    an empty centrality array, with ``stats["sources"] == 0``.
     """
     place = _place(graph, run, SELECTIVE)
-    sources = list(range(graph.num_vertices)) if sources is None else _check_sources(graph, sources)
-    # no sources: one run from no vertex, which leaves every centrality at zero the same way on every device
+    if sources is None:
+        sources = list(range(graph.num_vertices))
+    else:
+        sources = _check_sources(graph, sources, "or sources=None for every vertex")
+    # a graph without vertices: one run from no vertex, which leaves the (empty) centrality at zero
     arrays, stats, _ = run_on(place, BC, sources or [None])
     stats["sources"] = len(sources)
     if len(sources) == 1:
@@ -289,7 +309,7 @@ def label_propagation(graph, **run) -> Result:
     place = _place(graph, run, SELECTIVE)
     arrays, stats, _ = run_on(place, LabelPropagation)
     labels = arrays.get("labels")
-    if labels is not None and place.gather:
+    if labels is not None and (place.gather or place.world is None):  # every vertex's label is here
         stats["communities"] = int(np.unique(labels).shape[0])
     return Result(deliver(place, arrays, {"labels": np.int64}), stats)
 

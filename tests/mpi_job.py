@@ -3,6 +3,9 @@
     python tests/mpi_job.py primitives OUT.npz GRAPH PARTITIONER DUPLICATION COMMUNICATION
     python tests/mpi_job.py arcs OUT.npz GRAPH
     python tests/mpi_job.py own OUT.npz GRAPH
+    python tests/mpi_job.py gather OUT.npz GRAPH
+    python tests/mpi_job.py bounds OUT.json
+    python tests/mpi_job.py shrinks GRAPH
     python tests/mpi_job.py communities OUT.npz GRAPH
     python tests/mpi_job.py raise GRAPH
     python tests/mpi_job.py contract GRAPH
@@ -76,10 +79,8 @@ def primitives(out, graph, partitioner, duplication, communication):
 
 def arcs(out, graph):
     """Every rank's arcs in caller ids, gathered: the graph the ranks built together."""
-    from mgraph.runner.launch import prepare
-
     g = mgraph.load(graph)
-    part = prepare(g, {})
+    part = mgraph.api.prepare(g)
     ids = part.vertex_ids
     rows = np.repeat(np.arange(part.num_vertices), np.diff(part.indptr))
     src, dst = ids[rows], ids[part.indices.astype(np.int64)]
@@ -110,6 +111,63 @@ def own(out, graph):
     if group.rank == 0:
         np.savez(out, vertices=np.concatenate(pieces[0]), depth=np.concatenate(pieces[1]),
                  predecessor=np.concatenate(pieces[2]), sizes=np.array([p.shape[0] for p in pieces[0]]))
+
+
+def gather(out, graph):
+    """gather=False on any number of ranks (one included, where there is no MPI group): rank 0 writes every
+    rank's vertices and depths, and the gathered depths of the same run."""
+    g = mgraph.load(graph)
+    own = mgraph.bfs(g, 0, gather=False)
+    whole = mgraph.bfs(g, 0)
+    assert own.vertices.shape == own.depth.shape == own.predecessor.shape and own.vertices.dtype == np.int64
+    group = world()
+    if group is None:
+        vertices, depth, sizes = own.vertices, own.depth, [own.vertices.shape[0]]
+    else:
+        pieces = [group.gatherv(a) for a in (own.vertices, own.depth)]
+        if group.rank != 0:
+            return
+        vertices, depth, sizes = np.concatenate(pieces[0]), np.concatenate(pieces[1]), [p.shape[0] for p in pieces[0]]
+    np.savez(out, vertices=vertices, depth=depth, sizes=np.array(sizes), whole=whole.depth,
+             ranks=1 if group is None else group.size)
+
+
+def bounds(out):
+    """Runs that every rank ends with the same ValueError (a bound, a disagreement, a broken contract): each rank
+    catches its own and goes on to the next, so that rank 0 can write every rank's message of every case; a
+    correct run at the end shows that no rank was left behind in a collective."""
+    import broken_primitives as B
+
+    g = mgraph.load("grid:6x6")
+    cases = {
+        "spin": lambda: mgraph.run(B.Spin, g, max_supersteps=30),
+        "spin_default": lambda: mgraph.run(B.Spin, g),
+        "phases": lambda: mgraph.run(B.Phases, g, max_supersteps=30),
+        "bfs_bound": lambda: mgraph.bfs(g, 0, max_supersteps=5),
+        "finishing": lambda: mgraph.run(B.Finishing, g),
+        "totals": lambda: mgraph.run(B.Totals, g),
+        "first_value_only": lambda: mgraph.run(B.FirstValueOnly, g, 0),
+        "as_floats": lambda: mgraph.run(B.AsFloats, g, 0),
+        "as_list": lambda: mgraph.run(B.AsList, g, 0),
+        "not_a_primitive": lambda: mgraph.run(lambda graph: None, g),
+        "devices_1000": lambda: mgraph.bfs(g, 0, devices=1000),
+        "devices_2_63": lambda: mgraph.bfs(g, 0, devices=2**63),
+        "too_few_vertices": lambda: mgraph.bfs(mgraph.Graph.from_edges([0], [1]), 0),
+        "empty_sources": lambda: mgraph.betweenness_centrality(g, sources=[]),
+    }
+    got = {}
+    for name, call in cases.items():
+        try:
+            call()
+        except ValueError as e:
+            got[name] = [type(e).__name__, str(e)]
+        else:
+            got[name] = ["no error", ""]
+    r = mgraph.bfs(g, 0)
+    everyone = world().allgather(got)
+    if world().rank == 0:
+        with open(out, "w") as f:
+            json.dump({"cases": everyone, "after": r.depth.tolist(), "supersteps": r.stats["supersteps"]}, f)
 
 
 def peak(out, spec):
@@ -170,8 +228,8 @@ def routes(out, spec):
     arrays differ on any rank.  CPU ranks run NcclTransport's code with CuPy and NCCL stood in for
     (tests/fake_nccl.py: host addresses, NCCL's calls as MPI messages)."""
     from mgraph.backend import resolve, to_numpy
-    from mgraph.comm.mpi import MpiTransport, NcclTransport, StagedTransport
-    from mgraph.runner.launch import _device_move, _transport
+    from mgraph.comm.mpi import MpiTransport, NcclTransport
+    from mgraph.runner.workers import device_move, rank_transport
     from mgraph.parts.build import Owners, build_part, host_move
     from mgraph.io.sources import source_of
 
@@ -184,9 +242,9 @@ def routes(out, spec):
     with backend.context():
         source = source_of(spec)
         source.open(group)
-        move = _device_move(group, backend)
+        move = device_move(group, backend)
         if backend.is_gpu:
-            nccl = _transport(group, backend, MpiTransport, NcclTransport, StagedTransport)
+            nccl = rank_transport(group, backend)
         else:
             import fake_nccl
 
@@ -238,6 +296,14 @@ def main(argv):
         communities(*argv[1:])
     elif mode == "own":
         own(*argv[1:])
+    elif mode == "gather":
+        gather(*argv[1:])
+    elif mode == "bounds":
+        bounds(*argv[1:])
+    elif mode == "shrinks":
+        import broken_primitives as B
+
+        mgraph.run(B.ShrinksPastTwo, mgraph.load(argv[1]), 0)
     elif mode == "raise":
         mgraph.run(Exploding, mgraph.load(argv[1]), 0)
     elif mode == "contract":

@@ -96,6 +96,22 @@ def test_bad_run_options(g, call, kw, match):
         call(g, **kw)
 
 
+def test_the_runner_names_a_command_line_needs_are_public_in_the_api(g):
+    """The CLI and graph500 import mgraph.api only: the run options' names, the workers' choices, the device a run
+    uses and (under MPI) a rank's part."""
+    from mgraph import api
+
+    assert api.RUN_OPTIONS == ("backend", "devices", "partitioner", "duplication", "communication", "seed",
+                               "workers", "gather", "output", "max_supersteps")
+    assert api.WORKERS == ("auto", "threads")
+    b = api.run_backend(g, backend="numpy", devices=3)
+    assert (b.name, b.device) == ("numpy", 0)
+    with pytest.raises(ValueError, match="^unknown backend 'gpu'"):
+        api.run_backend(g, backend="gpu")
+    with pytest.raises(ValueError, match=r"^prepare\(\) is for MPI ranks: without MPI the graph is whole"):
+        api.prepare(g, devices=2)
+
+
 @pytest.mark.parametrize("call", CALLS.values(), ids=CALLS.keys())
 def test_good_run_options(g, call):
     a = call(g)

@@ -214,15 +214,20 @@ def test_load_takes_a_path_object():
     assert (g.num_vertices, g.num_edges) == (39, 170)
 
 
-# -- empty sources and empty graphs: one answer on 1 and 3 devices --------------------------------
+# -- empty sources and empty graphs: one rule everywhere --------------------------------------------
 
-@pytest.mark.parametrize("sources", [[], (), range(0), np.array([], dtype=np.int64), np.array([])])
-def test_bc_of_no_sources_is_zero_on_every_device_count(g, sources):
-    for devices in (1, 3):
-        r = mgraph.betweenness_centrality(g, sources=sources, devices=devices)
-        assert r.centrality.tolist() == [0.0] * 5
-        assert r.centrality.dtype == np.float64
-        assert r.stats["sources"] == 0
+EMPTY_SOURCES = [[], (), range(0), np.array([], dtype=np.int64), np.array([])]
+
+
+@pytest.mark.parametrize("sources", EMPTY_SOURCES, ids=["list", "tuple", "range", "int-array", "float-array"])
+@pytest.mark.parametrize("devices", [1, 3])
+def test_empty_sources_are_refused_by_every_function_that_takes_sources(g, sources, devices):
+    """A run from no source has no defined result: betweenness_centrality refuses an empty list as run does."""
+    for call in (lambda: mgraph.betweenness_centrality(g, sources=sources, devices=devices),
+                 lambda: mgraph.run(BC, g, sources=sources, devices=devices),
+                 lambda: mgraph.run(BFS, g, sources=sources, devices=devices)):
+        message = raises_naming("sources is empty", call)
+        assert "give at least one source" in message
 
 
 def test_bc_of_some_sources_agrees_on_1_and_3_devices(g):
@@ -232,13 +237,13 @@ def test_bc_of_some_sources_agrees_on_1_and_3_devices(g):
     np.testing.assert_allclose(one, [0.0, 0.5, 0.5, 0.0, 0.0])
 
 
-EMPTY_RESULTS = {  # primitive -> (the result field, or the error an empty graph gives)
+EMPTY_RESULTS = {  # primitive -> (the result field, or the error an empty graph gives on one device)
     "bfs": (lambda e, **kw: mgraph.bfs(e, 0, **kw), "source 0 is out of range"),
     "sssp": (lambda e, **kw: mgraph.sssp(e, 0, **kw), "source 0 is out of range"),
     "pagerank": (lambda e, **kw: mgraph.pagerank(e, **kw), "empty graph"),
     "cc": (lambda e, **kw: mgraph.connected_components(e, **kw), "labels"),
     "bc": (lambda e, **kw: mgraph.betweenness_centrality(e, **kw), "centrality"),
-    "bc_no_sources": (lambda e, **kw: mgraph.betweenness_centrality(e, sources=[], **kw), "centrality"),
+    "bc_no_sources": (lambda e, **kw: mgraph.betweenness_centrality(e, sources=[], **kw), "sources is empty"),
     "run_cc": (lambda e, **kw: mgraph.run(CC, e, **kw), "labels"),
     "run_bc": (lambda e, **kw: mgraph.run(BC, e, **kw), "needs a source"),  # needs_source is honoured
     "run_bfs": (lambda e, **kw: mgraph.run(BFS, e, **kw), "needs a source"),
@@ -247,23 +252,25 @@ EMPTY_RESULTS = {  # primitive -> (the result field, or the error an empty graph
 
 
 @pytest.mark.parametrize("name", EMPTY_RESULTS)
-def test_an_empty_graph_gives_the_same_on_1_and_3_devices(name):
+def test_an_empty_graph_runs_on_one_device_and_refuses_more(name):
+    """A graph of no vertex runs on one device (empty arrays, or the function's error); it splits over no more
+    devices than it has vertices, so devices=3 is a ValueError naming the vertex count, whatever the function."""
     call, expect = EMPTY_RESULTS[name]
-    outcomes = []
-    for devices in (1, 3):
-        try:
-            r = call(empty(), devices=devices)
-        except ValueError as e:
-            outcomes.append(("error", str(e)))
-        else:
-            value = getattr(r, expect)
-            assert isinstance(value, np.ndarray) and value.shape == (0,)
-            outcomes.append(("result", value.dtype.str))
-    assert outcomes[0] == outcomes[1]
-    if outcomes[0][0] == "error":
-        assert expect in outcomes[0][1]
+    try:
+        r = call(empty())
+    except ValueError as e:
+        assert expect in str(e)
     else:
-        assert expect in ("labels", "centrality")
+        value = getattr(r, expect)
+        assert isinstance(value, np.ndarray) and value.shape == (0,)
+        assert value.dtype == (np.float64 if expect == "centrality" else np.int64)
+    message = raises_naming("devices=3 for a graph of 0 vertices", lambda: call(empty(), devices=3))
+    assert "at most 1" in message
+
+
+def test_bc_of_an_empty_graph_counts_no_source():
+    r = mgraph.betweenness_centrality(empty())
+    assert r.centrality.shape == (0,) and r.stats["sources"] == 0
 
 
 def test_run_with_no_sources_is_an_error_on_every_device_count(g):
@@ -272,12 +279,17 @@ def test_run_with_no_sources_is_an_error_on_every_device_count(g):
 
 
 def test_cli_bc_on_a_header_only_csv(tmp_path):
+    """An empty graph runs on one device; on three it is a user error (one line, exit status 2)."""
     path = tmp_path / "header.csv"
     path.write_text("id_1,id_2\n")
     env = dict(os.environ, PYTHONPATH=str(ROOT), MGRAPH_BACKEND="numpy")
-    for extra in ([], ["--devices", "3"]):
+    for extra, code in (([], 0), (["--devices", "3"], 2)):
         proc = subprocess.run([sys.executable, "-m", "mgraph", "bc", str(path), *extra], capture_output=True,
                               text=True, env=env, timeout=120)
         assert "Traceback" not in proc.stderr
-        assert proc.returncode == 0, proc.stderr
-        assert "0 vertices, 0 edges" in proc.stdout
+        assert proc.returncode == code, proc.stderr
+        if code == 0:
+            assert "0 vertices, 0 edges" in proc.stdout
+        else:
+            assert proc.stderr.strip() == ("mgraph: error: devices=3 for a graph of 0 vertices: a graph splits over "
+                                           "at most as many devices as it has vertices, so this one runs on at most 1")

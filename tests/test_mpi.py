@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import time
 
@@ -129,6 +130,77 @@ def test_without_gathering_each_rank_keeps_its_own_vertices(tmp_path):
     assert sorted(got["vertices"].tolist()) == list(range(one.depth.shape[0]))  # each vertex on one rank
     assert all(s > 0 for s in got["sizes"])
     np.testing.assert_array_equal(got["depth"], one.depth[got["vertices"]])
+
+
+@pytest.mark.parametrize("ranks", [1, 3])
+def test_without_gathering_vertices_and_values_align_on_one_rank_and_several(tmp_path, ranks):
+    """gather=False means the same at every P: ``vertices`` and arrays aligned with it (mpiexec -n 1 runs as one
+    process, which keeps every vertex)."""
+    out = tmp_path / "gather.npz"
+    job(ranks, "gather", out, CHESAPEAKE)
+    got = np.load(out)
+    assert int(got["ranks"]) == ranks and len(got["sizes"]) == ranks and all(s > 0 for s in got["sizes"])
+    assert sorted(got["vertices"].tolist()) == list(range(39))  # each vertex on one rank
+    if ranks == 1:
+        assert got["vertices"].tolist() == list(range(39))
+    np.testing.assert_array_equal(got["depth"], got["whole"][got["vertices"]])
+    np.testing.assert_array_equal(got["whole"], mgraph.bfs(mgraph.load(CHESAPEAKE), 0).depth)
+
+
+def test_bounds_and_broken_primitives_end_every_rank_alike(tmp_path):
+    """A run that reaches its superstep bound, ranks that disagree on convergence, a combine function that returns
+    the wrong values, a factory that returns no primitive, devices beyond the ranks or the vertices: the same
+    ValueError on every rank (up to its device number), as on one device and on threads
+    (tests/test_bounded_runs.py), and the job goes on."""
+    out = tmp_path / "bounds.json"
+    job(3, "bounds", out)
+    got = json.loads(out.read_text())
+    cases = got["cases"]
+    assert len(cases) == 3 and all(c.keys() == cases[0].keys() for c in cases)
+    expect = {
+        "spin": ("ContractError", r"Spin\.iterate on device D, superstep 29, phase 0: no end after max_supersteps=30 "),
+        "spin_default": ("ContractError", r"Spin\.iterate on device D, superstep 1143, phase 0: no end after "
+                                          r"max_supersteps=1144 supersteps of one run \(36 vertices"),
+        "phases": ("ContractError", r"Phases\.iterate on device D, superstep 0, phase 29 \('again'\): no end"),
+        "bfs_bound": ("ContractError", r"BFS\.iterate on device D, superstep 4, phase 0: no end after "
+                                       r"max_supersteps=5 supersteps of one run from source 0"),
+        "finishing": ("ContractError", r"Finishing\.next_phase on device D, superstep 0, phase 0: the devices "
+                                       r"disagree on convergence: devices \[0\] finished \(next_phase returned "
+                                       r"None\) and devices \[1, 2\] began another phase"),
+        "totals": ("ContractError", r"Totals\.converged on device D, superstep 0, phase 0: the devices disagree on "
+                                    r"convergence: devices \[1\] shared global_sums/global_mins"),
+        "first_value_only": ("ContractError", r"FirstValueOnly\.combine on device D, superstep 0: 'hops''s combine "
+                                              r"function first_value_only returned shape \(1,\) for 2 local values"),
+        "as_floats": ("ContractError", r"AsFloats\.combine on device D, superstep 0: .* returned float64 values for "
+                                       r"a int32 array"),
+        "as_list": ("ContractError", r"AsList\.combine on device D, superstep 0: .* as_list returned list"),
+        "not_a_primitive": ("ValueError", r"primitive <lambda> returned NoneType, not a Primitive"),
+        "devices_1000": ("ValueError", r"devices=1000 in an MPI job of 3 ranks"),
+        "devices_2_63": ("ValueError", r"devices=9223372036854775808 in an MPI job of 3 ranks"),
+        "too_few_vertices": ("ValueError", r"an MPI job of 3 ranks for a graph of 2 vertices: .* at most 2$"),
+        "empty_sources": ("ValueError", r"sources is empty: give at least one source"),
+    }
+    assert sorted(expect) == sorted(cases[0])
+    for name, (kind, pattern) in expect.items():
+        for rank, case in enumerate(cases):
+            assert case[name][0] == kind, (name, rank, case[name])
+            message = re.sub(r"device \d+", "device D", case[name][1])
+            assert re.match(pattern, message), (name, rank, case[name][1])
+            assert f"device {rank}" in case[name][1] or kind == "ValueError", (name, rank)
+    assert got["after"] == mgraph.bfs(mgraph.load("grid:6x6"), 0).depth.tolist()
+
+
+def test_a_combine_function_wrong_for_what_arrives_ends_the_job_with_its_message():
+    """Right for the phase-start check, wrong for a longer package: only the ranks that receive one raise, and the
+    script's exception hook ends the others, which wait in a collective."""
+    t = time.monotonic()
+    out = run_mpi(3, ["python", JOB, "shrinks", CHESAPEAKE], timeout=120)
+    assert out.returncode != 0
+    assert re.search(r"ContractError: ShrinksPastTwo\.combine on device \d, superstep \d+: 'hops''s combine "
+                     r"function shrinks_past_two returned shape \(\d+,\) for \d+ local values", out.stderr)
+    assert "IndexError" not in out.stderr
+    assert time.monotonic() - t < 60
+    assert not _no_job_left(f"{JOB} shrinks")
 
 
 def _no_job_left(marker, wait_s=15.0):

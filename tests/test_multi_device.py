@@ -456,6 +456,32 @@ def test_worker_threads_keep_their_parts_for_the_same_graph_and_options():
     check_bfs_tree(case, 5, again.depth, again.predecessor)
 
 
+def test_parts_are_kept_in_the_one_part_cache_not_on_the_graph():
+    """The parts of a run live in mgraph.parts.cache, keyed by the graph and the options that shape a part: the
+    graph gains no attribute, options that do not shape a part (gather, communication) reuse them, a callable
+    partitioner builds anew, and the parts go when the graph goes."""
+    import gc
+
+    from mgraph.parts import cache
+
+    g = mgraph.Graph.from_edges(np.arange(40), (np.arange(40) + 1) % 41, num_vertices=41)
+    attributes = dict(vars(g))
+    mgraph.bfs(g, 0, devices=3, seed=5)
+    kept = cache.held(g)
+    assert vars(g).keys() == attributes.keys() and len(kept.parts) == 3 and kept.info["subgraph_s"] > 0
+    again = mgraph.bfs(g, 0, devices=3, seed=5, gather=False, communication="broadcast")
+    assert again.stats["parts_reused"] and cache.held(g) is kept
+    halves = lambda graph, parts, seed: np.arange(graph.num_vertices) * parts // graph.num_vertices  # noqa: E731
+    assert "parts_reused" not in mgraph.bfs(g, 0, devices=3, partitioner=halves).stats
+    assert "parts_reused" not in mgraph.bfs(g, 0, devices=3, partitioner=halves).stats
+    assert cache.held(g) is kept  # parts of a callable are not kept, so they replace nothing
+    assert "parts_reused" not in mgraph.bfs(g, 0, devices=2, seed=5).stats and cache.held(g) is not kept
+    gone = id(g)
+    del g, kept
+    gc.collect()
+    assert gone not in cache._SETS  # the cache's own table: the graph's entry went with it
+
+
 def test_processes_are_mpi_ranks_now_and_workers_are_checked():
     g = get_case("chesapeake").graph
     with pytest.raises(ValueError, match="mpiexec"):
@@ -664,16 +690,28 @@ def test_many_sources_show_progress_on_a_terminal(monkeypatch, devices, workers)
     assert "sources:" in terminal.getvalue() and "/3 [" in terminal.getvalue()
 
 
-@pytest.mark.parametrize("devices", [2, 5, 8])
-def test_more_devices_than_vertices_and_graphs_without_edges(devices):
+@pytest.mark.parametrize("devices", [2, 3])
+def test_as_many_devices_as_vertices_and_graphs_without_edges(devices):
     path = mgraph.Graph.from_edges([0, 1], [1, 2], num_vertices=3)
     assert mgraph.bfs(path, 0, devices=devices, direction="auto").depth.tolist() == [0, 1, 2]
     assert mgraph.connected_components(path, devices=devices).labels.tolist() == [0, 0, 0]
     np.testing.assert_allclose(mgraph.pagerank(path, devices=devices).rank, mgraph.pagerank(path).rank, atol=1e-12)
     assert mgraph.betweenness_centrality(path, devices=devices).centrality.tolist() == [0.0, 1.0, 0.0]
     empty = mgraph.Graph.from_edges([], [], num_vertices=4)
-    r = mgraph.sssp(empty, 1, devices=devices)
+    r = mgraph.sssp(empty, 1, devices=devices + 1)
     assert r.distance.tolist() == [np.inf, 0.0, np.inf, np.inf] and r.predecessor.tolist() == [-1, 1, -1, -1]
+
+
+@pytest.mark.parametrize("devices", [4, 8, [0, 0, 0, 0]])
+def test_more_devices_than_vertices_is_refused_before_any_thread(devices):
+    path = mgraph.Graph.from_edges([0, 1], [1, 2], num_vertices=3)
+    before = threading.active_count()
+    count = devices if isinstance(devices, int) else len(devices)
+    for call in (lambda: mgraph.bfs(path, 0, devices=devices), lambda: mgraph.pagerank(path, devices=devices),
+                 lambda: mgraph.run(BFS, path, 0, devices=devices)):
+        with pytest.raises(ValueError, match=rf"^devices={count} for a graph of 3 vertices: .* at most 3$"):
+            call()
+    assert threading.active_count() == before
 
 
 @pytest.mark.parametrize("communication", COMMUNICATIONS)

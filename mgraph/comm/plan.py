@@ -15,6 +15,14 @@ from dataclasses import dataclass
 
 COMMUNICATIONS = ("selective", "broadcast")
 
+
+def check_communication(value) -> str:
+    """``value`` if it names a communication (a str of COMMUNICATIONS), else a ValueError naming it: the one
+    check of the option, made by the run options (mgraph.runner.options) and by :func:`plan` for direct callers."""
+    if not isinstance(value, str) or value not in COMMUNICATIONS:
+        raise ValueError(f"unknown communication {value!r}: expected one of {', '.join(COMMUNICATIONS)}")
+    return value
+
 # Hop 0 (the primitive's output to the devices that must see it):
 TO_NOBODY = "nobody"  # every own vertex, selective: each owner has its vertices' values already
 TO_OWNERS = "owners"  # selective: each vertex owned elsewhere, to its owner only
@@ -53,8 +61,7 @@ def changes_once(implied, combines) -> bool:
 
 def plan(prim, sub, num_devices: int, communication: str) -> Plan:
     """The exchange of ``prim``'s current phase on part ``sub`` (a SubGraph) of ``num_devices``."""
-    if communication not in COMMUNICATIONS:
-        raise ValueError(f"unknown communication {communication!r}: expected one of {', '.join(COMMUNICATIONS)}")
+    check_communication(communication)
     combines = dict(prim.combine)
     implied = frozenset(prim.frontier_values())
     fields = tuple(name for name in combines if name not in implied)

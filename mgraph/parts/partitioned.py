@@ -4,8 +4,9 @@ Under MPI (``mpiexec -n P``), :func:`mgraph.load` returns a
 :class:`PartitionedGraph` instead of a :class:`~mgraph.graph.Graph`: it
 knows where the edges come from (a generator spec or a file) and what the
 whole graph is (vertices, arcs, directed), and each rank builds only its own
-part, on its own device, the first time a run needs it (mgraph.runner.launch).  The
-part is kept for the next run with the same partitioning.
+part, on its own device, the first time a run needs it (mgraph.runner).  The
+part is kept for the next run with the same partitioning, in the one part
+cache (:mod:`mgraph.parts.cache`).
 """
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ import contextlib
 import numpy as np
 
 from mgraph.io.sources import source_of
+from mgraph.parts import cache
 
 
 DRAW_ROUNDS = 64  # rounds of random candidates before draw_sources gives up looking
@@ -62,8 +64,13 @@ class PartitionedGraph:
         self.directed = bool(self.source.directed)
         self.is_weighted = bool(self.source.weighted)
         self.weights = True if self.is_weighted else None  # what run functions test ("is it weighted")
-        self._parts = {}  # (partitioner, seed, duplication, device) -> this rank's part
-        self.num_arcs = None  # known once a part has been built (duplicates and self-loops dropped then)
+
+    @property
+    def num_arcs(self):
+        """Stored arcs of the whole graph: known once a run has built this rank's part (duplicates and self-loops
+        are dropped then), else None."""
+        kept = cache.held(self)
+        return None if kept is None else int(kept.parts[0].num_global_arcs)
 
     @property
     def num_edges(self):
@@ -71,14 +78,12 @@ class PartitionedGraph:
             return None
         return self.num_arcs if self.directed else self.num_arcs // 2
 
-    def part(self, key, build):
-        """This rank's part for ``key``, built by ``build()`` the first time (one kept at a time: parts are big)."""
-        if key not in self._parts:
-            self._parts.clear()
-            part = build()
-            self._parts[key] = part
-            self.num_arcs = int(part.num_global_arcs)
-        return self._parts[key]
+    @property
+    def _parts(self) -> dict:
+        """{key: this rank's part} of the part cache, for the readers that predate it (mgraph/cli.py's validator):
+        empty before a run has built a part."""
+        kept = cache.held(self)
+        return {} if kept is None else {kept.key: kept.parts[0]}
 
     def built_part(self):
         """This rank's part built for the last run (one is kept at a time), or None before a run has built one."""

@@ -7,50 +7,74 @@ The host reads one small thing per superstep: the new frontier's size.
 """
 from __future__ import annotations
 
+import dataclasses
 import threading
 import time
 
-from mgraph.primitives.contract import ContractError
+import numpy as np
 
 from mgraph import ops
 from mgraph.backend import allocation_error
+from mgraph.comm.exchange import COMBINES
+from mgraph.primitives.contract import ContractError
 
 
 STAT_KEYS = ("compute_s", "package_s", "push_s", "wait_s", "combine_s", "bytes", "frontier")
 
+# What each row of a superstep's agreements (group.share) starts with: its kind, the superstep of the source's
+# run, the phase and whether the device has finished, so that devices that disagree on any of them are caught at
+# the superstep where they first differ.  NEXT: after next_phase; TOTALS: global sums and minima; FLAGS: converged.
+NEXT, TOTALS, FLAGS = 0.0, 1.0, 2.0
 
-def drive(d, prim, ex, backend, group, sources, progress=None):
+
+def drive(d, prim, ex, backend, group, sources, progress=None, max_supersteps=None):
     """Device ``d``'s whole part of a run, in lockstep with the others through ``group`` (mgraph.group).
 
-    The same body runs in a worker thread (:func:`enact_devices`) or in an
-    MPI rank (mgraph.runner.launch).  Supersteps end with the exchange and one
-    ``group.share`` at which every device publishes whether it has converged
-    and its share of the primitive's ``global_sums``.  Returns (per-superstep
-    records, clock): the clock's ``start`` is read just after a barrier,
-    ``loop_end`` after the last superstep, ``stop`` once every device's
-    stream has finished; with ``iterations`` and the whole ``frontier_sizes``.
+    The same body runs in this thread (one device), in a worker thread
+    (:func:`enact_devices`) or in an MPI rank (mgraph.runner.workers).
+    Supersteps end with the exchange and one ``group.share`` at which every
+    device publishes whether it has converged and its share of the
+    primitive's ``global_sums``.  Each source's run may take at most
+    ``max_supersteps`` supersteps (reset, iterate and next_phase each count
+    one; None: no bound); reaching the bound is a ContractError on every
+    device at once, as is a superstep where the devices disagree on
+    convergence (some finish while others begin a phase) or on the
+    supersteps and phases they have taken.  Returns (per-superstep records,
+    clock, the primitive's result() as the contract checks it): the clock's
+    ``start`` is read just after a barrier, ``loop_end`` after the last
+    superstep, ``stop`` once every device's stream has finished; with
+    ``iterations`` and the whole ``frontier_sizes``.
     """
+    try:
+        return _drive(d, prim, ex, backend, group, sources, progress, max_supersteps)
+    except MemoryError as e:  # says which device ran out, the same in a thread, a rank or the one device
+        raise worker_error(d, backend, prim, e) from None
+
+
+def _drive(d, prim, ex, backend, group, sources, progress, max_supersteps):
     records = {k: [] for k in STAT_KEYS}
     clock = {"iterations": 0}
+    check = Contract(prim, ex.sub, backend, d)
+    at = {"count": 0, "phase": 0}  # the supersteps of this source's run so far, and its phases begun after the first
 
     def agree(frontier, finished=False):
         t = time.perf_counter()
+        where = (at["count"], at["phase"])
         totals = tuple(prim.global_sums) + tuple(prim.global_mins)
-        if totals and not finished:  # a finishing step computes nothing new to add up
-            shares = group.share([float(getattr(prim, name)) for name in totals])
-            for k, name in enumerate(totals):
-                setattr(prim, name, sum(s[k] for s in shares) if k < len(prim.global_sums) else
-                        min(s[k] for s in shares))
+        if totals:  # a finishing step shares too (nothing to add up), so that every device takes the same shares
+            values = [0.0] * len(totals) if finished else [float(getattr(prim, name)) for name in totals]
+            rows = group.share((TOTALS, *where, float(finished), len(totals), *values))
+            check.agreed(rows, (TOTALS, *where, float(finished), len(totals)), 5 + len(totals), "converged")
+            if not finished:
+                for k, name in enumerate(totals):
+                    column = [row[5 + k] for row in rows]
+                    setattr(prim, name, sum(column) if k < len(prim.global_sums) else min(column))
         own = 0 if finished else ex.own_count if ex.own_count is not None else ex.sub.count_own(frontier)
-        flags = group.share((bool(finished or prim.converged(frontier)), bool(finished), int(own)))
-        if len({bool(f[1]) for f in flags}) != 1:
-            raise ContractError(f"{type(prim).__name__}.next_phase on device {d}: returned None (finish) on some "
-                                "devices and a frontier on others; every device must agree")
-        prim.frontier_total = int(sum(f[2] for f in flags))
+        flags = group.share((FLAGS, *where, float(finished), bool(finished or prim.converged(frontier)), int(own)))
+        check.agreed(flags, (FLAGS, *where, float(finished)), 6, "converged")
+        prim.frontier_total = int(sum(f[5] for f in flags))
         records["wait_s"][-1] += time.perf_counter() - t
-        return all(f[0] for f in flags)
-
-    check = Contract(prim, ex.sub, backend, d)
+        return all(f[4] for f in flags)
 
     def superstep(step):
         rec = {k: 0 for k in STAT_KEYS}
@@ -59,8 +83,18 @@ def drive(d, prim, ex, backend, group, sources, progress=None):
             frontier = check.frontier(*step)
         except MemoryError as e:
             raise allocation_error(e, "the arrays of its superstep")
+        if step[0] == "next_phase" and group.size > 1:  # all finish or none, agreed before any exchange
+            t0 = time.perf_counter()
+            head = (NEXT, at["count"], at["phase"], float(frontier is None))
+            check.agreed(group.share(head), head, len(head), "next_phase")
+            rec["wait_s"] = time.perf_counter() - t0
+            t += rec["wait_s"]  # compute_s is the primitive's time
         if frontier is not None and step[0] != "iterate":  # a phase begins: its exchange follows its declarations
-            ex.begin_phase(prim)
+            if step[0] == "next_phase":
+                at["phase"] += 1
+            plan = ex.begin_phase(prim)
+            if plan is not None and plan.function:
+                ex.plan = dataclasses.replace(plan, combines=check.checked_combines(plan.combines))
         backend.synchronize_stream()  # compute is the device's time: kernels launched without a host read included
         rec["compute_s"] = time.perf_counter() - t
         if frontier is None:
@@ -71,18 +105,23 @@ def drive(d, prim, ex, backend, group, sources, progress=None):
 
     sizes = []
     prim.step = 0
+    callers = list(sources)
     sources = [ex.sub.local_id(s) for s in sources]  # caller ids -> this part's (None: not here)
     backend.synchronize()
     group.barrier()
     clock["start"] = time.perf_counter()
-    for run in sources:
+    for caller, run in zip(callers, sources):
         prim.step = 0
+        at["count"], at["phase"] = 0, 0
         step, iterating = ("reset", lambda: prim.reset(run)), False
         while True:
+            if max_supersteps is not None and at["count"] >= max_supersteps:
+                check.unbounded(max_supersteps, caller, at["phase"])
             frontier, rec = superstep(step)
             for k in STAT_KEYS:
                 records[k].append(rec[k])
             done = agree(frontier, finished=frontier is None)
+            at["count"] += 1
             if iterating:
                 sizes.append(prim.frontier_total)
             if not done:
@@ -99,7 +138,7 @@ def drive(d, prim, ex, backend, group, sources, progress=None):
     group.share(())  # the last device done ends the run
     clock["stop"] = time.perf_counter()
     clock["frontier_sizes"] = sizes
-    return records, clock
+    return records, clock, check.result()
 
 
 def run_stats(records, clock):
@@ -109,8 +148,9 @@ def run_stats(records, clock):
             "iterations": clock["iterations"], "frontier_sizes": clock["frontier_sizes"], "per_device": records}
 
 
-def enact_devices(primitives, exchanges, backends, groups, sources, progress=None):
-    """Run one primitive per device in lockstep, one worker thread each; per-device results and stats.
+def enact_devices(primitives, exchanges, backends, groups, sources, progress=None, max_supersteps=None):
+    """Run one primitive per device in lockstep, one worker thread each: (every device's records, device 0's
+    clock, every device's results), as :func:`drive` returns them.
 
     ``primitives[d]`` runs on device d's subgraph; ``sources`` lists the
     runs' sources in caller ids (or None); ``groups[d]`` is device d's
@@ -120,17 +160,16 @@ def enact_devices(primitives, exchanges, backends, groups, sources, progress=Non
     after each source.
     """
     def work(d):
-        return drive(d, primitives[d], exchanges[d], backends[d], groups[d], sources, progress if d == 0 else None)
+        return drive(d, primitives[d], exchanges[d], backends[d], groups[d], sources, progress if d == 0 else None,
+                     max_supersteps)
 
     def failed(d, e):
-        if isinstance(e, threading.BrokenBarrierError):  # another worker failed first: its error is the one
-            return e
-        groups[d].abort()
-        return worker_error(d, backends[d], primitives[d], e)
+        if not isinstance(e, threading.BrokenBarrierError):  # else another worker failed first: its error is the one
+            groups[d].abort()
+        return e
 
     out = on_threads(backends, work, "device", failed)
-    results = [result_of(prim, ex.sub, b, d) for d, (prim, ex, b) in enumerate(zip(primitives, exchanges, backends))]
-    return results, run_stats([o[0] for o in out], out[0][1])
+    return [o[0] for o in out], out[0][1], [o[2] for o in out]
 
 
 def on_threads(backends, work, what, failed):
@@ -250,8 +289,6 @@ class Contract:
                                 "return graph.own_vertices itself")
 
     def names(self):
-        from mgraph.comm.exchange import COMBINES
-
         prim, n, xp = self.prim, self.graph.num_vertices, self.backend.xp
         for name, op in dict(prim.combine).items():
             if not (callable(op) or op in COMBINES):
@@ -274,6 +311,81 @@ class Contract:
                     raise ContractError(f"{self.where(kind)}: {name!r} is a float array combined by {op!r} and "
                                         "holds -1; -1 means unreached in integer arrays only (ops.UNVISITED): "
                                         "mark unreached float values with inf (min) or -inf (max)")
+                if callable(op):
+                    self._probe(name, op, arr)
+
+    def _probe(self, name, op, arr):
+        """A combine function called, when its phase begins, on copies of two of the array's own values (as local
+        and as received values), so that one that returns the wrong shape or type is named on one device too,
+        where nothing is ever received."""
+        k = min(int(arr.shape[0]), 2)
+        local = arr[:k].copy()
+        self._combined(name, op, local, op(local, arr[:k].copy()), arr)
+
+    def checked_combines(self, combines):
+        """``combines`` (name -> op) with each function wrapped so that what it returns for the values a device
+        receives is checked (:meth:`_combined`) before the exchange stores it."""
+        def checked(name, op, arr_of):
+            def combine(local, received):
+                return self._combined(name, op, local, op(local, received), arr_of())
+            return combine
+
+        return {name: checked(name, op, lambda name=name: getattr(self.prim, name)) if callable(op) else op
+                for name, op in combines.items()}
+
+    def _combined(self, name, op, local, out, arr):
+        """``out``, what combine function ``op`` of array ``name`` returned for ``local`` values, if it is what the
+        exchange stores: an array of the backend with one value per local value, of a dtype the array takes
+        (same kind); else a ContractError naming the primitive, the device and the superstep."""
+        xp = self.backend.xp
+        fn = getattr(op, "__name__", type(op).__name__)
+        if not isinstance(out, xp.ndarray):
+            raise ContractError(f"{self.where('combine')}: {name!r}'s combine function {fn} returned "
+                                f"{type(out).__name__}; it returns a {xp.__name__} array of the combined values, "
+                                "one per local value")
+        if out.shape != local.shape:
+            raise ContractError(f"{self.where('combine')}: {name!r}'s combine function {fn} returned shape "
+                                f"{out.shape} for {local.shape[0]} local values; it returns one combined value per "
+                                "local value")
+        if not np.can_cast(out.dtype, arr.dtype, "same_kind"):
+            raise ContractError(f"{self.where('combine')}: {name!r}'s combine function {fn} returned {out.dtype} "
+                                f"values for a {arr.dtype} array; it returns values of the array's kind")
+        return out
+
+    def agreed(self, rows, head, width, what):
+        """A superstep's agreement (``rows``: every device's share, in device order) as every device must give
+        it: the same ``head`` (kind, superstep, phase, finished[, number of totals]) and ``width``; ``what`` names
+        the step for the message.  Every device reads the same rows, so where devices differ each raises the same
+        ContractError at the same superstep."""
+        if len(rows) == 1 or all(len(row) == width and tuple(row[:len(head)]) == head for row in rows):
+            return  # one device agrees with itself
+        devices = range(len(rows))
+        totals = [k for k in devices if len(rows[k]) > 4 and rows[k][0] == TOTALS]
+        finished = [k for k in devices if len(rows[k]) > 3 and rows[k][3]]
+        if finished and len(finished) < len(rows):
+            why = (f"devices {finished} finished (next_phase returned None) and devices "
+                   f"{[k for k in devices if k not in finished]} began another phase; next_phase must return None "
+                   "on every device or on none")
+        elif totals:
+            counts = {k: int(rows[k][4]) for k in totals}
+            why = (f"devices {totals} shared global_sums/global_mins ({counts} values) and devices "
+                   f"{[k for k in devices if k not in totals]} other totals or none; every device must name the "
+                   "same totals")
+        else:
+            seen = sorted({(int(row[1]), int(row[2])) for row in rows if len(row) > 2})
+            why = f"the devices are at different (superstep, phase) of their run: {seen}"
+        raise ContractError(f"{self.where(what)}, phase {int(head[2])}: the devices disagree on convergence: {why}")
+
+    def unbounded(self, limit, source, phase):
+        """One source's run reached ``limit`` supersteps (``max_supersteps``) without finishing: a ContractError
+        naming the primitive, the phase and the superstep, the same on every device."""
+        label = getattr(self.prim, "phase", None)
+        label = f" ({label!r})" if isinstance(label, str) else ""
+        start = f" from source {source}" if source is not None else ""
+        raise ContractError(f"{self.where('iterate')}, phase {phase}{label}: no end after max_supersteps={limit} "
+                            f"supersteps of one run{start} ({self.prim.frontier_total} vertices in the last "
+                            "frontier); the run ends when every device has converged and next_phase() returns None "
+                            "- set max_supersteps= higher if the run needs more")
 
     def result(self):
         """The primitive's result() checked: {name: a per-vertex array of the backend}."""
@@ -289,8 +401,3 @@ class Contract:
                                     f"{f' of shape {shape}' if shape is not None else ''}; each result is a 1-D "
                                     f"{xp.__name__} array with one value per vertex of this graph ({n})")
         return out
-
-
-def result_of(prim, graph, backend, device):
-    """``prim.result()``, checked as the contract says (see :class:`Contract`)."""
-    return Contract(prim, graph, backend, device).result()

@@ -1,0 +1,315 @@
+"""Where a run's devices work: what differs between one device, worker threads and MPI ranks.
+
+The run path (:func:`mgraph.runner.launch.run`) is one sequence for all three;
+a :class:`Workers` strategy supplies the steps that differ:
+
+* :class:`Solo`: one device in this thread; the whole graph is the one part,
+  its group of one (SoloGroup) and an exchange that sends nothing;
+* :class:`Threads`: several devices of this process (``devices=P`` from a
+  notebook), one worker thread each, each building its own part from slices
+  of the graph and exchanging through memory or peer copies;
+* :class:`Ranks`: one device per MPI rank (``mpiexec -n P``), each building
+  only its own part from the graph's source and exchanging through MPI
+  (NumPy) or NCCL (GPUs).
+
+Each strategy holds this process's parts, devices and exchanges, and says
+how a value of every device reaches the caller (``everyone``) and how the
+results come together (``collect``).
+"""
+from __future__ import annotations
+
+import contextlib
+import socket
+import time
+
+import numpy as np
+
+from mgraph.backend import PeakWatch
+from mgraph.comm.exchange import Exchange
+from mgraph.comm.transport import LocalTransport
+from mgraph.group import SoloGroup, ThreadGroup, fail_job
+from mgraph.io.sources import GraphSource
+from mgraph.parts import cache, subgraph
+from mgraph.parts.build import Owners, build_part
+from mgraph.parts.partitioned import PartitionedGraph
+from mgraph.parts.proxyarcs import with_proxy_arcs
+from mgraph.runner.enactor import drive, enact_devices, on_threads
+from mgraph.runner.owners import owner_table, rank_owners
+
+
+def workers_for(opts) -> "Workers":
+    """The strategy of the run ``opts`` describes (mgraph.runner.options.RunOptions)."""
+    return {"solo": Solo, "threads": Threads, "mpi": Ranks}[opts.workers](opts)
+
+
+class Workers:
+    """The steps of a run that differ by where its devices work, in the order the run path calls them."""
+
+    def __init__(self, opts):
+        self.opts = opts
+        self.backends = opts.backends  # this process's devices
+        self.part_set = None  # the parts' PartSet (mgraph.parts.cache) where parts were built
+        self.reused = False
+
+    def guard(self):
+        """A context that turns a failure on this process's devices into what the other devices must see."""
+        return contextlib.nullcontext()
+
+    def parts(self, proxy_arcs: bool) -> list:
+        """This process's parts, one per device here, built or taken from the part cache; with proxies' arcs
+        (triangles) where ``proxy_arcs``."""
+        raise NotImplementedError
+
+    def refusals(self, messages: list) -> list:
+        """Every device's refusal messages (None: none), so that all devices refuse alike."""
+        return messages
+
+    def exchanges(self, parts) -> list:
+        """One Exchange per part, over this strategy's transport."""
+        raise NotImplementedError
+
+    def drive(self, prims, exchanges, sources, progress, max_supersteps):
+        """Run the primitives in lockstep: (this process's devices' records, the clock of device 0, this process's
+        devices' results)."""
+        raise NotImplementedError
+
+    def everyone(self, values: list) -> list:
+        """One value per device of the run, in device order, from this process's ``values`` (one per device)."""
+        return list(values)
+
+    def total(self, value):
+        """``value`` summed over the processes of the run."""
+        return value
+
+    def clock(self, clock):
+        """Device 0's clock."""
+        return clock
+
+    def collect(self, parts, results, vertex_valued):
+        """The result arrays in caller ids: whole arrays, or with ``gather=False`` also ``vertices`` and the
+        arrays aligned with it (every vertex in one process; this rank's own vertices under MPI); under MPI None
+        for each array off rank 0."""
+        raise NotImplementedError
+
+    def where(self) -> dict:
+        """Stats that say where each device ran, beyond RunOptions.stats()."""
+        return {}
+
+
+def own_entries(part, a):
+    """The own vertices' entries of per-vertex array ``a`` of ``part`` (a whole Graph or a SubGraph): a prefix
+    where own vertices come first, else a gather."""
+    below = part.own_below
+    return a[:below] if below is not None else a[part.own_vertices]
+
+
+class Solo(Workers):
+    """One device in this thread: the whole graph is the one part."""
+
+    def parts(self, proxy_arcs):
+        return [self.opts.graph]
+
+    def exchanges(self, parts):
+        return [Exchange(parts[0], 1, None, self.opts.communication)]
+
+    def drive(self, prims, exchanges, sources, progress, max_supersteps):
+        with self.backends[0].context():
+            records, clock, results = drive(0, prims[0], exchanges[0], self.backends[0], SoloGroup(), sources,
+                                            progress, max_supersteps)
+        return [records], clock, [results]
+
+    def collect(self, parts, results, vertex_valued):
+        arrays = dict(results[0])  # where the device keeps them: deliver() copies them as the caller asked
+        if not self.opts.gather:
+            arrays["vertices"] = np.arange(parts[0].num_vertices, dtype=np.int64)
+        return arrays
+
+
+class Threads(Workers):
+    """One worker thread per device of this process, each with its own part."""
+
+    def parts(self, proxy_arcs):
+        opts = self.opts
+        self.part_set, self.reused = cache.parts_for(opts.graph, opts.part_key(), self._build)
+        parts = self.part_set.parts
+        if proxy_arcs:
+            if "proxy_arcs" not in self.part_set.kept:
+                self.part_set.kept["proxy_arcs"] = _in_threads(
+                    self.backends, lambda d, group: with_proxy_arcs(parts[d], group), "proxy-arcs")
+            parts = self.part_set.kept["proxy_arcs"]
+        return parts
+
+    def _build(self):
+        opts, backends = self.opts, self.backends
+        p = opts.num_devices
+        t0 = time.perf_counter()
+        table = owner_table(opts)
+        t1 = time.perf_counter()
+
+        def build(d, group):
+            b = backends[d]
+            with PeakWatch(b) as watch:
+                owners = Owners(p, opts.seed, None if table is None else b.asarray(table))
+                part = build_part(group, GraphSource(opts.graph), b, owners, opts.duplication)
+                b.synchronize()
+            return part, watch.bytes
+
+        parts, peaks = (list(x) for x in zip(*_in_threads(backends, build, "build")))
+        return parts, {"partition_s": t1 - t0, "subgraph_s": time.perf_counter() - t1, "build_peak_bytes": peaks}
+
+    def exchanges(self, parts):
+        p = self.opts.num_devices
+        shared = ThreadGroup.shared_state(p)
+        self._groups = [ThreadGroup(shared, d) for d in range(p)]
+        transport = LocalTransport(self.backends, shared["barrier"])
+        return [Exchange(part, p, transport, self.opts.communication) for part in parts]
+
+    def drive(self, prims, exchanges, sources, progress, max_supersteps):
+        return enact_devices(prims, exchanges, self.backends, self._groups, sources, progress, max_supersteps)
+
+    def collect(self, parts, results, vertex_valued):
+        pieces = []
+        for part, b, arrays in zip(parts, self.backends, results):
+            with b.context():
+                pieces.append(part.own_values(arrays, vertex_valued))
+        n = self.opts.graph.num_vertices
+        arrays = subgraph.assemble(pieces, n)
+        if not self.opts.gather:
+            arrays["vertices"] = np.arange(n, dtype=np.int64)
+        return arrays
+
+
+class Ranks(Workers):
+    """This MPI rank's device, in lockstep with the other ranks of the job."""
+
+    def __init__(self, opts):
+        super().__init__(opts)
+        self.group = opts.world
+
+    def guard(self):
+        return _rank_failures(self.group)
+
+    def parts(self, proxy_arcs):
+        opts, group = self.opts, self.group
+        with self.backends[0].context():
+            self.part_set, self.reused = cache.parts_for(opts.graph, opts.part_key(), self._build)
+            part = self.part_set.parts[0]
+            if proxy_arcs:
+                if "proxy_arcs" not in self.part_set.kept:
+                    self.part_set.kept["proxy_arcs"] = with_proxy_arcs(part, group)
+                part = self.part_set.kept["proxy_arcs"]
+        return [part]
+
+    def _build(self):
+        """This rank's part, built from the graph's source on its device."""
+        opts, group, backend = self.opts, self.group, self.backends[0]
+        move = device_move(group, backend)
+        with PeakWatch(backend) as watch:
+            t0 = time.perf_counter()
+            owners = rank_owners(opts, group, backend, move)
+            t1 = time.perf_counter()
+            graph = opts.graph
+            source = graph.source if isinstance(graph, PartitionedGraph) else GraphSource(graph)
+            part = build_part(group, source, backend, owners, opts.duplication, progress=True, move=move)
+            backend.synchronize()
+        info = {"partition_s": t1 - t0, "subgraph_s": time.perf_counter() - t1, "build_peak_bytes": [watch.bytes]}
+        part.build_info = dict(info, build_peak_bytes=watch.bytes)  # what `mgraph info` reports of a rank's part
+        return [part], info
+
+    def refusals(self, messages):
+        return [m for ms in self.group.allgather(messages) for m in ms]
+
+    def exchanges(self, parts):
+        with self.backends[0].context():  # an NCCL communicator is set up on the current device
+            transport = rank_transport(self.group, self.backends[0])
+        return [Exchange(parts[0], self.opts.num_devices, transport, self.opts.communication)]
+
+    def drive(self, prims, exchanges, sources, progress, max_supersteps):
+        rank = self.group.rank
+        with self.backends[0].context():
+            records, clock, results = drive(rank, prims[0], exchanges[0], self.backends[0], self.group, sources,
+                                            progress if rank == 0 else None, max_supersteps)
+        return [records], clock, [results]
+
+    def everyone(self, values):
+        return [v for vs in self.group.allgather(list(values)) for v in vs]
+
+    def total(self, value):
+        return self.group.allreduce(value, "sum")
+
+    def clock(self, clock):
+        return self.group.bcast(clock, root=0)
+
+    def collect(self, parts, results, vertex_valued):
+        part, group = parts[0], self.group
+        with self.backends[0].context():
+            ids, arrays = part.own_values(results[0], vertex_valued)
+        if not self.opts.gather:
+            return dict(arrays, vertices=ids.copy())
+        kept = self.part_set.kept
+        if "gathered_ids" not in kept:  # the ranks' own caller ids are the same every run of a part: gathered once
+            kept["gathered_ids"] = group.gatherv(ids.astype(np.int64))  # every rank alike: all reuse or all gather
+        all_ids = kept["gathered_ids"]
+        pieces = {name: group.gatherv(values) for name, values in sorted(arrays.items())}
+        if all_ids is None:
+            return dict.fromkeys(arrays)  # the names, so that every rank's Result has the same fields
+        return subgraph.assemble([(all_ids[k], {name: pieces[name][k] for name in pieces})
+                                  for k in range(group.size)], self.opts.graph.num_vertices)
+
+    def where(self):
+        return {"hosts": self.everyone([socket.gethostname()]),
+                "device_ids": self.everyone([b.device for b in self.backends])}
+
+
+@contextlib.contextmanager
+def _rank_failures(group):
+    """A ValueError (a user's mistake, found by every rank alike) is raised as it is; where only this rank raises,
+    the CLI (Group.all_failing) and the script's exception hook (mgraph.group) end the job.  Any other failure
+    ends the job at once: the other ranks wait in a collective."""
+    try:
+        yield
+    except ValueError:
+        raise
+    except BaseException as e:  # noqa: BLE001 - ends the job, then goes on up
+        fail_job(group, e)
+        raise
+
+
+_TRANSPORTS = {}
+
+
+def rank_transport(group, backend):
+    """This rank's transport, one per job and device, kept: an NCCL communicator takes long to set up.  NCCL
+    allows one rank per GPU; where ranks share one (several ranks on a one-GPU machine) the packages go through
+    the host.  Collective on a GPU the first time."""
+    from mgraph.comm.mpi import MpiTransport, NcclTransport, StagedTransport
+
+    key = (id(group), backend)
+    if key not in _TRANSPORTS:
+        if not backend.is_gpu:
+            _TRANSPORTS[key] = MpiTransport(group)
+        else:
+            gpus = group.allgather((socket.gethostname(), backend.device))
+            shared = len(set(gpus)) < len(gpus)
+            _TRANSPORTS[key] = StagedTransport(group) if shared else NcclTransport(group)
+    return _TRANSPORTS[key]
+
+
+def device_move(group, backend):
+    """The all-to-all that routes a GPU rank's arcs while its part is built: NCCL's, device to device, where the
+    ranks' transport is NCCL; None (through the host) elsewhere.  Collective: it may set up the transport."""
+    if not backend.is_gpu:
+        return None
+    return getattr(rank_transport(group, backend), "alltoallv", None)
+
+
+def _in_threads(backends, work, what):
+    """``work(d, group)`` for every device d at once, one thread each (a collective step over a ThreadGroup); the
+    results in device order, or the first worker's error (a failing worker breaks the others' barrier)."""
+    shared = ThreadGroup.shared_state(len(backends))
+
+    def failed(d, e):
+        shared["barrier"].abort()
+        return e
+
+    return on_threads(backends, lambda d: work(d, ThreadGroup(shared, d)), what, failed)
