@@ -23,6 +23,7 @@ import warnings
 
 import numpy as np
 
+from mgraph.backend import array_module
 from mgraph.primitives.bc import BC
 from mgraph.primitives.bfs import BFS
 from mgraph.primitives.cc import CC
@@ -201,8 +202,6 @@ def sssp(graph, source, **run) -> Result:
 
 def _finite(values):
     """Reached vertices of an SSSP (finite distance), on the values' own array module."""
-    from mgraph.backend import array_module
-
     return array_module(values).isfinite(values)
 
 

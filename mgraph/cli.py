@@ -44,7 +44,6 @@ from mgraph.parts.partitioned import PartitionedGraph, draw_sources
 from mgraph.parts.subgraph import DUPLICATIONS
 from mgraph.report import (check_json_folder, code_version, fmt_bytes, fmt_count, fmt_ms, harmonic_mean, now, status,
                            write_json)
-from mgraph.runner.launch import WORKERS, Placement, prepare
 
 TRAVERSALS = ("bfs", "dobfs", "sssp")
 PRIMITIVES = TRAVERSALS + ("cc", "pr", "bc", "tc", "kcore", "lpa")
@@ -62,7 +61,7 @@ def random_sources(graph, k: int, seed: int, run: dict | None = None) -> list[in
     (mgraph.parts.partitioned.draw_sources).  A PartitionedGraph needs the ``run`` options: each rank builds (or
     keeps) its part for them and vouches for the candidates it owns; collective."""
     if isinstance(graph, PartitionedGraph):
-        return graph.random_sources(k, seed, prepare(graph, run or {}))
+        return graph.random_sources(k, seed, api.prepare(graph, **(run or {})))
     degree = to_numpy(graph.out_degree())
     candidates = np.flatnonzero(degree > 0)
     if candidates.size == 0:
@@ -72,7 +71,7 @@ def random_sources(graph, k: int, seed: int, run: dict | None = None) -> list[in
 
 def process_device(backend="auto") -> Backend:
     """The device of this process before it has a graph: ``backend``'s device 0, or under MPI the rank's GPU (its
-    local rank modulo the node's GPUs), the one a run of one device per rank takes (mgraph.runner.launch.Placement).
+    local rank modulo the node's GPUs), the one a run of one device per rank takes (mgraph.api.run_backend).
     Do the work outside the runs (generating, picking sources, checking) :func:`on_device` it, so that no rank
     opens a context on GPU 0 or runs a kernel there on another GPU's arrays."""
     b, w = resolve(backend), world()
@@ -95,9 +94,9 @@ def on_device(backend: Backend):
 
 def graph_device(graph, run: dict) -> Backend:
     """Where this process works on ``graph`` outside its runs: under MPI the rank's device as the runs place it
-    (mgraph.runner.launch.Placement, for the options ``run``), else the device that holds the whole graph."""
+    (mgraph.api.run_backend, for the options ``run``), else the device that holds the whole graph."""
     if isinstance(graph, PartitionedGraph):
-        return Placement(graph, run, "selective").backends[0]
+        return api.run_backend(graph, **run)
     return Backend("numpy") if graph.xp is np else Backend("cupy", graph.indptr.device.id)
 
 
@@ -208,7 +207,7 @@ def _parser() -> argparse.ArgumentParser:
                        help="proxies of remote neighbours only (1-hop) or of every vertex (all)")
         q.add_argument("--communication", choices=COMMUNICATIONS,
                        help="send remote frontier vertices to their owner (selective) or to every device (broadcast)")
-        q.add_argument("--workers", choices=WORKERS,
+        q.add_argument("--workers", choices=api.WORKERS,
                        help="devices of one process run in threads (for one process per device start MPI ranks: "
                             "mpiexec -n P mgraph ...)")
         q.add_argument("--seed", type=int, default=0, help="seed for random sources, weights and partitioning")
@@ -257,7 +256,7 @@ def _parser() -> argparse.ArgumentParser:
     q.add_argument("--partitioner", choices=tuple(partitioners.PARTITIONERS), help="vertex -> device assignment")
     q.add_argument("--duplication", choices=DUPLICATIONS, help="proxies of remote neighbours (1-hop) or of all")
     q.add_argument("--communication", choices=COMMUNICATIONS, help="selective or broadcast frontier exchange")
-    q.add_argument("--workers", choices=WORKERS, help="devices of one process run in threads")
+    q.add_argument("--workers", choices=api.WORKERS, help="devices of one process run in threads")
     q.add_argument("--seed", type=int, default=0, help="seed of the graph, the roots and the partitioner")
     q.add_argument("--json", metavar="FILE", help="write the report and every root's figures as one JSON record")
     q = sub.add_parser("partition", help="partition a graph and report each part's size, border and edge cut",
@@ -592,7 +591,7 @@ def _info_parts(args, graph, load_s) -> int:
     run = {"backend": args.backend}
     with on_device(graph_device(graph, run)):
         t0 = time.perf_counter()
-        part = prepare(graph, run)
+        part = api.prepare(graph, **run)
         build_s = time.perf_counter() - t0
         group = graph.group
         rows = group.allgather((group.rank, int(part.own_vertices.shape[0]), part.num_vertices, part.num_arcs,

@@ -36,7 +36,6 @@ from mgraph.io.sources import SpecSource
 from mgraph.parts.build import build_graph
 from mgraph.parts.partitioned import PartitionedGraph
 from mgraph.report import check_json_folder, code_version, now, status, write_json
-from mgraph.runner.launch import Placement, prepare
 
 DEFAULT_WEIGHTS = (1, 64)  # SSSP's integer weights when --weights is not given (scripts/bench.py's)
 ROOT_BATCH = 1024  # candidate roots drawn (and, under MPI, checked in one allgather) at a time
@@ -220,7 +219,7 @@ def _device(graph, run):
     """This process's device, as the searches place it: under MPI the rank's (``graph`` its PartitionedGraph),
     else the run's first."""
     if graph is not None:
-        return Placement(graph, run, "selective").backends[0]
+        return api.run_backend(graph, **run)
     devices = run["devices"]
     return resolve(run["backend"], devices[0] if isinstance(devices, list) else 0)
 
@@ -250,7 +249,7 @@ def _build(args, source, graph, backend, run, weights):
     with status("building the graph"):
         t0 = time.perf_counter()
         if w is not None:
-            part = prepare(graph, run)
+            part = api.prepare(graph, **run)
         else:
             graph, part = build_graph(source, backend), None
             backend.synchronize()

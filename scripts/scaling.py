@@ -86,7 +86,6 @@ from mgraph.parts.partitioned import PartitionedGraph  # noqa: E402
 from mgraph.parts.subgraph import DUPLICATIONS  # noqa: E402
 from mgraph.primitives.contract import Primitive  # noqa: E402
 from mgraph.report import code_version, fmt_figure, harmonic_mean, now, write_json  # noqa: E402
-from mgraph.runner.launch import WORKERS  # noqa: E402
 
 EXPERIMENTS = ("strong", "weak", "overhead")
 SEED_OVERHEAD_US = {1: 66.8, 2: 124.0, 4: 188.0}  # the seed's us per superstep on K40s (one vertex + one edge each)
@@ -225,7 +224,7 @@ def _arguments(argv):
     p.add_argument("--duplication", choices=DUPLICATIONS, help="1-hop or all (default: each primitive's)")
     p.add_argument("--communication", choices=COMMUNICATIONS,
                    help="selective or broadcast (default: each primitive's own)")
-    p.add_argument("--workers", choices=WORKERS,
+    p.add_argument("--workers", choices=mgraph.api.WORKERS,
                    help="devices of this process run in threads (one process per device: --mpiexec)")
     p.add_argument("--seed", type=int, default=0, help="seed for graphs, sources, weights and partitioning")
     p.add_argument("--backend", choices=BACKENDS, default="auto")

@@ -96,7 +96,7 @@ def test_the_bound_is_a_run_option(grid, devices):
                                             r"max_supersteps=30 supersteps"):
         mgraph.run(B.Spin, grid, devices=devices, max_supersteps=30)
     # the phase is named, with the primitive's own name for it where it has one
-    with pytest.raises(ContractError, match=r"^Phases\.iterate on device \d, superstep 0, phase 29 \('again'\): no "
+    with pytest.raises(ContractError, match=r"^Phases\.iterate on device \d, superstep 29, phase 29 \('again'\): no "
                                             r"end after max_supersteps=30"):
         mgraph.run(B.Phases, grid, devices=devices, max_supersteps=30)
 

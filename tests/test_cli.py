@@ -487,6 +487,7 @@ def test_checker_on_a_partitioned_graph_checks_the_part_built_for_the_last_run()
     from mgraph.backend import Backend
     from mgraph.check.runs import checker as check_of
     from mgraph.group import ThreadGroup
+    from mgraph.parts import cache
     from mgraph.parts.build import Owners, build_part
     from mgraph.parts.partitioned import PartitionedGraph
 
@@ -506,7 +507,7 @@ def test_checker_on_a_partitioned_graph_checks_the_part_built_for_the_last_run()
             assert pg.built_part() is None
             with pytest.raises(ValueError, match="run first"):
                 check_of("bfs", pg)(good, s)
-            pg.part("key", lambda: build_part(group, pg.source, Backend("numpy"), Owners(2, seed=1)))
+            cache.parts_for(pg, "key", lambda: ([build_part(group, pg.source, Backend("numpy"), Owners(2, seed=1))], {}))
             assert pg.built_part() is not None
             check = check_of("bfs", pg)
             verdicts[r] = (check(good, s), check(bent, s))

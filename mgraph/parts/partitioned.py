@@ -14,6 +14,7 @@ import contextlib
 
 import numpy as np
 
+from mgraph.backend import array_module, to_numpy
 from mgraph.io.sources import source_of
 from mgraph.parts import cache
 
@@ -78,22 +79,15 @@ class PartitionedGraph:
             return None
         return self.num_arcs if self.directed else self.num_arcs // 2
 
-    @property
-    def _parts(self) -> dict:
-        """{key: this rank's part} of the part cache, for the readers that predate it (mgraph/cli.py's validator):
-        empty before a run has built a part."""
-        kept = cache.held(self)
-        return {} if kept is None else {kept.key: kept.parts[0]}
-
     def built_part(self):
-        """This rank's part built for the last run (one is kept at a time), or None before a run has built one."""
-        return next(iter(self._parts.values()), None)
+        """This rank's part built for the last run (the part cache keeps one set at a time), or None before a run
+        has built one."""
+        kept = cache.held(self)
+        return None if kept is None else kept.parts[0]
 
     def random_sources(self, k: int, seed: int, part) -> list[int]:
         """``k`` random vertices of out-degree >= 1 (distinct while there are enough), the same on every rank: each
         rank vouches for the candidates it owns (:func:`draw_sources`)."""
-        from mgraph.backend import array_module, to_numpy
-
         xp = array_module(part.indptr)
         # the part's device, not the current one: a rank's arrays read from another GPU go through peer access
         with contextlib.nullcontext() if xp is np else xp.cuda.Device(part.indptr.device.id):

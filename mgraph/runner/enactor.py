@@ -116,7 +116,7 @@ def _drive(d, prim, ex, backend, group, sources, progress, max_supersteps):
         step, iterating = ("reset", lambda: prim.reset(run)), False
         while True:
             if max_supersteps is not None and at["count"] >= max_supersteps:
-                check.unbounded(max_supersteps, caller, at["phase"])
+                check.unbounded(max_supersteps, caller, at["phase"], at["count"] - 1)
             frontier, rec = superstep(step)
             for k in STAT_KEYS:
                 records[k].append(rec[k])
@@ -376,13 +376,14 @@ class Contract:
             why = f"the devices are at different (superstep, phase) of their run: {seen}"
         raise ContractError(f"{self.where(what)}, phase {int(head[2])}: the devices disagree on convergence: {why}")
 
-    def unbounded(self, limit, source, phase):
+    def unbounded(self, limit, source, phase, superstep):
         """One source's run reached ``limit`` supersteps (``max_supersteps``) without finishing: a ContractError
-        naming the primitive, the phase and the superstep, the same on every device."""
+        naming the primitive, the phase and ``superstep`` (the run's last, counted by the enactor: a primitive that
+        runs several levels in one superstep counts more steps), the same on every device."""
         label = getattr(self.prim, "phase", None)
         label = f" ({label!r})" if isinstance(label, str) else ""
         start = f" from source {source}" if source is not None else ""
-        raise ContractError(f"{self.where('iterate')}, phase {phase}{label}: no end after max_supersteps={limit} "
+        raise ContractError(f"{self.where('iterate', superstep)}, phase {phase}{label}: no end after max_supersteps={limit} "
                             f"supersteps of one run{start} ({self.prim.frontier_total} vertices in the last "
                             "frontier); the run ends when every device has converged and next_phase() returns None "
                             "- set max_supersteps= higher if the run needs more")

@@ -27,12 +27,8 @@ from mgraph.backend import peak_bytes, reset_peak, to_host
 from mgraph.group import is_root
 from mgraph.primitives.contract import Primitive
 from mgraph.runner.enactor import run_stats
-from mgraph.runner.options import OUTPUTS, RUN_OPTIONS, WORKERS, RunOptions  # noqa: F401 - the runner's names
+from mgraph.runner.options import RunOptions
 from mgraph.runner.workers import own_entries, workers_for
-
-# RunOptions under the name mgraph/graph500.py reads (``Placement(graph, run, communication).backends[0]``)
-Placement = RunOptions
-
 
 def run(opts: RunOptions, make, sources=(None,), *, count=None, check=None):
     """Run ``make(graph)``'s primitive from each of ``sources`` in turn (caller ids; None: no source).

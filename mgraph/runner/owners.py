@@ -15,6 +15,7 @@ from mgraph import partitioners
 from mgraph.backend import Backend, to_numpy
 from mgraph.graph import Graph
 from mgraph.parts.build import Owners, build_part
+from mgraph.partitioners.biased_parts import biased_random_parts
 
 METIS_BYTES_PER_ARC = 40  # rank 0's CSR (ids, the build's keys) and pymetis's own adjacency copy, per arc
 
@@ -58,8 +59,6 @@ def _owners_on_root(opts, group, backend, move):
         pieces = group.gatherv(mine.astype(np.int32))
         return None if pieces is None else np.concatenate(pieces)
     if opts.partitioner == "biased-random":  # distributed: each rank scores its own vertices' neighbours
-        from mgraph.partitioners.biased_parts import biased_random_parts
-
         hashed = build_part(group, graph.source, backend, Owners(p, opts.seed), "all", move=move)
         table = to_numpy(biased_random_parts(group, hashed, p, opts.seed))
         del hashed
