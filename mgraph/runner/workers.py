@@ -26,6 +26,7 @@ import numpy as np
 
 from mgraph.backend import PeakWatch
 from mgraph.comm.exchange import Exchange
+from mgraph.comm.mpi import MpiTransport, NcclTransport, StagedTransport
 from mgraph.comm.transport import LocalTransport
 from mgraph.group import SoloGroup, ThreadGroup, fail_job
 from mgraph.io.sources import GraphSource
@@ -282,8 +283,6 @@ def rank_transport(group, backend):
     """This rank's transport, one per job and device, kept: an NCCL communicator takes long to set up.  NCCL
     allows one rank per GPU; where ranks share one (several ranks on a one-GPU machine) the packages go through
     the host.  Collective on a GPU the first time."""
-    from mgraph.comm.mpi import MpiTransport, NcclTransport, StagedTransport
-
     key = (id(group), backend)
     if key not in _TRANSPORTS:
         if not backend.is_gpu:
