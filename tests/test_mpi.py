@@ -161,7 +161,7 @@ def test_bounds_and_broken_primitives_end_every_rank_alike(tmp_path):
         "spin": ("ContractError", r"Spin\.iterate on device D, superstep 29, phase 0: no end after max_supersteps=30 "),
         "spin_default": ("ContractError", r"Spin\.iterate on device D, superstep 1143, phase 0: no end after "
                                           r"max_supersteps=1144 supersteps of one run \(36 vertices"),
-        "phases": ("ContractError", r"Phases\.iterate on device D, superstep 0, phase 29 \('again'\): no end"),
+        "phases": ("ContractError", r"Phases\.iterate on device D, superstep 29, phase 29 \('again'\): no end"),
         "bfs_bound": ("ContractError", r"BFS\.iterate on device D, superstep 4, phase 0: no end after "
                                        r"max_supersteps=5 supersteps of one run from source 0"),
         "finishing": ("ContractError", r"Finishing\.next_phase on device D, superstep 0, phase 0: the devices "
