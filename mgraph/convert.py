@@ -37,7 +37,7 @@ import numpy as np
 
 from mgraph.graph import Graph, index_dtype
 from mgraph.parts.partitioned import PartitionedGraph
-from mgraph.result import Result
+from mgraph.result import Result, import_pandas
 
 ACCEPTED = "an mgraph.Graph, a networkx graph, a scipy.sparse matrix or array, or a pandas DataFrame"
 
@@ -345,15 +345,6 @@ def from_scipy(matrix, directed=None) -> Graph:
 
 
 # -- pandas ---------------------------------------------------------------------
-
-
-def import_pandas(what: str):
-    """pandas, or a one-line ImportError saying how to get it (it is an optional dependency)."""
-    try:
-        import pandas
-    except ImportError:
-        raise ImportError(f"{what} needs pandas, which is not installed: pip install pandas") from None
-    return pandas
 
 
 def _is_pandas(obj) -> bool:
