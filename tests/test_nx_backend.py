@@ -18,12 +18,15 @@ import subprocess
 import sys
 import textwrap
 import types
+import warnings
 from importlib.metadata import entry_points
 
 import networkx as nx
 import pytest
 
+import mgraph
 import mgraph_nx_info
+from mgraph import nx_backend
 from mgraph.nx_backend import FUNCTIONS, SMALL_GRAPH_EDGES, backend_interface
 from mgraph.nx_backend.graph import NxGraph
 from mgraph.nx_backend.testing import mark_expected_failures
@@ -265,6 +268,47 @@ def test_converted_graph_round_trip_and_use():
     assert backend_interface.convert_to_nx({"x": 1}) == {"x": 1}
 
 
+def test_conversion_reads_the_public_adjacency_of_subclasses(monkeypatch):
+    """networkx's _AntiGraph stores the complement of the graph it stands for and presents the graph through G.adj:
+    the backend converts what G.adj shows (the issue's wrong core numbers: 16 or 22 where networkx gives 4)."""
+    from networkx.algorithms.approximation.kcomponents import _AntiGraph
+
+    karate = nx.karate_club_graph()
+    anti = _AntiGraph(nx.complement(karate))  # stands for karate itself
+    assert nx.core_number(anti, backend="mgraph") == nx.core_number(anti) == nx.core_number(karate)
+    assert max(nx.core_number(anti, backend="mgraph").values()) == 4
+    g = mgraph.from_networkx(anti)
+    assert g.num_edges == karate.number_of_edges()
+    assert list(nx.connected_components(anti, backend="mgraph")) == list(nx.connected_components(karate))
+    want = nx.approximation.k_components(karate)  # networkx's test_karate_1: its _AntiGraph calls reach mgraph
+    monkeypatch.setattr(nx_backend, "SMALL_GRAPH_EDGES", 0)
+    with nx.config(backend_priority=["mgraph"], fallback_to_nx=True):
+        assert nx.approximation.k_components(karate) == want
+
+
+def test_converted_graphs_stay_cached_without_networkx_warning(monkeypatch):
+    """One walk of G for any number of calls, no cache warning; a change through G's methods converts again."""
+    G = nx.karate_club_graph()
+    walks = []
+    walk = NxGraph.from_networkx.__func__
+    monkeypatch.setattr(NxGraph, "from_networkx",
+                        classmethod(lambda cls, H, *a, **k: walks.append(a) or walk(cls, H, *a, **k)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # networkx's "conversions to backend graphs are saved to cache" fails here
+        first = nx.pagerank(G, backend="mgraph")
+        assert nx.pagerank(G, backend="mgraph") == first
+        nx.betweenness_centrality(G, backend="mgraph")  # unweighted: served by the weighted conversion
+        list(nx.bfs_edges(G, 0, backend="mgraph"))
+    assert walks == [("weight", 1)]
+    G.add_edge(0, 99)  # networkx clears G's cache, the backend's key with it
+    nx.pagerank(G, backend="mgraph")
+    assert walks == [("weight", 1)] * 2
+    with nx.config(cache_converted_graphs=False):  # nothing kept where networkx keeps nothing
+        nx.pagerank(G, backend="mgraph")
+        nx.pagerank(nx.Graph(G), backend="mgraph")
+    assert len(walks) == 4
+
+
 # ======================================================================== (b) networkx's own tests
 # networkx's test modules of every function the backend runs (the test below checks that each one is reached)
 NX_TEST_MODULES = [
@@ -302,7 +346,8 @@ PLUGIN = textwrap.dedent('''
 
     import networkx as nx
 
-    from mgraph.nx_backend import FUNCTIONS, SMALL_GRAPH_EDGES, backend_interface
+    from mgraph import nx_backend
+from mgraph.nx_backend import FUNCTIONS, SMALL_GRAPH_EDGES, backend_interface
 
     CALLS = collections.Counter()
 

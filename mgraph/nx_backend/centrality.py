@@ -245,6 +245,9 @@ def katz_centrality(G, alpha=0.1, beta=1.0, max_iter=1000, tol=1.0e-6, nstart=No
 
 def _hits_declines(a):
     G = a["G"]
+    if a.get("normalized") is not True:
+        return ("normalized=False gives ARPACK's unit vector, whose sign and scale mgraph's iteration does not "
+                "reproduce")
     if G.is_multigraph():
         return "networkx's hits sums parallel edges' weights; mgraph merges them"
     if has_self_loops(G):
@@ -259,8 +262,8 @@ def _hits_declines(a):
 @declines(_hits_declines)
 def hits(G, max_iter=100, tol=1.0e-8, nstart=None, normalized=True, **run):
     """networkx's: (hubs, authorities), the leading singular vectors of the adjacency matrix (weights "weight"),
-    each scaled to sum 1, by power iteration on mgraph (``nstart`` only seeds networkx's ARPACK and changes
-    nothing here).  Where ``max_iter`` power iterations do not reach ``tol`` the call goes to networkx, whose
+    each scaled to sum 1 (``normalized=True``), by power iteration on mgraph (``nstart`` only seeds networkx's
+    ARPACK and changes nothing here).  Where ``max_iter`` power iterations do not reach ``tol`` the call goes to networkx, whose
     ARPACK converges differently (NotImplementedError)."""
     G = graph_of(G, "weight")
     if len(G) == 0:
@@ -273,8 +276,7 @@ def hits(G, max_iter=100, tol=1.0e-8, nstart=None, normalized=True, **run):
     if not ok:
         raise NotImplementedError(f"mgraph's power iteration did not reach tol={tol} in {max_iter} iterations")
     h, a = host(r["hubs"]), host(r["authorities"])
-    if normalized:
-        h, a = h / h.sum(), a / a.sum()
+    h, a = h / h.sum(), a / a.sum()
     return dict(zip(G.node_list, h.tolist())), dict(zip(G.node_list, a.tolist()))
 
 

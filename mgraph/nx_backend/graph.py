@@ -249,12 +249,13 @@ def convert_from_nx(G, edge_attrs=None, node_attrs=None, preserve_edge_attrs=Fal
     converted: the algorithms that return graphs with them read them from
     ``G`` itself.  A graph converted before (in the backend's cache key,
     :data:`CACHE_KEY`) is returned as it is; an unweighted request takes any
-    conversion of ``G``.  What mgraph cannot hold (several edge attributes,
+    conversion of ``G``.  Nothing is read from the cache where
+    ``nx.config.cache_converted_graphs`` is off.  What mgraph cannot hold (several edge attributes,
     weights that are not finite real numbers) raises NotImplementedError,
     which lets networkx run the call itself.
     """
     weight, default = _edge_attribute(edge_attrs, preserve_edge_attrs)
-    cache = getattr(G, "__networkx_cache__", None)
+    cache = getattr(G, "__networkx_cache__", None) if sys.modules["networkx"].config.cache_converted_graphs else None
     mine = cache.get(CACHE_KEY) if cache else None
     if mine:
         hit = mine.get((weight, default))

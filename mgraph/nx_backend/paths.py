@@ -405,8 +405,8 @@ def single_source_bellman_ford(G, source, target=None, weight="weight", **run):
     dist, pred = _sssp(G, s, weight, run)
     if target is not None:
         t = G.index.get(target) if target in G else None
-        if t is None or not np.isfinite(dist[t]):
-            raise nx.NetworkXNoPath(f"Node {target} not reachable from {source}")
+        if t is None or not np.isfinite(dist[t]):  # networkx's message from building the path
+            raise nx.NetworkXNoPath(f"Target {target} cannot be reached from given sources")
         chain = _chain(pred, s, t)
         _require_unique(G, s, dist, weight, chain)
         return as_number(dist[t], integral), [names[i] for i in chain]

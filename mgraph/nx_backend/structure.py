@@ -498,8 +498,21 @@ def reverse(G, copy=True, **run):
     H = source.reverse(copy=copy)
     cache = getattr(H, "__networkx_cache__", None)
     if copy and type(H) is nx.DiGraph and G.own_order and cache is not None:
-        cache.setdefault(CACHE_KEY, {})[(G.weight, G.default)] = _reversed(G, H)
+        mine = cache.setdefault(CACHE_KEY, {})
+        for conversion in _conversions(G, source):
+            mine[(conversion.weight, conversion.default)] = _reversed(conversion, H)
     return H
+
+
+def _conversions(G: NxGraph, source) -> list:
+    """G and the other conversions of its networkx graph that the caches hold (weighted by other attributes)."""
+    cache = getattr(source, "__networkx_cache__", None) or {}
+    found = [G] + list(cache.get(CACHE_KEY, {}).values()) + list(cache.get("backends", {}).get("mgraph", {}).values())
+    out = {}
+    for c in found:
+        if isinstance(c, NxGraph):
+            out.setdefault((c.weight, c.default), c)
+    return list(out.values())
 
 
 def _reversed(G: NxGraph, H) -> NxGraph:
