@@ -6,6 +6,9 @@ rows), not against another mgraph conversion.
 """
 from __future__ import annotations
 
+import ast
+import pathlib
+
 import networkx as nx
 import numpy as np
 import pytest
@@ -281,9 +284,6 @@ def test_result_maps_vertex_valued_arrays_to_labels_in_dicts_and_tables_alike():
 
 def test_result_does_not_import_the_converters():
     """mgraph.convert imports mgraph.result (Result, import_pandas), never the other way round."""
-    import ast
-    import pathlib
-
     tree = ast.parse(pathlib.Path(mgraph.result.__file__).read_text())
     imported = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)} | {
         a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}

@@ -23,6 +23,7 @@ from importlib.metadata import entry_points
 
 import networkx as nx
 import pytest
+from networkx.algorithms.approximation.kcomponents import _AntiGraph
 
 import mgraph
 import mgraph_nx_info
@@ -271,8 +272,6 @@ def test_converted_graph_round_trip_and_use():
 def test_conversion_reads_the_public_adjacency_of_subclasses(monkeypatch):
     """networkx's _AntiGraph stores the complement of the graph it stands for and presents the graph through G.adj:
     the backend converts what G.adj shows (the issue's wrong core numbers: 16 or 22 where networkx gives 4)."""
-    from networkx.algorithms.approximation.kcomponents import _AntiGraph
-
     karate = nx.karate_club_graph()
     anti = _AntiGraph(nx.complement(karate))  # stands for karate itself
     assert nx.core_number(anti, backend="mgraph") == nx.core_number(anti) == nx.core_number(karate)
@@ -346,8 +345,7 @@ PLUGIN = textwrap.dedent('''
 
     import networkx as nx
 
-    from mgraph import nx_backend
-from mgraph.nx_backend import FUNCTIONS, SMALL_GRAPH_EDGES, backend_interface
+    from mgraph.nx_backend import FUNCTIONS, SMALL_GRAPH_EDGES, backend_interface
 
     CALLS = collections.Counter()
 

@@ -17,6 +17,7 @@ import types
 import networkx as nx
 import numpy as np
 import pytest
+from networkx.algorithms.approximation.kcomponents import _AntiGraph
 
 from mgraph.nx_backend import backend_interface
 from mgraph.nx_backend.graph import NxGraph
@@ -567,8 +568,6 @@ def test_declined_arguments_say_why_and_networkx_answers(case):
 def test_order_sensitive_functions_decline_graph_classes_with_their_own_order():
     """A subclass that redefines its neighbours (networkx's _AntiGraph) is converted as it presents itself, but
     networkx's visiting order then follows its own methods: the order-sensitive functions leave it to networkx."""
-    from networkx.algorithms.approximation.kcomponents import _AntiGraph
-
     A = _AntiGraph(nx.path_graph(6))
     assert nx.core_number(A, backend="mgraph") == nx.core_number(A)
     assert list(nx.connected_components(A, backend="mgraph")) == list(nx.connected_components(A))
