@@ -35,9 +35,9 @@ import sys
 
 import numpy as np
 
-from mgraph.graph import Graph
+from mgraph.graph import Graph, index_dtype
 from mgraph.parts.partitioned import PartitionedGraph
-from mgraph.result import Result
+from mgraph.result import Result, import_pandas
 
 ACCEPTED = "an mgraph.Graph, a networkx graph, a scipy.sparse matrix or array, or a pandas DataFrame"
 
@@ -113,55 +113,188 @@ def _is_networkx(obj) -> bool:
     return nx is not None and isinstance(obj, nx.Graph)
 
 
-def networkx_edges(G, weight=None, default=1):
-    """(nodes, index, src, dst, weights or None) of networkx graph ``G``, vertex ids in ``list(G)`` order.
+class NetworkxAdjacency:
+    """A networkx graph's adjacency as arrays, exactly as its public ``G.adj`` (and ``G.pred``) lists it.
 
-    Every edge comes once as ``G.edges`` lists it (each parallel edge of a
-    multigraph, each self-loop); ``weights`` holds each edge's ``weight``
-    attribute, ``default`` where it has none (networkx's rule), with the dtype
-    NumPy infers from the values (int64 for ints: callers that mimic networkx
-    keep integer sums integral).  No weights (None) when ``weight`` is None.
+    Vertex i is ``nodes[i]`` (``list(G)`` order).  Row i of
+    ``indptr``/``indices`` holds node i's neighbours in the order ``G.adj[node]``
+    iterates them (networkx's insertion order: the order its traversals
+    follow), self-loops included and each neighbour once (a multigraph's
+    parallel edges are one entry, ``multiplicity`` counting them).
+    ``weights`` holds each entry's weight attribute (``default`` where an
+    edge has none; a multigraph's lightest parallel edge, as networkx's
+    shortest paths take it), with the dtype NumPy infers (int64 for ints).
+    """
+
+    def __init__(self, nodes, index, indptr, indices, weights, multiplicity, directed):
+        self.nodes = nodes
+        self.index = index
+        self.indptr = indptr
+        self.indices = indices
+        self.weights = weights
+        self.multiplicity = multiplicity
+        self.directed = directed
+
+    @property
+    def num_vertices(self) -> int:
+        return len(self.nodes)
+
+    def rows(self) -> np.ndarray:
+        """The row (source vertex) of every entry."""
+        return np.repeat(np.arange(self.num_vertices, dtype=np.int64), np.diff(self.indptr))
+
+
+def _networkx_classes(nx):
+    return (nx.Graph, nx.DiGraph, nx.MultiGraph, nx.MultiDiGraph)
+
+
+def networkx_mapping(G, name: str):
+    """The dict-of-dicts behind ``G.<name>`` (``adj`` or ``pred``) where G's class keeps networkx's own (the public
+    view then shows exactly that mapping, and reading it directly skips one view per lookup); else the public
+    ``G.<name>`` itself, so that a subclass which redefines it (networkx's ``_AntiGraph``, whose ``adj`` is the
+    complement of what it stores) is read as it presents itself."""
+    nx = sys.modules["networkx"]
+    prop = inspect.getattr_static(type(G), name, None)
+    if any(prop is inspect.getattr_static(c, name, None) for c in _networkx_classes(nx)):
+        return G._adj if name == "adj" else G._pred
+    return getattr(G, name)
+
+
+def networkx_order_is_own(G) -> bool:
+    """Whether G's neighbour order is networkx's own: its class redefines none of the ways networkx's algorithms
+    walk neighbours (``adj``, ``succ``, ``pred``, ``G[u]``, ``neighbors``, ``successors``, ``predecessors``,
+    iteration over nodes), so that the order of ``G.adj`` is the order its BFS and Dijkstra visit them in."""
+    nx = sys.modules["networkx"]
+    cls = type(G)
+    for name in ("adj", "succ", "pred", "__getitem__", "neighbors", "successors", "predecessors", "__iter__"):
+        mine = inspect.getattr_static(cls, name, None)
+        if not any(mine is inspect.getattr_static(c, name, None) for c in _networkx_classes(nx)):
+            return False
+    return True
+
+
+def _label_ids(index: dict, nodes: list, labels: list) -> np.ndarray:
+    """Vertex ids of ``labels`` (node objects): the labels themselves where the nodes are 0..n-1 in order."""
+    n = len(nodes)
+    if n and type(nodes[0]) is int and type(nodes[-1]) is int and nodes[0] == 0 and nodes[-1] == n - 1 and all(
+            type(x) is int for x in nodes) and nodes == list(range(n)):
+        return np.array(labels, dtype=np.int64).reshape(-1)
+    return np.fromiter(map(index.__getitem__, labels), dtype=np.int64, count=len(labels))
+
+
+def _weight_array(values: list, weight) -> np.ndarray:
+    """Edge attribute values as a NumPy array of real numbers (a ValueError naming the attribute otherwise)."""
+    try:
+        w = np.asarray(values) if values else np.empty(0, dtype=np.int64)
+    except (ValueError, OverflowError) as e:
+        raise ValueError(f"edge attribute {weight!r} must hold real numbers ({e})") from None
+    if w.dtype.kind not in "iuf" or w.ndim != 1:
+        bad = next((x for x in values if isinstance(x, bool) or not isinstance(x, numbers.Real)), w.dtype)
+        raise ValueError(f"edge attribute {weight!r} must hold real numbers, got {bad!r}")
+    return w
+
+
+def networkx_adjacency(G, weight=None, default=1, *, mapping: str = "adj") -> NetworkxAdjacency:
+    """``G``'s public adjacency (``mapping="adj"``: successors) or its predecessors (``"pred"``, directed graphs)
+    as a :class:`NetworkxAdjacency`: one walk over the neighbour dicts in Python, then arrays.
+
+    The rows are read through :func:`networkx_mapping`, node by node in
+    ``list(G)`` order; ``weight`` (an edge attribute name, or None) fills
+    ``weights``.  Values that are not real numbers are a ValueError.
     """
     nodes = list(G)
     index = dict(zip(nodes, range(len(nodes))))
-    if weight is None:
-        pairs = [(index[u], index[v]) for u, v in G.edges()]
-        w = None
-    else:
-        rows = [(index[u], index[v], d) for u, v, d in G.edges(data=weight, default=default)]
-        pairs = [r[:2] for r in rows]
-        try:
-            w = np.asarray([r[2] for r in rows]) if rows else np.empty(0, dtype=np.int64)
-        except (ValueError, OverflowError) as e:
-            raise ValueError(f"edge attribute {weight!r} must hold real numbers ({e})") from None
-        if w.dtype.kind not in "iuf" or w.ndim != 1:
-            bad = next((r[2] for r in rows if isinstance(r[2], bool)
-                        or not isinstance(r[2], numbers.Real)), w.dtype)
-            raise ValueError(f"edge attribute {weight!r} must hold real numbers, got {bad!r}")
-    uv = np.array(pairs, dtype=np.int64).reshape(-1, 2)
-    return nodes, index, uv[:, 0], uv[:, 1], w
+    adj = networkx_mapping(G, mapping)
+    multigraph = bool(G.is_multigraph())
+    targets, ends, data = [], [0], [] if (weight is not None or multigraph) else None
+    for nbrs in map(adj.__getitem__, nodes):
+        targets.extend(nbrs)
+        ends.append(len(targets))
+        if data is not None:
+            data.extend(nbrs.values())
+    indptr = np.array(ends, dtype=np.int64)
+    indices = _label_ids(index, nodes, targets)
+    del targets
+    multiplicity = w = None
+    if multigraph:
+        multiplicity = np.fromiter(map(len, data), dtype=np.int64, count=len(data))
+        if weight is not None:
+            w = _weight_array([min(d.get(weight, default) for d in keyed.values()) for keyed in data], weight)
+    elif weight is not None:
+        w = _weight_array([d.get(weight, default) for d in data], weight)
+    return NetworkxAdjacency(nodes, index, indptr, indices, w, multiplicity, bool(G.is_directed()))
+
+
+def simple_csr(adj: NetworkxAdjacency, weights=None):
+    """The simple graph of ``adj`` as mgraph stores it: (indptr, indices, weights, entry) with each row sorted by
+    column, self-loops dropped and repeated entries merged keeping the lightest; ``entry[k]`` is the position in
+    ``adj.indices`` of arc k, so ``entry - adj.indptr[row]`` is its place in networkx's neighbour order.
+    ``weights`` (default ``adj.weights``) are per entry of ``adj``."""
+    n = adj.num_vertices
+    rows = adj.rows()
+    cols = adj.indices
+    w = adj.weights if weights is None else weights
+    keep = np.flatnonzero(rows != cols)
+    key = rows[keep] * np.int64(max(n, 1)) + cols[keep]
+    if w is None:
+        order = np.argsort(key, kind="stable")
+    else:  # lightest first within a key
+        order = np.lexsort((w[keep], key))
+    entry = keep[order]
+    key = key[order]
+    if key.size > 1:
+        first = np.empty(key.shape, dtype=bool)
+        first[0] = True
+        np.not_equal(key[1:], key[:-1], out=first[1:])
+        if not first.all():
+            entry, key = entry[first], key[first]
+    counts = np.bincount(rows[entry], minlength=n) if n else np.zeros(0, dtype=np.int64)
+    indptr = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(counts, out=indptr[1:])
+    indices = cols[entry].astype(index_dtype(n))
+    weights = None if w is None else w[entry].astype(np.float64)
+    return indptr, indices, weights, entry
+
+
+def networkx_edges(G, weight=None, default=1):
+    """(nodes, index, src, dst, weights or None) of networkx graph ``G``, vertex ids in ``list(G)`` order: every
+    entry of its public adjacency once (an undirected edge from both ends), read by :func:`networkx_adjacency`."""
+    adj = networkx_adjacency(G, weight, default)
+    return adj.nodes, adj.index, adj.rows(), adj.indices, adj.weights
+
+
+def graph_of_adjacency(adj: NetworkxAdjacency, weights=None) -> tuple:
+    """(mgraph Graph, entry) of ``adj``: the simple graph (see :func:`simple_csr`), weights as given (default
+    ``adj.weights``; None stores it unweighted, as does an array of ones), labelled by ``adj.nodes``."""
+    indptr, indices, w, entry = simple_csr(adj, weights)
+    if w is not None and not bool(np.isfinite(w).all()):
+        raise ValueError("weights contain NaN or infinite values")
+    if w is not None and bool(np.all(w == 1)):
+        w = None  # every weight 1: the unweighted graph gives the same numbers with less memory
+    arcs = int(indices.shape[0])
+    graph = Graph(indptr, indices, w, directed=adj.directed, num_input_edges=arcs if adj.directed else arcs // 2)
+    return _set_labels(graph, label_array(adj.nodes), adj.index), entry
 
 
 def from_networkx(G, weight=None) -> Graph:
     """An mgraph Graph of networkx graph ``G`` (Graph, DiGraph, MultiGraph or MultiDiGraph), labelled by its nodes.
 
-    Vertex i is ``list(G)[i]`` (``graph.labels``).  ``weight`` names the edge
-    attribute holding weights; an edge without it weighs 1, as in networkx,
-    and a graph where every weight is 1 is stored unweighted (the same
-    results, less memory).  None (the default): unweighted.  Self-loops are
-    dropped and the parallel edges of a multigraph merge into one with the
-    smallest weight (what shortest paths use; networkx's pagerank instead sums
-    parallel edges, so the NetworkX backend declines pagerank on multigraphs).
+    Vertex i is ``list(G)[i]`` (``graph.labels``).  ``G`` is read through its
+    public adjacency ``G.adj``, so a subclass that redefines it is converted
+    as it presents itself.  ``weight`` names the edge attribute holding
+    weights; an edge without it weighs 1, as in networkx, and a graph where
+    every weight is 1 is stored unweighted (the same results, less memory).
+    None (the default): unweighted.  Self-loops are dropped and the parallel
+    edges of a multigraph merge into one with the smallest weight (what
+    shortest paths use; networkx's pagerank instead sums parallel edges, so
+    the NetworkX backend declines pagerank on multigraphs).
     """
     if not _is_networkx(G):
         raise ValueError(f"expected a networkx graph, got {type(G).__name__}")
     if weight is not None and not isinstance(weight, str):
         raise ValueError(f"weight must be None or the name of an edge attribute, got {weight!r}")
-    nodes, index, src, dst, w = networkx_edges(G, weight)
-    if w is not None and bool(np.all(w == 1)):
-        w = None
-    graph = Graph.from_edges(src, dst, w, num_vertices=len(nodes), directed=bool(G.is_directed()))
-    return _set_labels(graph, label_array(nodes), index)
+    graph, _ = graph_of_adjacency(networkx_adjacency(G, weight))
+    return graph
 
 
 # -- scipy.sparse ---------------------------------------------------------------
@@ -212,15 +345,6 @@ def from_scipy(matrix, directed=None) -> Graph:
 
 
 # -- pandas ---------------------------------------------------------------------
-
-
-def import_pandas(what: str):
-    """pandas, or a one-line ImportError saying how to get it (it is an optional dependency)."""
-    try:
-        import pandas
-    except ImportError:
-        raise ImportError(f"{what} needs pandas, which is not installed: pip install pandas") from None
-    return pandas
 
 
 def _is_pandas(obj) -> bool:

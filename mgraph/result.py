@@ -3,6 +3,21 @@ from __future__ import annotations
 
 import numpy as np
 
+from mgraph.backend import to_numpy
+
+VERTEX_VALUED = ("predecessor", "labels")
+"""Result arrays whose values are vertex ids, unless the run function says otherwise: BFS's and SSSP's
+predecessors, connected components' and label propagation's labels (each the id of a vertex)."""
+
+
+def import_pandas(what: str):
+    """pandas, or a one-line ImportError saying how to get it (it is an optional dependency)."""
+    try:
+        import pandas
+    except ImportError:
+        raise ImportError(f"{what} needs pandas, which is not installed: pip install pandas") from None
+    return pandas
+
 
 class Result:
     """Result arrays as attributes (``r.depth``) or by name (``r["depth"]``), run statistics in ``r.stats``.
@@ -11,13 +26,16 @@ class Result:
     ``gather=False`` under MPI, one per vertex in ``r.vertices``).  A result
     of a graph that came from a converter (mgraph.from_networkx,
     from_pandas, ...) knows the vertices' labels (``r.vertex_labels``), and
-    ``to_dict`` and ``to_pandas`` key the values by them.
+    ``to_dict`` and ``to_pandas`` key the values by them and give the values
+    of vertex-valued arrays (``vertex_valued``: by default those named in
+    :data:`VERTEX_VALUED`) as labels too, None where there is no vertex (-1).
     """
 
-    def __init__(self, arrays: dict, stats: dict, *, vertex_labels=None):
+    def __init__(self, arrays: dict, stats: dict, *, vertex_labels=None, vertex_valued=None):
         self._arrays = dict(arrays)
         self.stats = stats
         self._vertex_labels = vertex_labels
+        self.vertex_valued = tuple(VERTEX_VALUED if vertex_valued is None else vertex_valued)
 
     def __getattr__(self, name):
         try:
@@ -49,8 +67,6 @@ class Result:
 
     def _vertex_ids(self) -> np.ndarray:
         """The vertex id of each array entry: ``vertices`` where a rank kept only its own, else 0..n-1."""
-        from mgraph.backend import to_numpy
-
         if any(a is None for a in self._arrays.values()):
             raise ValueError("this result holds no arrays here: under MPI the whole arrays land on rank 0 "
                              "(or pass gather=False to keep each rank's own vertices)")
@@ -63,8 +79,6 @@ class Result:
 
     def _per_vertex(self, ids) -> dict:
         """The per-vertex arrays (1-D, one value per entry of ``ids``) as NumPy arrays, ``vertices`` left out."""
-        from mgraph.backend import to_numpy
-
         return {name: to_numpy(a) for name, a in self._arrays.items()
                 if name != "vertices" and getattr(a, "ndim", 0) == 1 and a.shape[0] == ids.shape[0]}
 
@@ -72,13 +86,32 @@ class Result:
         """The dict keys / table column of the vertices ``ids``: their labels, or the ids themselves."""
         return (ids if self._vertex_labels is None else self._vertex_labels[ids]).tolist()
 
-    def to_dict(self, name: str, *, map_values: bool = False) -> dict:
+    def _maps(self, name: str, values: np.ndarray, map_values) -> bool:
+        """Whether array ``name``'s values become labels: ``map_values`` where given (True needs integer values),
+        else where it is vertex-valued and the vertices have labels."""
+        if map_values is None:
+            return name in self.vertex_valued and self._vertex_labels is not None and values.dtype.kind in "iu"
+        if map_values and values.dtype.kind not in "iu":
+            raise ValueError(f"map_values=True needs vertex ids, but {name!r} holds dtype {values.dtype}")
+        return bool(map_values)
+
+    def _as_labels(self, name: str, values: np.ndarray) -> list:
+        """Vertex ids ``values`` as the vertices' labels (the ids where there are none), None for a negative one."""
+        n = len(self._vertex_labels) if self._vertex_labels is not None else None
+        if n is not None and values.size and int(values.max()) >= n:
+            raise ValueError(f"{name!r} holds {int(values.max())}, not a vertex id of this {n}-vertex graph")
+        out = values.tolist() if self._vertex_labels is None else self._vertex_labels[np.maximum(values, 0)].tolist()
+        return [None if v < 0 else o for v, o in zip(values.tolist(), out)]
+
+    def to_dict(self, name: str, *, map_values: bool | None = None) -> dict:
         """``{label: value}`` of array ``name`` (keyed by vertex id where the graph had no labels).
 
-        Values are Python numbers.  ``map_values=True`` is for arrays whose
-        values are vertex ids (``predecessor``; ``labels`` of
-        connected_components): each value becomes that vertex's label, and a
-        negative one (no predecessor) None.
+        Values are Python numbers.  The values of a vertex-valued array
+        (``predecessor``; ``labels`` of connected_components and
+        label_propagation) are labels where the vertices have them, None
+        where negative (no predecessor), as in :meth:`to_pandas`;
+        ``map_values=True`` maps an integer array so even without labels
+        (-1 to None), ``False`` leaves every array's ids as they are.
         """
         if name not in self._arrays:
             raise ValueError(f"no result array {name!r}: this result has {', '.join(self._arrays) or 'none'}")
@@ -87,26 +120,31 @@ class Result:
         if name not in arrays:
             raise ValueError(f"result array {name!r} does not hold one value per vertex")
         values = arrays[name]
-        if map_values:
-            if values.dtype.kind not in "iu":
-                raise ValueError(f"map_values=True needs vertex ids, but {name!r} holds dtype {values.dtype}")
-            n = len(self._vertex_labels) if self._vertex_labels is not None else None
-            if n is not None and values.size and int(values.max()) >= n:
-                raise ValueError(f"{name!r} holds {int(values.max())}, not a vertex id of this {n}-vertex graph")
-            out = values.tolist() if self._vertex_labels is None else self._vertex_labels[np.maximum(values, 0)].tolist()
-            values = [None if v < 0 else o for v, o in zip(values.tolist(), out)]
-        else:
-            values = values.tolist()
+        values = self._as_labels(name, values) if self._maps(name, values, map_values) else values.tolist()
         return dict(zip(self._keys(ids), values))
 
-    def to_pandas(self):
-        """A pandas DataFrame: a ``vertex`` column (labels, or vertex ids), then one column per per-vertex array."""
-        from mgraph.convert import import_pandas
+    def to_pandas(self, *, map_values: bool | None = None):
+        """A pandas DataFrame: a ``vertex`` column (labels, or vertex ids), then one column per per-vertex array.
 
+        Vertex-valued arrays hold labels where the vertices have them, as in
+        :meth:`to_dict` (``map_values`` the same): a nullable ``Int64`` column
+        where the labels are ints (missing where there is no vertex, -1),
+        else objects (None there).
+        """
         pd = import_pandas("Result.to_pandas")
         ids = self._vertex_ids()
         vertex = ids if self._vertex_labels is None else self._vertex_labels[ids]
-        return pd.DataFrame({"vertex": vertex, **self._per_vertex(ids)})
+        columns = {"vertex": vertex}
+        for name, values in self._per_vertex(ids).items():
+            if name in self.vertex_valued and self._maps(name, values, map_values):
+                labels = self._as_labels(name, values)
+                int_labels = self._vertex_labels is None or self._vertex_labels.dtype.kind in "iu"
+                column = np.empty(len(labels), dtype=object)
+                column[:] = labels
+                columns[name] = pd.array(labels, dtype="Int64") if int_labels else pd.Series(column, dtype=object)
+            else:
+                columns[name] = values
+        return pd.DataFrame(columns)
 
     def __repr__(self) -> str:
         fields = ", ".join(self._arrays)

@@ -6,6 +6,9 @@ rows), not against another mgraph conversion.
 """
 from __future__ import annotations
 
+import ast
+import pathlib
+
 import networkx as nx
 import numpy as np
 import pytest
@@ -245,8 +248,46 @@ def test_result_to_pandas_with_and_without_labels():
     df = r.to_pandas()
     assert list(df.columns) == ["vertex", "distance", "predecessor"]
     assert df["vertex"].tolist() == ["s", "t", "u"] and df["distance"].tolist() == [0.0, 1.0, 2.0]
+    assert df["predecessor"].tolist() == ["s", "s", "t"]  # labels, as to_dict gives them
     plain = api.pagerank(mgraph.Graph.from_edges([0], [1])).to_pandas()
     assert plain["vertex"].tolist() == [0, 1] and plain["rank"].tolist() == pytest.approx([0.5, 0.5])
+
+
+def test_result_maps_vertex_valued_arrays_to_labels_in_dicts_and_tables_alike():
+    """Predecessors (and components' labels, vertex ids too) come out as labels from to_dict and to_pandas alike."""
+    G = nx.Graph([("a", "b"), ("b", "c"), ("x", "y")])
+    r = mgraph.bfs(G, "a")
+    want = {"a": "a", "b": "a", "c": "b", "x": None, "y": None}
+    assert r.to_dict("predecessor") == want
+    df = r.to_pandas()
+    assert dict(zip(df["vertex"], df["predecessor"])) == want
+    assert r.to_dict("predecessor", map_values=False) == {"a": 0, "b": 0, "c": 1, "x": -1, "y": -1}
+    assert r.to_pandas(map_values=False)["predecessor"].tolist() == [0, 0, 1, -1, -1]
+    cc = mgraph.connected_components(G)
+    assert cc.to_dict("labels") == {"a": "a", "b": "a", "c": "a", "x": "x", "y": "x"}
+    assert cc.to_pandas()["labels"].tolist() == ["a", "a", "a", "x", "x"]
+    # integer labels: a nullable integer column, missing where there is no predecessor
+    H = nx.relabel_nodes(G, {"a": 10, "b": 20, "c": 30, "x": 40, "y": 50})
+    col = mgraph.bfs(H, 10).to_pandas()["predecessor"]
+    assert str(col.dtype) == "Int64" and col.isna().tolist() == [False, False, False, True, True]
+    assert col.dropna().tolist() == [10, 10, 20]
+    # without labels, ids stay ids (-1 where none); map_values=True still gives None there
+    plain = mgraph.bfs(mgraph.Graph.from_edges([0, 1], [1, 2], num_vertices=4), 0)
+    assert plain.to_pandas()["predecessor"].tolist() == [0, 0, 1, -1]
+    assert plain.to_pandas(map_values=True)["predecessor"].isna().tolist() == [False, False, False, True]
+    # a result that declares its vertex-valued arrays: nothing else maps
+    labels = np.array(["p", "q"], dtype=object)
+    custom = mgraph.Result({"community": np.array([1, 1])}, {}, vertex_labels=labels, vertex_valued=())
+    assert custom.to_dict("community") == {"p": 1, "q": 1}
+    assert mgraph.Result({"labels": np.array([1, 1])}, {}, vertex_labels=labels).to_dict("labels") == {"p": "q", "q": "q"}
+
+
+def test_result_does_not_import_the_converters():
+    """mgraph.convert imports mgraph.result (Result, import_pandas), never the other way round."""
+    tree = ast.parse(pathlib.Path(mgraph.result.__file__).read_text())
+    imported = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)} | {
+        a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+    assert not any(m and m.startswith("mgraph.convert") for m in imported), imported
 
 
 def test_result_tables_need_the_arrays_here():

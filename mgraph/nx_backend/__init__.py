@@ -12,15 +12,30 @@ runs, what is declined and why.
 """
 from __future__ import annotations
 
-import inspect
+import functools
 
-from mgraph.nx_backend import algorithms, graph
-from mgraph.nx_backend.algorithms import FUNCTIONS
+from mgraph.nx_backend import graph
+from mgraph.nx_backend.algorithms import FUNCTIONS, declines
+from mgraph.nx_backend.testing import mark_expected_failures
 
 # Below this many edges networkx beats mgraph on one CPU even with the graph converted: measured on the 2-core
 # development machine (NumPy backend), number_connected_components, single_source_shortest_path_length, pagerank
 # and betweenness_centrality break even between 1,000 and 15,000 edges (docs/networkx.md).
 SMALL_GRAPH_EDGES = 5000
+
+
+def _keeping_cache(fn):
+    """``fn`` as networkx calls it: afterwards the converted graphs networkx cached go to the backend's own cache
+    key, where they are reused without networkx's warning (:meth:`NxGraph.keep_cached`)."""
+    @functools.wraps(fn)
+    def call(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            for a in args[:1] + tuple(v for v in kwargs.values() if isinstance(v, graph.NxGraph)):
+                if isinstance(a, graph.NxGraph):
+                    a.keep_cached()
+    return call
 
 
 class BackendInterface:
@@ -31,38 +46,19 @@ class BackendInterface:
 
     def __init__(self):
         for name, fn in FUNCTIONS.items():
-            setattr(self, name, fn)
+            setattr(self, name, _keeping_cache(fn))
 
     @staticmethod
     def can_run(name, args, kwargs):
         """True where the backend gives networkx's answer for these arguments, else a string saying why not.
 
-        Only the arguments are looked at (and a networkx graph's self-loops
-        for pagerank, one pass over its adjacency); what shows only in the
-        converted graph (negative weights for Dijkstra) makes the function
-        raise NotImplementedError instead, which networkx treats the same way.
+        Only the arguments are looked at (and, for a few functions, a
+        networkx graph's self-loops: one pass over its adjacency); what shows
+        only in the converted graph (negative weights for Dijkstra, ties
+        among Bellman-Ford paths) makes the function raise
+        NotImplementedError instead, which networkx treats the same way.
         """
-        fn = FUNCTIONS.get(name)
-        if fn is None:
-            return f"mgraph does not implement {name}"
-        try:
-            bound = inspect.signature(fn).bind(*args, **kwargs)
-        except TypeError as e:  # networkx will raise its own error for the call
-            return str(e)
-        bound.apply_defaults()
-        a = bound.arguments
-        reason = None
-        if name == "pagerank":
-            reason = algorithms._pagerank_declines(a["G"], a["alpha"], a["personalization"], a["max_iter"], a["tol"],
-                                                   a["nstart"], a["weight"], a["dangling"])
-        elif name == "betweenness_centrality":
-            reason = algorithms._betweenness_declines(a["k"], a["weight"], a["endpoints"])
-        elif name == "core_number" and algorithms._has_self_loops(a["G"]):
-            reason = "networkx's core_number refuses self-loops (its own error); mgraph graphs drop them"
-        elif name == "single_source_dijkstra_path_length" and not (a["weight"] is None or isinstance(a["weight"], str)):
-            reason = "mgraph takes weights from an edge attribute, not a function"
-        if name.startswith("single_source") and not (a["cutoff"] is None or algorithms._real(a["cutoff"])):
-            reason = "cutoff must be None or a real number"
+        reason = declines(name, args, kwargs)
         return True if reason is None else reason
 
     @staticmethod
@@ -83,8 +79,6 @@ class BackendInterface:
     @staticmethod
     def on_start_tests(items):
         """Mark networkx's own tests that are expected to fail with this backend, each with its reason."""
-        from mgraph.nx_backend.testing import mark_expected_failures
-
         mark_expected_failures(items)
 
 
