@@ -41,19 +41,14 @@ class _Pull(Primitive):
         self.rgraph = graph.reverse()
         ops.prepare_pull(self.rgraph)
         self.own = graph.own_vertices
-        below = graph.own_below  # own vertices first (one device, 1-hop parts): a prefix, no gather
-        self.mine = slice(0, below) if below is not None else self.own
-        self._prefix = below is not None
         self.n = graph.num_global_vertices
         self.done = 0  # iterations finished (networkx's loop count)
 
     def _own(self, a):
-        return a[self.mine]
+        return self.graph.own(a)
 
     def _l1(self, a, b) -> float:
-        if self._prefix:
-            return float(ops.l1_distance(a, b, self.mine.stop))
-        return float(ops.l1_distance(a[self.mine], b[self.mine]))
+        return float(ops.l1_distance(self.graph.own(a), self.graph.own(b)))
 
     def _sum_squares(self, a) -> float:
         mine = self._own(a)

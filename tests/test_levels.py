@@ -7,6 +7,7 @@ from scipy.sparse import csgraph
 import mgraph
 from mgraph import ops
 from mgraph.graph import Graph
+from mgraph.ops import levels
 from mgraph.parts import subgraph
 
 
@@ -100,8 +101,9 @@ def test_wrong_uses_are_value_errors():
 
 @pytest.mark.parametrize("direction", ["push", "auto"])
 def test_one_device_bfs_fuses_levels_and_takes_the_same_directions(direction):
-    g = mgraph.load("rmat:12", backend="numpy")
-    source = int(np.flatnonzero(np.diff(g.indptr) == 1)[0])  # a leaf: "auto" pushes twice before it pulls
+    g = mgraph.load("rmat:11", backend="numpy")  # its largest degree, 779, lets levels fuse
+    assert np.diff(g.indptr).max() <= levels.FUSE_DEGREE
+    source = int(np.flatnonzero(np.diff(g.indptr) == 1)[0])  # a leaf: "auto" pushes, pulls, then pushes to the end
     one = mgraph.bfs(g, source, direction=direction)
     parts = mgraph.bfs(g, source, direction=direction, devices=2)  # a part fuses nothing: one level per superstep
     np.testing.assert_array_equal(one.depth, scipy_depths(g, source))
@@ -109,3 +111,13 @@ def test_one_device_bfs_fuses_levels_and_takes_the_same_directions(direction):
     assert one.stats["directions"] == parts.stats["directions"]  # fused levels stop where "auto" would pull
     assert len(one.stats["directions"]) == int(one.depth.max()) + 1
     assert one.stats["supersteps"] < parts.stats["supersteps"]
+
+
+def test_a_graph_with_a_hub_runs_its_levels_one_at_a_time():
+    g = mgraph.load("rmat:12", backend="numpy")  # a vertex of 1360 arcs: a warp would walk them alone
+    assert np.diff(g.indptr).max() > levels.FUSE_DEGREE
+    source = int(np.flatnonzero(np.diff(g.indptr) == 1)[0])
+    one, parts = mgraph.bfs(g, source), mgraph.bfs(g, source, devices=2)
+    np.testing.assert_array_equal(one.depth, scipy_depths(g, source))
+    assert one.stats["supersteps"] == parts.stats["supersteps"]  # no superstep ran two levels
+    assert one.stats["iterations"] == int(one.depth.max()) + 1

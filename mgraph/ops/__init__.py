@@ -75,8 +75,9 @@ def advance_levels(graph, frontier, functor, *args, level, limit=levels.FUSE_ARC
     each time, until a level emits nothing, the emitted vertices' out-arcs exceed ``limit``, or ``max_levels``
     levels ran.  Returns :class:`~mgraph.ops.levels.Levels` (the last level's output, how many levels ran, how many
     vertices they emitted in all).  On a GPU the levels run in one persistent kernel with one read at its end; a
-    frontier with more than ``limit`` out-arcs, or a graph that is one device's part of a larger one (an exchange
-    must run between levels), gets one plain advance.  The functor must emit each vertex at most once per level,
+    frontier with more than ``limit`` out-arcs, a graph that is one device's part of a larger one (an exchange
+    must run between levels), or a graph with a vertex of more than ``levels.FUSE_DEGREE`` out-arcs (the kernel
+    gives a vertex one warp) gets one plain advance.  The functor must emit each vertex at most once per level,
     as for :func:`advance`.  ``until_pull=(visited, do_a)`` also stops where a direction-optimizing traversal
     (:class:`Direction`, "auto") would switch to pulling the next level: ``visited`` counts the vertices of every
     frontier so far, this one's included."""

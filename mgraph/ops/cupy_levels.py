@@ -20,7 +20,7 @@ import cupy as cp
 import numpy as np
 
 from mgraph.ops import cuda, cupy_kernels
-from mgraph.ops.levels import Levels, is_whole
+from mgraph.ops.levels import Levels, fusable
 
 BLOCK = cuda.BLOCK
 
@@ -158,7 +158,7 @@ def advance_levels(graph, frontier, functor, args, level_at, limit, max_levels, 
     """As :func:`mgraph.ops.levels.advance_levels`, with the levels in one cooperative launch and one read."""
     n_front = int(frontier.shape[0])
     level_param = functor.params[level_at]
-    if max_levels <= 1 or not is_whole(graph) or not 0 < n_front <= limit:
+    if max_levels <= 1 or not 0 < n_front <= limit or not fusable(graph):
         out = advance(graph, frontier, functor, args)
         return Levels(out, 1, int(out.shape[0]))
     idx = graph.indices.dtype

@@ -18,11 +18,16 @@ the call runs one level, as :func:`~mgraph.ops.advance` would.
 """
 from __future__ import annotations
 
+import weakref
 from typing import NamedTuple
 
 import numpy as np
 
 FUSE_ARCS = 1 << 16  # arcs: a frontier with more out-arcs than this leaves the fused levels for the load-balanced advance
+# arcs: the fused kernel gives each frontier vertex one warp, so a graph with a vertex of more out-arcs than this (a
+# power-law hub, which may sit in a small frontier) runs its levels one at a time through the load-balanced advance
+FUSE_DEGREE = 1024
+_MAX_DEGREE = weakref.WeakKeyDictionary()  # graph -> its largest out-degree, read once while the graph lives
 
 
 class PullRule:
@@ -48,6 +53,16 @@ class Levels(NamedTuple):
     emitted: int       #: vertices emitted over all those levels, the last one's included
 
 
+def fusable(graph) -> bool:
+    """Whether levels may run fused on ``graph``: it holds every vertex's arcs itself (one device, so no exchange
+    must run between levels) and has no vertex of more than FUSE_DEGREE out-arcs."""
+    if not is_whole(graph):
+        return False
+    if graph not in _MAX_DEGREE:
+        _MAX_DEGREE[graph] = int((graph.indptr[1:] - graph.indptr[:-1]).max()) if graph.num_vertices else 0
+    return _MAX_DEGREE[graph] <= FUSE_DEGREE
+
+
 def is_whole(graph) -> bool:
     """Whether ``graph`` holds every vertex's arcs itself (one device), so that levels may follow each other
     without an exchange between them."""
@@ -65,7 +80,7 @@ def advance_levels(graph, frontier, functor, args, level_at, limit, max_levels, 
     at most ``limit``, ``advance`` level after level, the argument at ``level_at`` one larger each time, until the
     output is empty, its out-arcs exceed ``limit``, ``max_levels`` levels ran, or ``rule`` (a :class:`PullRule`)
     says the next level pulls; else one level."""
-    fuse = max_levels > 1 and is_whole(graph) and 0 < frontier.shape[0] <= limit and arcs_of(graph, frontier) <= limit
+    fuse = max_levels > 1 and fusable(graph) and 0 < frontier.shape[0] <= limit and arcs_of(graph, frontier) <= limit
     args = list(args)
     levels = emitted = 0
     visited = rule.visited if rule is not None else 0
