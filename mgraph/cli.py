@@ -211,6 +211,8 @@ def _parser() -> argparse.ArgumentParser:
                        help="devices of one process run in threads (for one process per device start MPI ranks: "
                             "mpiexec -n P mgraph ...)")
         q.add_argument("--seed", type=int, default=0, help="seed for random sources, weights and partitioning")
+        q.add_argument("--max-supersteps", type=positive, metavar="N",
+                       help="end a run that has not finished after N supersteps, with an error (default 4|V| + 1000)")
         q.add_argument("--validate", action="store_true", help="check every run against a CPU reference")
         q.add_argument("--json", metavar="FILE", help="write one JSON record of this invocation")
         if name in TRAVERSALS:
@@ -378,8 +380,8 @@ def _run(args) -> int:
               "shares": getattr(args, "shares", "float64")}
     run = {"backend": backend, "devices": args.devices, "seed": args.seed}
     # only when given, so that the API's per-primitive defaults apply
-    run.update({k: getattr(args, k) for k in ("partitioner", "duplication", "communication", "workers")
-                if getattr(args, k)})
+    run.update({k: getattr(args, k) for k in ("partitioner", "duplication", "communication", "workers",
+                                              "max_supersteps") if getattr(args, k)})
     with on_device(graph_device(graph, run)):  # sources and checks where this process's graph or part lives
         sources, results, failures = _runs(args, graph, run, params)
     summary = _summary(name, results)
