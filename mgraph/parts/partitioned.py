@@ -88,6 +88,12 @@ class PartitionedGraph:
     def random_sources(self, k: int, seed: int, part) -> list[int]:
         """``k`` random vertices of out-degree >= 1 (distinct while there are enough), the same on every rank: each
         rank vouches for the candidates it owns (:func:`draw_sources`)."""
+        return draw_sources(self.num_vertices, k, seed, self.has_edges(part))
+
+    def has_edges(self, part):
+        """``f(ids) -> bool array``: which of the caller ids ``ids`` have out-degree >= 1, the same answer on every
+        rank; each rank vouches for the candidates ``part`` (its own) owns, and an allgather combines the verdicts.
+        Collective."""
         xp = array_module(part.indptr)
         # the part's device, not the current one: a rank's arrays read from another GPU go through peer access
         with contextlib.nullcontext() if xp is np else xp.cuda.Device(part.indptr.device.id):
@@ -104,7 +110,7 @@ class PartitionedGraph:
                 good[mine] = deg_sorted[at[mine]] > 0
             return np.sum(self.group.allgather(good), axis=0) > 0
 
-        return draw_sources(self.num_vertices, k, seed, vouch)
+        return vouch
 
     def __repr__(self) -> str:
         kind = "directed" if self.directed else "undirected"
