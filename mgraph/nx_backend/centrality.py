@@ -64,7 +64,7 @@ def pagerank(G, alpha=0.85, personalization=None, max_iter=100, tol=1.0e-6, nsta
         raise nx.PowerIterationFailedConvergence(max_iter)
     with warnings.catch_warnings():  # mgraph warns where it stops unconverged; networkx raises
         warnings.filterwarnings("ignore", message="pagerank did not converge", category=RuntimeWarning)
-        r = api.pagerank(G.for_weight(weight), alpha=alpha, tol=tol, max_iter=int(max_iter), **options(run))
+        r = api.pagerank(G.for_weight(weight), alpha=alpha, tol=tol, max_iter=int(max_iter), **options(run, G))
     if not r.stats["converged"]:
         raise nx.PowerIterationFailedConvergence(max_iter)
     return dict(zip(G.node_list, host(r.rank).tolist()))
@@ -101,7 +101,7 @@ def betweenness_centrality(G, k=None, normalized=True, weight=None, endpoints=Fa
     if k is not None:
         rng = seed if isinstance(seed, random.Random) else nx.utils.create_py_random_state(seed)
         sampled = np.array([G.index[v] for v in rng.sample(G.node_list, k)], dtype=np.int64)
-    r = api.betweenness_centrality(G.for_weight(None), sources=sampled, **options(run))
+    r = api.betweenness_centrality(G.for_weight(None), sources=sampled, **options(run, G))
     # mgraph halves an undirected graph's sum (each pair counted from both ends): networkx's raw sum is twice it
     raw = host(r.centrality) * (1.0 if G.is_directed() else 2.0)
     b = _rescale(raw, n, normalized=normalized, directed=G.is_directed(), sampled=sampled)
@@ -184,7 +184,7 @@ def _spectral_declines(a):
 def _iterate(primitive, G, weight, run):
     """Run a power-iteration primitive on G's graph with ``weight``: its result arrays on the host, and whether it
     met its tolerance."""
-    r = api.run(primitive, G.for_weight(weight), **options(run))
+    r = api.run(primitive, G.for_weight(weight), **options(run, G))
     converged = host(r["converged"])
     return r, bool(converged.size == 0 or converged[0])
 

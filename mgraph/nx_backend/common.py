@@ -22,11 +22,16 @@ from mgraph.nx_backend.graph import NxGraph, convert_from_nx
 CONFIG_KEYS = ("devices", "backend", "partitioner")
 
 
-def options(extra: dict) -> dict:
-    """mgraph's run options: nx.config.backends.mgraph, then what the call passed."""
+def options(extra: dict, G=None) -> dict:
+    """mgraph's run options: nx.config.backends.mgraph, then what the call passed.  A count of ``devices`` larger
+    than ``G``'s nodes (a run's limit: a device owns at least one vertex) becomes one device per node, so a
+    configured count serves small graphs too."""
     cfg = getattr(nx.config.backends, "mgraph", None)
     out = {key: cfg[key] for key in CONFIG_KEYS if cfg is not None and key in cfg}
     out.update(extra)
+    devices = out.get("devices")
+    if G is not None and isinstance(devices, int) and not isinstance(devices, bool) and devices > max(len(G), 1):
+        out["devices"] = max(len(G), 1)
     return out
 
 

@@ -337,7 +337,7 @@ def all_pairs_dijkstra(G, cutoff=None, weight="weight", **run):
 
 def _sssp(G, s: int, weight, run):
     """(distances, predecessors) from mgraph's SSSP: a shortest-path tree of some order."""
-    r = api.sssp(G.for_weight(weight), s, **options(run))
+    r = api.sssp(G.for_weight(weight), s, **options(run, G))
     return host(r.distance), host(r.predecessor).astype(np.int64)
 
 

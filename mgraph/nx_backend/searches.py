@@ -26,13 +26,13 @@ def hops(G: NxGraph, source: int, run: dict, *, reverse: bool = False) -> np.nda
     """Hop counts from vertex ``source`` (towards it with ``reverse``), -1 where unreached: mgraph's BFS."""
     if len(G) == 0:
         return np.zeros(0, dtype=np.int64)
-    return host(api.bfs(_run_graph(G, None, reverse), source, **options(run)).depth).astype(np.int64)
+    return host(api.bfs(_run_graph(G, None, reverse), source, **options(run, G)).depth).astype(np.int64)
 
 
 def distances(G: NxGraph, source: int, weight, run: dict, *, reverse: bool = False) -> np.ndarray:
     """Weighted distances from vertex ``source`` (towards it with ``reverse``), inf where unreached: mgraph's
     SSSP along attribute ``weight`` (None: every edge weighs 1)."""
-    return host(api.sssp(_run_graph(G, weight, reverse), source, **options(run)).distance)
+    return host(api.sssp(_run_graph(G, weight, reverse), source, **options(run, G)).distance)
 
 
 def multi_source_hops(G: NxGraph, sources: list, *, reverse: bool = False) -> np.ndarray:

@@ -61,7 +61,7 @@ def _component_labels(G: NxGraph, run: dict) -> np.ndarray:
     """Each vertex's component (its smallest vertex id), weak components for a directed graph."""
     if len(G) == 0:
         return np.empty(0, dtype=np.int64)
-    return host(api.connected_components(G.for_weight(None), **options(run)).labels)
+    return host(api.connected_components(G.for_weight(None), **options(run, G)).labels)
 
 
 def _components(G: NxGraph, run: dict):
@@ -133,7 +133,7 @@ def node_connected_component(G, n, **run):
 def _triangle_counts(G: NxGraph, run: dict) -> np.ndarray:
     if len(G) == 0:
         return np.zeros(0, dtype=np.int64)
-    return host(api.triangles(G.for_weight(None), **options(run)).triangles).astype(np.int64)
+    return host(api.triangles(G.for_weight(None), **options(run, G)).triangles).astype(np.int64)
 
 
 def triangles(G, nodes=None, **run):
@@ -208,7 +208,7 @@ def core_number(G, **run):
     G = graph_of(G)
     if len(G) == 0:
         return {}
-    return dict(zip(G.node_list, host(api.core_number(G.for_weight(None), **options(run)).core).tolist()))
+    return dict(zip(G.node_list, host(api.core_number(G.for_weight(None), **options(run, G)).core).tolist()))
 
 
 def _filtered(g: Graph, keep) -> Graph:
@@ -581,7 +581,7 @@ def label_propagation_communities(G, **run):
     G = graph_of(G)
     if len(G) == 0:
         return {}.values()
-    labels = host(api.label_propagation(G.for_weight(None), **options(run)).labels).tolist()
+    labels = host(api.label_propagation(G.for_weight(None), **options(run, G)).labels).tolist()
     clusters = {}
     for node, label in zip(G.node_list, labels):
         clusters.setdefault(label, set()).add(node)
