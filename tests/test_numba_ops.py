@@ -120,7 +120,9 @@ def test_the_setting_and_the_environment_select_the_kernels(monkeypatch):
     try:
         monkeypatch.delenv("MGRAPH_CPU_KERNELS", raising=False)
         assert ops._impl(np.zeros(1)) is numba_ops
-        monkeypatch.setenv("MGRAPH_CPU_KERNELS", "numpy")
+        monkeypatch.setenv("MGRAPH_CPU_KERNELS", "numpy")  # read again where the setting returns to None
+        assert ops._impl(np.zeros(1)) is numba_ops
+        numba_ops.configure(kernels=None)
         assert ops._impl(np.zeros(1)) is numpy_ops
         numba_ops.configure(kernels="numba")
         assert ops._impl(np.zeros(1)) is numba_ops
@@ -132,6 +134,14 @@ def test_the_setting_and_the_environment_select_the_kernels(monkeypatch):
         numba_ops.configure(**old)
     with pytest.raises(ValueError, match="CPU kernels must be one of"):
         numba_ops.configure(kernels="cuda")
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.int64, np.uint64])
+def test_id_range(dtype):
+    ids = np.array([5, 3, 9, 9, 0, 4], dtype=dtype)
+    assert numba_ops.id_range(ids) == (0, 9) and numba_ops.id_range(ids[:1]) == (5, 5)
+    big = np.array([2 ** 63 + 5, 7], dtype=np.uint64)
+    assert numba_ops.id_range(big) == (7, 2 ** 63 + 5) and all(type(x) is int for x in numba_ops.id_range(big))
 
 
 def test_the_exchange_kernels_not_compiled_are_the_twins():

@@ -38,7 +38,9 @@ import weakref
 
 import numba
 import numpy as np
-from numba import njit, prange
+from numba import njit, prange, types
+from numba.core import cgutils
+from numba.extending import intrinsic
 
 from mgraph import group
 from mgraph.ops import functors, numpy_ops, segments
@@ -47,12 +49,12 @@ UNVISITED = -1
 KERNELS = ("numba", "numpy")
 PARALLEL_ARCS = 1 << 16  # arcs (or pairs, rows): smaller calls run on one thread, where a fork-join costs more
 CHUNKS_PER_THREAD = 8  # ranges per thread: a range of hub rows does not hold up the others for long
-SORT_BELOW = 64  # an output of k vertices is sorted where k * SORT_BELOW < n, else read off a marker array
 _GALLOP = 4  # intersect_count searches the longer row by doubling steps where it is this many times the shorter
 _MARK_PAIRS = 16  # intersect_count of at least n / this many pairs groups them and marks rows in a bitmap of n
 
 _settings = {"kernels": None, "threads": None}  # None: from the environment
 _KEEP = object()
+_from_environment = []  # MGRAPH_CPU_KERNELS as read
 _lock = threading.Lock()  # parallel calls from several threads of a process, where numba's layer is not thread-safe
 _DRIVERS = weakref.WeakKeyDictionary()  # user functor -> its compiled scalar body's advance
 
@@ -75,18 +77,23 @@ def configure(kernels=_KEEP, threads=_KEEP):
         threads = int(threads)
     if kernels is not _KEEP:
         _settings["kernels"] = kernels
+        _from_environment.clear()
     if threads is not _KEEP:
         _settings["threads"] = threads
     return old
 
 
 def selected() -> bool:
-    """Whether NumPy arrays go to these kernels (else to the NumPy twins)."""
+    """Whether NumPy arrays go to these kernels (else to the NumPy twins).  ``MGRAPH_CPU_KERNELS`` is read at the
+    first call, and again after ``configure(kernels=None)``."""
     kernels = _settings["kernels"]
     if kernels is None:
-        kernels = os.environ.get("MGRAPH_CPU_KERNELS") or "numba"
-        if kernels not in KERNELS:
-            raise ValueError(f"MGRAPH_CPU_KERNELS must be one of {', '.join(KERNELS)}, got {kernels!r}")
+        if not _from_environment:
+            kernels = os.environ.get("MGRAPH_CPU_KERNELS") or "numba"
+            if kernels not in KERNELS:
+                raise ValueError(f"MGRAPH_CPU_KERNELS must be one of {', '.join(KERNELS)}, got {kernels!r}")
+            _from_environment.append(kernels)
+        kernels = _from_environment[0]
     return kernels == "numba"
 
 
@@ -196,29 +203,66 @@ def _balanced(indptr, rows, has_rows, nrows, parts):
     return bounds, offsets
 
 
+def _bit_index_table():
+    """For a word with one bit set, its bit's index at ((word * _DE_BRUIJN) >> 58): the de Bruijn sequence's six-bit
+    windows are all distinct."""
+    table = np.zeros(64, np.int64)
+    for i in range(64):
+        table[(((1 << i) * int(_DE_BRUIJN)) & (2 ** 64 - 1)) >> 58] = i
+    return table
+
+
+_DE_BRUIJN = np.uint64(0x03F79D71B4CB0A89)
+_BIT_INDEX = _bit_index_table()
+
+
 @njit(cache=True)
-def _sorted_ids(out, k, n, distinct):
-    """The distinct vertex ids of ``out[:k]`` in increasing order (``distinct``: they are already distinct)."""
-    if k * SORT_BELOW < n:
-        s = np.sort(out[:k])
-        if distinct or k == 0:
-            return s
-        j = 1
-        for i in range(1, k):
-            if s[i] != s[j - 1]:
-                s[j] = s[i]
-                j += 1
-        return s[:j]
-    mark = np.zeros(n, np.bool_)
+def _sorted_ids(out, k, words, summary):
+    """The distinct vertex ids of ``out[:k]`` in increasing order: set as bits of ``words`` (a bitmap of the
+    vertices) and of ``summary`` (a bit per word), then read off in order, a summary bit at a time, each word cleared
+    as it is read, so that both are all zero again.  O(k + n / 4096), where a sort of k would cost k log k."""
+    one = np.uint64(1)
     for i in range(k):
-        mark[out[i]] = True
+        v = out[i]
+        w = v >> 6
+        words[w] |= one << np.uint64(v & 63)
+        summary[w >> 6] |= one << np.uint64(w & 63)
     res = np.empty(k, out.dtype)
     j = 0
-    for v in range(n):
-        if mark[v]:
-            res[j] = v
-            j += 1
+    for s in range(summary.shape[0]):
+        x = summary[s]
+        if not x:
+            continue
+        summary[s] = 0
+        while x:
+            low = x & (~x + one)
+            x ^= low
+            w = (s << 6) + _BIT_INDEX[(low * _DE_BRUIJN) >> np.uint64(58)]
+            y = words[w]
+            words[w] = 0
+            while y:
+                bit = y & (~y + one)
+                y ^= bit
+                res[j] = (w << 6) + _BIT_INDEX[(bit * _DE_BRUIJN) >> np.uint64(58)]
+                j += 1
     return res[:j]
+
+
+_local = threading.local()
+
+
+def _bits(n):
+    """This thread's scratch bitmaps for :func:`_sorted_ids` over n vertices (kept all zero between calls)."""
+    cache = getattr(_local, "bits", None)
+    if cache is None:
+        cache = _local.bits = {}
+    got = cache.get(n)
+    if got is None:
+        if len(cache) >= 8:  # graphs of many sizes in one thread: keep the last few
+            cache.clear()
+        words = np.zeros((n >> 6) + 1, np.uint64)
+        got = cache[n] = (words, np.zeros((words.shape[0] >> 6) + 1, np.uint64))
+    return got
 
 
 @njit(cache=True)
@@ -274,11 +318,11 @@ def _visit_range(indptr, indices, weights, has_w, frontier, lo, hi, label, pred,
 
 
 @njit(cache=True)
-def _visit(indptr, indices, weights, has_w, frontier, label, pred, level, dist, tight, n, total):
-    out = np.empty(min(total, n), indices.dtype)
+def _visit(indptr, indices, weights, has_w, frontier, label, pred, level, dist, tight, total, words, summary):
+    out = np.empty(min(total, label.shape[0]), indices.dtype)
     k = _visit_range(indptr, indices, weights, has_w, frontier, 0, frontier.shape[0], label, pred, level, dist,
                      tight, out, 0)
-    return _sorted_ids(out, k, n, True)
+    return _sorted_ids(out, k, words, summary)
 
 
 @njit(parallel=True, cache=True)
@@ -290,9 +334,9 @@ def _visit_ranges(indptr, indices, weights, has_w, frontier, label, pred, level,
 
 
 @njit(cache=True)
-def _finish_ranges(out, offsets, counts, n):
+def _finish_ranges(out, offsets, counts, words, summary):
     k = _gather_chunks(out, offsets, counts)
-    return _sorted_ids(out, k, n, False)
+    return _sorted_ids(out, k, words, summary)
 
 
 def advance_visit(graph, frontier, label, pred, level, dist=None):
@@ -307,14 +351,14 @@ def advance_visit(graph, frontier, label, pred, level, dist=None):
     total = _degree_sum(graph.indptr, frontier)
     t = _parallel(total)
     if t == 1:
-        return _visit(graph.indptr, graph.indices, weights, has_w, frontier, label, pred, level, dist, tight, n,
-                      total)
+        return _visit(graph.indptr, graph.indices, weights, has_w, frontier, label, pred, level, dist, tight, total,
+                      *_bits(n))
     bounds, offsets = _balanced(graph.indptr, frontier, True, frontier.shape[0], t * CHUNKS_PER_THREAD)
     out = np.empty(max(total, 1), graph.indices.dtype)
     counts = np.zeros(bounds.shape[0] - 1, np.int64)
     _run_parallel(_visit_ranges, graph.indptr, graph.indices, weights, has_w, frontier, label, pred, level, dist,
                   tight, bounds, offsets, out, counts)
-    return _finish_ranges(out, offsets, counts, n)
+    return _finish_ranges(out, offsets, counts, *_bits(n))
 
 
 # ---- pull visit and the SSSP tree's pull ----------------------------------------------------------------------
@@ -406,14 +450,14 @@ def tight_predecessors(rgraph, dist, pred):
 # ---- relaxation, path counting, dependencies: one thread, the twins' order ------------------------------------
 
 @njit(cache=True)
-def _relax(indptr, indices, weights, has_w, frontier, dist, marks, stamp, n):
+def _relax(indptr, indices, weights, has_w, frontier, dist, marks, stamp, words, summary):
     """dist[v] = min(dist[v], dist[u] + w) with dist[u] as it was when the call started (as the twin gathers it);
     each improved vertex once."""
     nf = frontier.shape[0]
     start = np.empty(nf, np.float64)
     for i in range(nf):
         start[i] = dist[frontier[i]]
-    out = np.empty(min(_degree_sum(indptr, frontier), n), indices.dtype)
+    out = np.empty(min(_degree_sum(indptr, frontier), dist.shape[0]), indices.dtype)
     k = 0
     for i in range(nf):
         u = frontier[i]
@@ -427,7 +471,7 @@ def _relax(indptr, indices, weights, has_w, frontier, dist, marks, stamp, n):
                     marks[v] = stamp
                     out[k] = v
                     k += 1
-    return _sorted_ids(out, k, n, True)
+    return _sorted_ids(out, k, words, summary)
 
 
 def advance_relax(graph, frontier, dist, marks, stamp):
@@ -435,12 +479,12 @@ def advance_relax(graph, frontier, dist, marks, stamp):
     must be new to ``marks``), in increasing order."""
     weights, has_w = _weights(graph)
     return _relax(graph.indptr, graph.indices, weights, has_w, _frontier(graph, frontier), dist, marks, stamp,
-                  graph.num_vertices)
+                  *_bits(graph.num_vertices))
 
 
 @njit(cache=True)
-def _count_paths(indptr, indices, frontier, label, sigma, level, n):
-    out = np.empty(min(_degree_sum(indptr, frontier), n), indices.dtype)
+def _count_paths(indptr, indices, frontier, label, sigma, level, words, summary):
+    out = np.empty(min(_degree_sum(indptr, frontier), label.shape[0]), indices.dtype)
     k = 0
     for i in range(frontier.shape[0]):
         u = frontier[i]
@@ -453,14 +497,14 @@ def _count_paths(indptr, indices, frontier, label, sigma, level, n):
                 k += 1
             if old == UNVISITED or old == level:
                 sigma[v] += sigma[u]
-    return _sorted_ids(out, k, n, True)
+    return _sorted_ids(out, k, words, summary)
 
 
 def advance_count_paths(graph, frontier, label, sigma, level):
     """Brandes forward step: visit like BFS, and add sigma[u] into every successor on the next level (in arc order,
     as the twin adds)."""
     return _count_paths(graph.indptr, graph.indices, _frontier(graph, frontier), label, sigma, level,
-                        graph.num_vertices)
+                        *_bits(graph.num_vertices))
 
 
 @njit(cache=True)
@@ -476,6 +520,44 @@ def _dependency(indptr, indices, frontier, label, sigma, delta, level):
 def advance_dependency(graph, frontier, label, sigma, delta, level):
     """Brandes backward step: delta[u] += sigma[u] / sigma[v] * (1 + delta[v]) over arcs u->v to ``level + 1``."""
     _dependency(graph.indptr, graph.indices, _frontier(graph, frontier), label, sigma, delta, level)
+
+
+# ---- atomics: a compare-and-swap and a load that the compiler may not keep in a register ------------------------
+
+def _element_pointer(context, builder, aryty, array, idxty, index):
+    ary = context.make_array(aryty)(context, builder, array)
+    i = context.cast(builder, index, idxty, types.intp)
+    return cgutils.get_item_pointer(context, builder, aryty, ary, [i], wraparound=False)
+
+
+@intrinsic
+def _cas(typingctx, array, index, expected, new):
+    """array[index] = new where it holds ``expected``, atomically; returns what it held (== expected: swapped)."""
+    if not (isinstance(array, types.Array) and array.ndim == 1 and isinstance(array.dtype, types.Integer)):
+        return None
+
+    def codegen(context, builder, sig, args):
+        aryty, idxty, expty, newty = sig.args
+        ptr = _element_pointer(context, builder, aryty, args[0], idxty, args[1])
+        swap = builder.cmpxchg(ptr, context.cast(builder, args[2], expty, aryty.dtype),
+                               context.cast(builder, args[3], newty, aryty.dtype), "monotonic", "monotonic")
+        return builder.extract_value(swap, 0)
+
+    return array.dtype(array, index, expected, new), codegen
+
+
+@intrinsic
+def _load(typingctx, array, index):
+    """array[index], read from memory every time (an atomic load): another thread may have changed it."""
+    if not (isinstance(array, types.Array) and array.ndim == 1):
+        return None
+
+    def codegen(context, builder, sig, args):
+        aryty, idxty = sig.args
+        ptr = _element_pointer(context, builder, aryty, args[0], idxty, args[1])
+        return builder.load_atomic(ptr, "monotonic", context.get_abi_alignment(context.get_data_type(aryty.dtype)))
+
+    return array.dtype(array, index), codegen
 
 
 # ---- union-find -----------------------------------------------------------------------------------------------
@@ -546,13 +628,77 @@ def _hook(indptr, indices, rows, has_rows, nrows, parent, pairs_below, lo, hi, h
     _compress_range(parent, 0, parent.shape[0])
 
 
+@njit(cache=True)
+def _link(parent, u, v):
+    """Join the trees of u and v, the larger root under the smaller, with a compare-and-swap (Afforest's link,
+    Sutton et al. 2018): several threads may link at once.  Every parent is at most its child, so no cycle forms."""
+    p1 = _load(parent, u)
+    p2 = _load(parent, v)
+    while p1 != p2:
+        high, low = max(p1, p2), min(p1, p2)
+        up = _load(parent, high)
+        if up == low or (up == high and _cas(parent, high, high, low) == high):
+            return
+        p1 = _load(parent, _load(parent, high))
+        p2 = _load(parent, low)
+
+
+@njit(cache=True)
+def _link_range(indptr, indices, rows, has_rows, parent, pairs_below, lo, hi, has_hi, skipped, has_skip, first,
+                last):
+    for i in range(first, last):
+        if has_skip and skipped[i]:
+            continue
+        u = rows[i] if has_rows else i
+        start, end = indptr[u] + lo, indptr[u + 1]
+        if has_hi and indptr[u] + hi < end:
+            end = indptr[u] + hi
+        for e in range(start, end):
+            v = indices[e]
+            if v < pairs_below and u > v:
+                continue
+            _link(parent, u, v)
+
+
+@njit(parallel=True, cache=True)
+def _link_ranges(indptr, indices, rows, has_rows, parent, pairs_below, lo, hi, has_hi, skip, bounds):
+    nrows = bounds[-1]
+    skipped = np.zeros(nrows if skip >= 0 else 0, np.bool_)  # the rows of skip's tree when the call starts
+    if skip >= 0:
+        for i in prange(nrows):
+            skipped[i] = parent[rows[i] if has_rows else np.int64(i)] == skip  # (prange counts unsigned)
+    for c in prange(bounds.shape[0] - 1):
+        _link_range(indptr, indices, rows, has_rows, parent, pairs_below, lo, hi, has_hi, skipped, skip >= 0,
+                     bounds[c], bounds[c + 1])
+
+
+def _hook_rows(graph, rows, nrows, parent, pairs_below, lo, hi, skip):
+    """Hook the arcs lo..hi - 1 (hi None: to the end) of ``nrows`` rows (of ``rows``, else the first ones): one
+    thread with path halving, or several linking with compare-and-swap; then every vertex points at its root."""
+    has_rows = rows is not None
+    rows = rows if has_rows else graph.indptr
+    args = (graph.indptr, graph.indices, rows, has_rows)
+    work = int(nrows) * (hi - lo) if hi is not None else int(graph.indptr[-1])
+    t = _parallel(work)
+    if t == 1:
+        _hook(*args, nrows, parent, pairs_below, lo, 0 if hi is None else hi, hi is not None, skip)
+        return
+    parts = t * CHUNKS_PER_THREAD
+    if hi is None:
+        bounds = _balanced(graph.indptr, rows, has_rows, nrows, parts)[0]
+    else:  # a few arcs per row: rows in equal ranges
+        bounds = np.arange(parts + 1, dtype=np.int64) * nrows // parts
+    _run_parallel(_link_ranges, *args, parent, pairs_below, lo, 0 if hi is None else hi, hi is not None, skip, bounds)
+    compress(parent)
+
+
 def hook_components(graph, parent, pairs_below=None, arcs=None, skip=None):
-    """Union-find over the arcs (one thread), then pointer jumping, leaving ``parent`` as the twin does: every
-    vertex at the smallest id of the component those arcs connect (see the twin for ``arcs`` and ``skip``)."""
+    """Union-find over the arcs, then pointer jumping, leaving ``parent`` as the twin does: every vertex at the
+    smallest id of the component those arcs connect (see the twin for ``arcs`` and ``skip``)."""
     lo, hi = arcs if arcs is not None else (0, None)
     rows = graph.arc_rows if (arcs is not None or skip is not None) else graph.num_vertices
-    _hook(graph.indptr, graph.indices, graph.indptr, False, rows, parent, int(pairs_below or 0), int(lo),
-          0 if hi is None else int(hi), hi is not None, -1 if skip is None else int(skip))
+    _hook_rows(graph, None, rows, parent, int(pairs_below or 0), int(lo), None if hi is None else int(hi),
+               -1 if skip is None else int(skip))
 
 
 @njit(cache=True)
@@ -587,7 +733,7 @@ def advance(graph, frontier, functor, args):
     k = drive(graph.indptr, graph.indices, weights, has_w, frontier, out, args)
     if not functor.emits:
         return None
-    return _sorted_ids(out, k, graph.num_vertices, False)
+    return _sorted_ids(out, k, *_bits(graph.num_vertices))
 
 
 def _driver(functor):
@@ -631,7 +777,7 @@ def _hook_functor(graph, frontier, parent, pairs_below):
         hook_components(graph, parent, pairs_below)
         return None
     frontier = _frontier(graph, frontier)
-    _hook(graph.indptr, graph.indices, frontier, True, frontier.shape[0], parent, int(pairs_below), 0, 0, False, -1)
+    _hook_rows(graph, frontier, frontier.shape[0], parent, int(pairs_below), 0, None, -1)
     return None
 
 
@@ -1052,11 +1198,28 @@ def intersect_count(graph, a, b):
     return out
 
 
+@njit(cache=True)
+def _id_range(ids):
+    lo = hi = ids[0]
+    for i in range(1, ids.shape[0]):
+        x = ids[i]
+        if x < lo:
+            lo = x
+        elif x > hi:
+            hi = x
+    return lo, hi
+
+
+def id_range(ids):
+    """(ids.min(), ids.max()) as Python ints, in one pass."""
+    lo, hi = _id_range(ids)
+    return int(lo), int(hi)
+
+
 # ---- the operators compiled nowhere: the twins -----------------------------------------------------------------
 
 bitmap = numpy_ops.bitmap
 bit_test = numpy_ops.bit_test
-id_range = numpy_ops.id_range
 unvisited = numpy_ops.unvisited
 prepare_pull = numpy_ops.prepare_pull
 Bits = numpy_ops.Bits
