@@ -589,13 +589,14 @@ def _compress_ranges(parent, parts):
 
 
 def compress(parent):
-    """Pointer jumping: every vertex points at its root."""
+    """Pointer jumping: every vertex points at its root.  On several threads in small ranges, taken in increasing
+    order: a parent is a smaller id, mostly in a range done already, so that walks stay short."""
     n = parent.shape[0]
     t = _parallel(n)
     if t == 1:
         _compress_range(parent, 0, n)
     else:
-        _run_parallel(_compress_ranges, parent, t * CHUNKS_PER_THREAD)
+        _run_parallel(_compress_ranges, parent, max(t * CHUNKS_PER_THREAD, n >> 12))
 
 
 @njit(cache=True)
@@ -661,12 +662,12 @@ def _link_range(indptr, indices, rows, has_rows, parent, pairs_below, lo, hi, ha
 
 
 @njit(parallel=True, cache=True)
-def _link_ranges(indptr, indices, rows, has_rows, parent, pairs_below, lo, hi, has_hi, skip, bounds):
-    nrows = bounds[-1]
-    skipped = np.zeros(nrows if skip >= 0 else 0, np.bool_)  # the rows of skip's tree when the call starts
-    if skip >= 0:
-        for i in prange(nrows):
-            skipped[i] = parent[rows[i] if has_rows else np.int64(i)] == skip  # (prange counts unsigned)
+def _link_ranges(indptr, indices, rows, has_rows, parent, pairs_below, lo, hi, has_hi, skip, skipped, bounds):
+    # no array expressions in here: numba would run them as loops of their own, handed out one element at a time
+    if skip >= 0:  # the rows of skip's tree when the call starts
+        for c in prange(bounds.shape[0] - 1):
+            for i in range(bounds[c], bounds[c + 1]):
+                skipped[i] = parent[rows[i] if has_rows else i] == skip
     for c in prange(bounds.shape[0] - 1):
         _link_range(indptr, indices, rows, has_rows, parent, pairs_below, lo, hi, has_hi, skipped, skip >= 0,
                      bounds[c], bounds[c + 1])
@@ -688,7 +689,9 @@ def _hook_rows(graph, rows, nrows, parent, pairs_below, lo, hi, skip):
         bounds = _balanced(graph.indptr, rows, has_rows, nrows, parts)[0]
     else:  # a few arcs per row: rows in equal ranges
         bounds = np.arange(parts + 1, dtype=np.int64) * nrows // parts
-    _run_parallel(_link_ranges, *args, parent, pairs_below, lo, 0 if hi is None else hi, hi is not None, skip, bounds)
+    skipped = np.empty(nrows if skip >= 0 else 0, np.bool_)
+    _run_parallel(_link_ranges, *args, parent, pairs_below, lo, 0 if hi is None else hi, hi is not None, skip, skipped,
+                  bounds)
     compress(parent)
 
 
