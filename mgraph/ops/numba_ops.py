@@ -603,7 +603,7 @@ def compress(parent):
 def _hook(indptr, indices, rows, has_rows, nrows, parent, pairs_below, lo, hi, has_hi, skip):
     """Union the endpoints of the arcs at positions lo..hi - 1 of each row (to its end where not has_hi), but those
     v < u < pairs_below and the rows u whose parent is ``skip`` (>= 0) when the call starts; the larger root goes
-    under the smaller, so that every root is the smallest id of its tree.  Then every vertex points at its root."""
+    under the smaller, so that every root is the smallest id of its tree."""
     skipped = np.zeros(nrows if skip >= 0 else 0, np.bool_)
     if skip >= 0:
         for i in range(nrows):
@@ -626,7 +626,6 @@ def _hook(indptr, indices, rows, has_rows, nrows, parent, pairs_below, lo, hi, h
                 parent[b] = a
             elif b < a:
                 parent[a] = b
-    _compress_range(parent, 0, parent.shape[0])
 
 
 @njit(cache=True)
@@ -675,7 +674,8 @@ def _link_ranges(indptr, indices, rows, has_rows, parent, pairs_below, lo, hi, h
 
 def _hook_rows(graph, rows, nrows, parent, pairs_below, lo, hi, skip):
     """Hook the arcs lo..hi - 1 (hi None: to the end) of ``nrows`` rows (of ``rows``, else the first ones): one
-    thread with path halving, or several linking with compare-and-swap; then every vertex points at its root."""
+    thread with path halving, or several linking with compare-and-swap, which halve no path, and then jumping
+    pointers, so that the next hooks do not climb long chains (Afforest compresses after each sampled round)."""
     has_rows = rows is not None
     rows = rows if has_rows else graph.indptr
     args = (graph.indptr, graph.indices, rows, has_rows)
@@ -696,8 +696,9 @@ def _hook_rows(graph, rows, nrows, parent, pairs_below, lo, hi, skip):
 
 
 def hook_components(graph, parent, pairs_below=None, arcs=None, skip=None):
-    """Union-find over the arcs, then pointer jumping, leaving ``parent`` as the twin does: every vertex at the
-    smallest id of the component those arcs connect (see the twin for ``arcs`` and ``skip``)."""
+    """Union-find over the arcs (see the twin for ``arcs`` and ``skip``): a forest whose roots are the smallest ids
+    of the components those arcs connect, as on the GPU.  After :func:`compress` every vertex points at its root,
+    the twin's ``parent`` to the bit (the twin leaves it flat already; its trees' inner shape is no result)."""
     lo, hi = arcs if arcs is not None else (0, None)
     rows = graph.arc_rows if (arcs is not None or skip is not None) else graph.num_vertices
     _hook_rows(graph, None, rows, parent, int(pairs_below or 0), int(lo), None if hi is None else int(hi),
