@@ -423,6 +423,8 @@ def test_pagerank_against_networkx(threads):
 @pytest.mark.parametrize("name", ["rmat11_w", "rmat11_w_i64", "rand_dir_float", "proxies"])
 @pytest.mark.parametrize("dtype", [np.int32, np.int64, np.uint8, np.float32, np.float64])
 def test_neighbor_reduce_is_the_twins(name, dtype, threads):
+    if threads > 1 and dtype not in (np.int64, np.float64):
+        pytest.skip("the parallel kernels are the serial ones per range: two dtypes try them (each one compiles)")
     g = graph(name)
     rng = np.random.default_rng(8)
     values = rng.integers(-5, 40, g.num_vertices).astype(dtype) if np.dtype(dtype).kind != "u" \

@@ -7,28 +7,32 @@ run selects one or the other (:func:`configure`, or the environment variable
 the two.  Where a twin sorts, masks and gathers every arc of a frontier into
 temporary arrays, a kernel here walks the frontier's rows once.
 
-What is identical to the twins and what may differ:
+Every result is the twins' to the bit (sums add in the twins' order, the
+emitted vertices come once each in increasing order), but for two freedoms
+that the operators' contracts leave, as the GPU's kernels do:
 
-* every result is the twins' bit for bit (sums add in the twins' order, the
-  emitted vertices come once each in increasing order), with one exception:
-* a push visit (``advance_visit``) run on several threads claims a vertex
-  reached from two frontier vertices by whichever thread writes last, where
-  the twin takes the first arc in frontier order.  Labels agree; the
-  predecessors are another valid BFS tree (Graph500's rules, as the GPU's).
+* a push visit (``advance_visit``) on several threads claims a vertex reached
+  from two frontier vertices by whichever thread writes last, where the twin
+  takes the first arc in frontier order.  Labels agree; the predecessors are
+  another valid BFS tree (Graph500's rules);
+* ``hook_components`` leaves a forest whose roots are the twin's; after
+  :func:`compress` (flat, as the twin leaves it) ``parent`` is the twin's.
 
-Threads: kernels whose iterations write disjoint entries (a pull over rows,
-a visit whose only conflicting writes store the same label, intersections,
-pointer jumping) run over ranges of the frontier or rows balanced by arcs,
-each range writing its own output buffer; the others (relaxation, path
-counting, union-find, a user's functor) run on one thread in the twins'
-order, since without atomics their updates would race.  The thread count is
-:func:`configure`'s ``threads``, else ``NUMBA_NUM_THREADS`` where set, else
-the cores this process may use divided among the MPI ranks of its node, so
-that ``mpiexec -n P`` CPU ranks do not oversubscribe the cores.
+Threads: kernels whose iterations write disjoint entries (pulls over rows, a
+visit whose only conflicting writes store the same label, intersections,
+pointer jumping) and union-find (linking by compare-and-swap) run over ranges
+of the frontier or rows balanced by arcs, each range writing its own output
+buffer; relaxation, path counting, dependencies and a user's functor run on
+one thread in the twins' order.  The thread count is :func:`configure`'s
+``threads``, else ``NUMBA_NUM_THREADS`` where set, else the cores this process
+may use divided among the MPI ranks of its node, so that ``mpiexec -n P`` CPU
+ranks do not oversubscribe the cores.  Calls smaller than ``PARALLEL_ARCS``
+run on one thread.
 
-Names this module does not define (the exchange's kernels, bitmaps, id
-ranges) are the NumPy twins': ``mgraph.ops._impl`` hands NumPy arrays here
-and every operator is found.
+Names this module does not define (the exchange's kernels, bitmaps) are the
+NumPy twins': ``mgraph.ops._impl`` hands NumPy arrays here and every
+operator is found.  The kernels are compiled on first use and cached on disk
+(numba's ``cache=True``, beside this file or in ``NUMBA_CACHE_DIR``).
 """
 from __future__ import annotations
 
