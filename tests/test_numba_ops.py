@@ -154,15 +154,19 @@ def test_threads_follow_the_setting_numba_and_the_ranks_of_the_node(monkeypatch)
     old = numba_ops.configure(threads=None)
     try:
         monkeypatch.delenv("NUMBA_NUM_THREADS", raising=False)
-        for name in ("MPI_LOCALNRANKS", "OMPI_COMM_WORLD_LOCAL_SIZE", "SLURM_NTASKS_PER_NODE"):
+        for name in ("MPI_LOCALNRANKS", "OMPI_COMM_WORLD_LOCAL_SIZE", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE"):
             monkeypatch.delenv(name, raising=False)
+        monkeypatch.setattr(numba_ops.os, "cpu_count", lambda: 8)
         monkeypatch.setattr(numba_ops.os, "sched_getaffinity", lambda pid: set(range(8)))
         monkeypatch.setattr(numba.config, "NUMBA_NUM_THREADS", 8)
         assert numba_ops.threads() == 8
-        monkeypatch.setenv("MPI_LOCALNRANKS", "3")  # three ranks on this node share its cores
+        monkeypatch.setenv("PMI_SIZE", "3")  # three ranks on this node share its cores
+        monkeypatch.setenv("MPI_LOCALNRANKS", "3")
         assert numba_ops.threads() == 2
         monkeypatch.setenv("MPI_LOCALNRANKS", "16")
         assert numba_ops.threads() == 1
+        monkeypatch.setattr(numba_ops.os, "sched_getaffinity", lambda pid: {4, 5, 6})  # bound: that is its share
+        assert numba_ops.threads() == 3
         monkeypatch.setenv("NUMBA_NUM_THREADS", "8")  # the user's own count wins over the split
         assert numba_ops.threads() == 8
         numba_ops.configure(threads=5)
@@ -178,21 +182,26 @@ def test_threads_follow_the_setting_numba_and_the_ranks_of_the_node(monkeypatch)
 
 @pytest.mark.skipif(sys.platform != "linux", reason="reads the cores this process may use (Linux)")
 def test_ranks_under_mpiexec_split_the_cores():
-    import shutil
     import os
+    import shutil
 
     mpiexec = shutil.which("mpiexec")
     if mpiexec is None:
         pytest.skip("no mpiexec")
-    cores = len(os.sched_getaffinity(0))
     env = {k: v for k, v in os.environ.items() if k != "NUMBA_NUM_THREADS"}
     env["PYTHONPATH"] = os.pathsep.join([os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                                          env.get("PYTHONPATH", "")])
-    code = "from mgraph.ops import numba_ops; print(numba_ops.threads())"
+    code = ("import os; from mgraph.ops import numba_ops as nb; "
+            "print(nb._local_ranks(), nb.threads(), len(os.sched_getaffinity(0)), os.cpu_count())")
     got = subprocess.run([mpiexec, "-n", "2", sys.executable, "-c", code], capture_output=True, text=True,
                          timeout=120, env=env)
     assert got.returncode == 0, got.stderr
-    assert got.stdout.split() == [str(max(1, min(numba.config.NUMBA_NUM_THREADS, cores // 2)))] * 2
+    lines = got.stdout.strip().splitlines()
+    assert len(lines) == 2
+    for line in lines:
+        ranks, threads, allowed, total = map(int, line.split())
+        share = allowed if allowed < total else total // 2  # a rank bound to cores keeps them, else half the node
+        assert ranks == 2 and threads == max(1, min(POOL, share))
 
 
 # -- push visits -------------------------------------------------------------------------------------------------

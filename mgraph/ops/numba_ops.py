@@ -103,27 +103,30 @@ def selected() -> bool:
 
 def _local_ranks() -> int:
     """The MPI ranks on this node (1 outside MPI): from the launcher's environment, else from the communicator."""
-    for name in ("MPI_LOCALNRANKS", "OMPI_COMM_WORLD_LOCAL_SIZE", "SLURM_NTASKS_PER_NODE"):
+    if group.launched_size() <= 1:
+        return 1
+    for name in ("MPI_LOCALNRANKS", "OMPI_COMM_WORLD_LOCAL_SIZE"):  # MPICH's Hydra, Open MPI
         value = os.environ.get(name, "")
         if value.isdigit() and int(value) > 0:
             return int(value)
-    if group.launched_size() <= 1:
-        return 1
     w = group.world()
     return 1 if w is None else w.local_size
 
 
 def default_threads() -> int:
-    """``NUMBA_NUM_THREADS`` where set, else the cores this process may use divided among the MPI ranks of its node
-    (at least one, at most numba's pool)."""
+    """``NUMBA_NUM_THREADS`` where set; else the cores this process may use where that is fewer than the machine's
+    (a launcher or ``taskset`` bound it to its share); else the machine's cores divided among the MPI ranks of its
+    node.  At least one, at most numba's pool."""
     pool = numba.config.NUMBA_NUM_THREADS
     if os.environ.get("NUMBA_NUM_THREADS"):
         return pool
+    total = os.cpu_count() or 1
     try:
-        cores = len(os.sched_getaffinity(0))
+        allowed = len(os.sched_getaffinity(0))
     except AttributeError:  # not on Linux
-        cores = os.cpu_count() or 1
-    return max(1, min(pool, cores // _local_ranks()))
+        allowed = total
+    share = allowed if allowed < total else total // _local_ranks()
+    return max(1, min(pool, share))
 
 
 def threads() -> int:
@@ -155,9 +158,12 @@ _SAFE = []
 
 
 def _thread_safe() -> bool:
+    """Whether numba's threading layer takes parallel calls from several threads at once (tbb, omp)."""
     if not _SAFE:
-        _warm(np.zeros(2))  # the threading layer is chosen at the first parallel call
-        _SAFE.append(numba.threading_layer() in ("tbb", "omp"))
+        with _lock:
+            if not _SAFE:
+                _warm(np.zeros(2))  # the layer is chosen at the first parallel call
+                _SAFE.append(numba.threading_layer() in ("tbb", "omp"))
     return _SAFE[0]
 
 
