@@ -30,7 +30,7 @@ from __future__ import annotations
 import numpy as np
 
 from mgraph.backend import array_module
-from mgraph.ops import functors, levels, numpy_ops, segments
+from mgraph.ops import functors, levels, numba_ops, numpy_ops, segments
 from mgraph.ops.direction import Direction
 from mgraph.ops.functors import Functor, first_claims
 
@@ -45,8 +45,8 @@ Levels = levels.Levels
 
 
 def _impl(a):
-    if array_module(a) is np:
-        return numpy_ops
+    if array_module(a) is np:  # compiled kernels, or the NumPy twins (numba_ops.configure, MGRAPH_CPU_KERNELS)
+        return numba_ops if numba_ops.selected() else numpy_ops
     from mgraph.ops import cupy_ops
 
     return cupy_ops
@@ -64,8 +64,7 @@ def advance(graph, frontier, functor, *args):
         if not isinstance(frontier, xp.ndarray) or frontier.ndim != 1 or frontier.dtype.kind not in "iu":
             raise ValueError(f"advance's frontier must be a 1-D integer {xp.__name__} array of vertex ids, or None")
     args = functor.arguments(graph, args, xp)
-    impl = numpy_ops if xp is np else _impl(graph.indptr)
-    return impl.advance(graph, frontier, functor, args)
+    return _impl(graph.indptr).advance(graph, frontier, functor, args)
 
 
 def advance_levels(graph, frontier, functor, *args, level, limit=levels.FUSE_ARCS, max_levels=1 << 30,
@@ -98,7 +97,7 @@ def advance_levels(graph, frontier, functor, *args, level, limit=levels.FUSE_ARC
     rule = None if until_pull is None else levels.PullRule(graph, *until_pull)
     if xp is np:
         return levels.advance_levels(graph, frontier, functor, args, names.index(level), int(limit),
-                                     int(max_levels), numpy_ops.advance, rule)
+                                     int(max_levels), _impl(graph.indptr).advance, rule)
     from mgraph.ops import cupy_levels, cupy_ops
 
     return cupy_levels.advance_levels(graph, frontier, functor, args, names.index(level), int(limit),
@@ -125,7 +124,8 @@ def neighbor_reduce(graph, values, op, vertices=None, *, weighted=False, prefer=
         raise ValueError(f"the {op} of neighbours' values needs integer values, got {values.dtype}")
     if prefer is not None and (op != "mode" or getattr(prefer, "shape", None) != values.shape):
         raise ValueError("prefer goes with op='mode', one value per vertex like values")
-    return segments.neighbor_reduce(graph, values, op, vertices, weighted, prefer, empty)
+    impl = segments if xp is not np or not numba_ops.selected() else numba_ops
+    return impl.neighbor_reduce(graph, values, op, vertices, weighted, prefer, empty)
 
 
 def intersect_count(graph, a, b):

@@ -79,17 +79,23 @@ class Functor:
     ``name`` names its kernel (letters, digits, underscores); ``params`` is the
     C parameter list after the built-in arguments; ``cuda`` the body;
     ``numpy`` the twin; ``emits=False`` for a functor that only updates arrays
-    (the advance then returns None, and the kernel skips collecting output).
+    (the advance then returns None, and the kernel skips collecting output);
+    ``cpu`` optionally the scalar body the CPU backend compiles with numba,
+    ``cpu(u, v, e, w, *args) -> emit``, run in place of the twin.
     """
 
-    def __init__(self, name: str, params: str, cuda: str, numpy, *, emits: bool = True, builtin: bool = False):
+    def __init__(self, name: str, params: str, cuda: str, numpy, *, emits: bool = True, builtin: bool = False,
+                 cpu=None):
         if not isinstance(name, str) or not _NAME.match(name):
             raise ValueError(f"a functor's name must be a C identifier, got {name!r}")
         if not isinstance(cuda, str) or not cuda.strip():
             raise ValueError(f"functor {name}: cuda must be the CUDA statements run on each arc")
         if not callable(numpy):
             raise ValueError(f"functor {name}: numpy must be its NumPy twin, a function (u, v, w, *args) -> mask")
+        if cpu is not None and not callable(cpu):
+            raise ValueError(f"functor {name}: cpu must be a scalar function (u, v, e, w, *args) -> emit, or None")
         self.name, self.cuda, self.numpy, self.emits, self.builtin = name, cuda, numpy, bool(emits), builtin
+        self.cpu = cpu
         self.params = [Param(p, name) for p in params.split(",") if p.strip()] if params.strip() else []
         self.signature = "".join(", " + p.c() for p in self.params)
         self.key = (name, self.signature, cuda, self.emits)  # what its compiled module depends on

@@ -1,0 +1,563 @@
+"""The compiled CPU kernels (mgraph.ops.numba_ops) against their NumPy twins, call by call on the same inputs, and
+whole runs against scipy / networkx references; on one thread, and on two with every call made parallel.
+
+Results must be the twins' to the bit, but for one documented freedom: a push visit on several threads may take
+another valid predecessor (checked here by the tree's rules and by Graph500's, mgraph.check.validate).
+"""
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import networkx as nx
+import numba
+import numpy as np
+import pytest
+import scipy.sparse.csgraph as csgraph
+
+import mgraph
+from conftest import REACH, get_case
+from mgraph import ops
+from mgraph.check import validate
+from mgraph.graph import Graph
+from mgraph.io import generators
+from mgraph.ops import functors, numba_ops, numpy_ops, segments
+
+POOL = numba.config.NUMBA_NUM_THREADS
+
+
+@pytest.fixture(params=[1, 2], ids=["1-thread", "2-threads"])
+def threads(request, monkeypatch):
+    """The kernels' thread count; with two, every call takes its parallel path, however small."""
+    if request.param > POOL:
+        pytest.skip(f"numba's pool has {POOL} thread(s)")
+    old = numba_ops.configure(threads=request.param)
+    if request.param > 1:
+        monkeypatch.setattr(numba_ops, "PARALLEL_ARCS", 0)
+    yield request.param
+    numba_ops.configure(**old)
+
+
+def with_kernels(kernels, call, *args, **kwargs):
+    old = numba_ops.configure(kernels=kernels)
+    try:
+        return call(*args, **kwargs)
+    finally:
+        numba_ops.configure(**old)
+
+
+def both(call, *arrays):
+    """``call(*copies of arrays)`` with the NumPy twins and with the compiled kernels: [(result, arrays)] * 2."""
+    out = []
+    for kernels in ("numpy", "numba"):
+        copies = [a.copy() for a in arrays]
+        out.append((with_kernels(kernels, call, *copies), copies))
+    return out
+
+
+def same(a, b):
+    """Equal to the bit, dtype and shape included."""
+    if a is None or b is None:
+        return a is None and b is None
+    a, b = np.asarray(a), np.asarray(b)
+    return a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes()
+
+
+# -- graphs ----------------------------------------------------------------------------------------------------
+
+def rmat(scale=11, weighted=False):
+    g = generators.rmat(scale, 16, seed=3)
+    return generators.with_random_weights(g, 1, 64, seed=4) if weighted else g
+
+
+def wide_ids(g):
+    """The same graph with 64-bit vertex ids."""
+    return Graph(g.indptr, g.indices.astype(np.int64), g.weights, directed=g.directed)
+
+
+def with_proxies(seed=5, n=600, m=5000, own=450):
+    """A directed weighted graph whose rows from ``own`` on hold no arcs, as a part's proxies."""
+    rng = np.random.default_rng(seed)
+    src = np.concatenate([rng.integers(0, own, m), np.full(n // 3, 7)])
+    dst = rng.integers(0, n, src.size)
+    g = Graph.from_edges(src, dst, rng.random(src.size) + 0.25, num_vertices=n, directed=True)
+    g.arc_rows = own
+    return g
+
+
+GRAPHS = {
+    "rmat11": lambda: rmat(),
+    "rmat11_w": lambda: rmat(weighted=True),
+    "rmat11_w_i64": lambda: wide_ids(rmat(weighted=True)),
+    "grid": lambda: generators.grid(40, 30),
+    "rand_dir_float": lambda: get_case("rand_dir_float").graph,
+    "zero_heavy_dir": lambda: get_case("zero_heavy_dir").graph,
+    "proxies": with_proxies,
+}
+_built = {}
+
+
+def graph(name):
+    if name not in _built:
+        _built[name] = GRAPHS[name]()
+    return _built[name]
+
+
+def source_of(g):
+    """A vertex of the largest out-degree: a traversal from it reaches much of the graph."""
+    return int(np.argmax(np.diff(g.indptr)))
+
+
+def arc_set(g):
+    src, dst = ops.arcs(g)
+    return set(zip(src.tolist(), dst.tolist()))
+
+
+# -- settings ----------------------------------------------------------------------------------------------------
+
+def test_the_setting_and_the_environment_select_the_kernels(monkeypatch):
+    old = numba_ops.configure(kernels=None)
+    try:
+        monkeypatch.delenv("MGRAPH_CPU_KERNELS", raising=False)
+        assert ops._impl(np.zeros(1)) is numba_ops
+        monkeypatch.setenv("MGRAPH_CPU_KERNELS", "numpy")  # read again where the setting returns to None
+        assert ops._impl(np.zeros(1)) is numba_ops
+        numba_ops.configure(kernels=None)
+        assert ops._impl(np.zeros(1)) is numpy_ops
+        numba_ops.configure(kernels="numba")
+        assert ops._impl(np.zeros(1)) is numba_ops
+        monkeypatch.setenv("MGRAPH_CPU_KERNELS", "fortran")
+        numba_ops.configure(kernels=None)
+        with pytest.raises(ValueError, match="MGRAPH_CPU_KERNELS must be one of numba, numpy"):
+            ops._impl(np.zeros(1))
+    finally:
+        numba_ops.configure(**old)
+    with pytest.raises(ValueError, match="CPU kernels must be one of"):
+        numba_ops.configure(kernels="cuda")
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.int64, np.uint64])
+def test_id_range(dtype):
+    ids = np.array([5, 3, 9, 9, 0, 4], dtype=dtype)
+    assert numba_ops.id_range(ids) == (0, 9) and numba_ops.id_range(ids[:1]) == (5, 5)
+    big = np.array([2 ** 63 + 5, 7], dtype=np.uint64)
+    assert numba_ops.id_range(big) == (7, 2 ** 63 + 5) and all(type(x) is int for x in numba_ops.id_range(big))
+
+
+def test_the_exchange_kernels_not_compiled_are_the_twins():
+    assert numba_ops.split is numpy_ops.split and numba_ops.combine_merge is numpy_ops.combine_merge
+    with pytest.raises(AttributeError):
+        numba_ops.no_such_kernel  # noqa: B018
+
+
+def test_threads_follow_the_setting_numba_and_the_ranks_of_the_node(monkeypatch):
+    old = numba_ops.configure(threads=None)
+    try:
+        monkeypatch.delenv("NUMBA_NUM_THREADS", raising=False)
+        for name in ("MPI_LOCALNRANKS", "OMPI_COMM_WORLD_LOCAL_SIZE", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE"):
+            monkeypatch.delenv(name, raising=False)
+        monkeypatch.setattr(numba_ops.os, "cpu_count", lambda: 8)
+        monkeypatch.setattr(numba_ops.os, "sched_getaffinity", lambda pid: set(range(8)))
+        monkeypatch.setattr(numba.config, "NUMBA_NUM_THREADS", 8)
+        assert numba_ops.threads() == 8
+        monkeypatch.setenv("PMI_SIZE", "3")  # three ranks on this node share its cores
+        monkeypatch.setenv("MPI_LOCALNRANKS", "3")
+        assert numba_ops.threads() == 2
+        monkeypatch.setenv("MPI_LOCALNRANKS", "16")
+        assert numba_ops.threads() == 1
+        monkeypatch.setattr(numba_ops.os, "sched_getaffinity", lambda pid: {4, 5, 6})  # bound: that is its share
+        assert numba_ops.threads() == 3
+        monkeypatch.setenv("NUMBA_NUM_THREADS", "8")  # the user's own count wins over the split
+        assert numba_ops.threads() == 8
+        numba_ops.configure(threads=5)
+        assert numba_ops.threads() == 5
+        with pytest.raises(ValueError, match="more than numba's pool of 8"):
+            numba_ops.configure(threads=9)
+        for bad in (0, -1, 1.5, True):
+            with pytest.raises(ValueError, match="positive integer"):
+                numba_ops.configure(threads=bad)
+    finally:
+        numba_ops.configure(**old)
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="reads the cores this process may use (Linux)")
+def test_ranks_under_mpiexec_split_the_cores():
+    import os
+    import shutil
+
+    mpiexec = shutil.which("mpiexec")
+    if mpiexec is None:
+        pytest.skip("no mpiexec")
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_NUM_THREADS"}
+    env["PYTHONPATH"] = os.pathsep.join([os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                                         env.get("PYTHONPATH", "")])
+    code = ("import os; from mgraph.ops import numba_ops as nb; "
+            "print(nb._local_ranks(), nb.threads(), len(os.sched_getaffinity(0)), os.cpu_count())")
+    got = subprocess.run([mpiexec, "-n", "2", sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=120, env=env)
+    assert got.returncode == 0, got.stderr
+    lines = got.stdout.strip().splitlines()
+    assert len(lines) == 2
+    for line in lines:
+        ranks, threads, allowed, total = map(int, line.split())
+        share = allowed if allowed < total else total // 2  # a rank bound to cores keeps them, else half the node
+        assert ranks == 2 and threads == max(1, min(POOL, share))
+
+
+# -- push visits -------------------------------------------------------------------------------------------------
+
+def check_claims(g, frontier, new, pred, arcs):
+    """Each newly claimed vertex's predecessor is in the frontier, along an arc."""
+    members = set(frontier.tolist())
+    for v in new.tolist():
+        assert int(pred[v]) in members and (int(pred[v]), v) in arcs
+
+
+@pytest.mark.parametrize("name", ["rmat11", "rmat11_w_i64", "grid", "rand_dir_float", "proxies"])
+def test_push_visit_level_by_level(name, threads):
+    g = graph(name)
+    idx = g.indices.dtype
+    s = source_of(g)
+    label, pred = np.full(g.num_vertices, -1, np.int32), np.full(g.num_vertices, -1, idx)
+    label[s], pred[s] = 0, s
+    frontier, level, arcs = np.array([s], dtype=idx), 0, arc_set(g)
+    while frontier.size:
+        level += 1
+        (f0, (l0, p0)), (f1, (l1, p1)) = both(lambda lab, pre: ops.advance_visit(g, frontier, lab, pre, level),
+                                              label, pred)
+        assert same(f0, f1) and same(l0, l1)
+        if threads == 1:
+            assert same(p0, p1)
+        else:  # another valid claim where two frontier vertices reach one vertex
+            assert same(p0 == -1, p1 == -1)
+            check_claims(g, frontier, f1, p1, arcs)
+        frontier, label, pred = f0, l0, p0
+    assert level > 2
+
+
+@pytest.mark.parametrize("name", ["rmat11_w", "rmat11_w_i64", "zero_heavy_dir", "proxies"])
+def test_tight_visit_and_tight_predecessors(name, threads):
+    g = graph(name)
+    s = source_of(g)
+    dist = validate.reference_sssp(g, s)
+    idx = g.indices.dtype
+    label, pred = np.full(g.num_vertices, -1, np.int32), np.full(g.num_vertices, -1, idx)
+    label[s], pred[s] = 0, s
+    frontier, level, arcs = np.array([s], dtype=idx), 0, arc_set(g)
+    while frontier.size:
+        level += 1
+        (f0, (l0, p0)), (f1, (l1, p1)) = both(lambda lab, pre: ops.advance_visit(g, frontier, lab, pre, level, dist),
+                                              label, pred)
+        assert same(f0, f1) and same(l0, l1)
+        if threads == 1:
+            assert same(p0, p1)
+        else:
+            check_claims(g, frontier, f1, p1, arcs)
+        frontier, label, pred = f0, l0, p0
+    start = np.full(g.num_vertices, -1, idx)
+    start[s] = s
+    (_, (p0,)), (_, (p1,)) = both(lambda p: ops.tight_predecessors(g.reverse(), dist, p), start)
+    assert same(p0, p1)
+
+
+@pytest.mark.parametrize("name", ["rmat11", "rmat11_w_i64", "rand_dir_float", "proxies"])
+def test_pull_visit_level_by_level(name, threads):
+    g = graph(name)
+    rg = g.reverse()
+    if name == "proxies":  # the reverse of a part: only its own rows pull
+        rg = Graph(rg.indptr, rg.indices, rg.weights, directed=True)
+        rg.arc_rows = 450
+    idx = g.indices.dtype
+    s = source_of(g)
+    label, pred = np.full(g.num_vertices, -1, np.int32), np.full(g.num_vertices, -1, idx)
+    label[s], pred[s] = 0, s
+    frontier, level = np.array([s], dtype=idx), 0
+    while frontier.size:
+        level += 1
+        bits = ops.bitmap(frontier, g.num_vertices)
+        (f0, (l0, p0)), (f1, (l1, p1)) = both(lambda lab, pre: ops.advance_visit_pull(rg, lab, pre, level, bits),
+                                              label, pred)
+        assert same(f0, f1) and same(l0, l1) and same(p0, p1)
+        frontier, label, pred = f0, l0, p0
+
+
+@pytest.mark.parametrize("name", ["rmat11", "grid", "rand_dir_float"])
+def test_bfs_runs_are_valid_by_graph500s_rules(name, threads):
+    g = graph(name)
+    s = source_of(g)
+    for direction in ("push", "auto"):
+        r = with_kernels("numba", mgraph.bfs, g, s, direction=direction)
+        np.testing.assert_array_equal(r.depth, validate.reference_bfs_depth(g, s))
+        validate.validate_bfs(g, s, r.depth, r.predecessor)
+
+
+def test_bfs_on_two_devices_in_one_process_calls_the_kernels_from_two_threads(threads):
+    g = graph("rmat11")
+    s = source_of(g)
+    for devices in (2, 3):
+        r = with_kernels("numba", mgraph.bfs, g, s, devices=devices)
+        np.testing.assert_array_equal(r.depth, validate.reference_bfs_depth(g, s))
+        validate.validate_bfs(g, s, r.depth, r.predecessor)
+
+
+# -- relaxation, paths, dependencies ----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", ["rmat11_w", "rmat11_w_i64", "grid", "zero_heavy_dir", "proxies"])
+def test_relax_superstep_by_superstep(name):
+    g = graph(name)
+    s = source_of(g)
+    dist, marks = np.full(g.num_vertices, np.inf), np.zeros(g.num_vertices, np.int32)
+    dist[s] = 0.0
+    frontier, stamp = np.array([s], dtype=g.indices.dtype), 0
+    while frontier.size:
+        stamp += 1
+        (f0, (d0, m0)), (f1, (d1, m1)) = both(lambda d, m: ops.advance_relax(g, frontier, d, m, stamp), dist, marks)
+        assert same(f0, f1) and same(d0, d1) and same(m0, m1)
+        frontier, dist, marks = f0, d0, m0
+    np.testing.assert_array_equal(dist, validate.reference_sssp(g, s))
+
+
+@pytest.mark.parametrize("name", ["rmat11", "rmat11_w_i64", "grid", "rand_dir_float"])
+def test_path_counts_and_dependencies_level_by_level(name):
+    g = graph(name)
+    s = source_of(g)
+    label, sigma = np.full(g.num_vertices, -1, np.int32), np.zeros(g.num_vertices)
+    label[s], sigma[s] = 0, 1.0
+    levels, frontier = [], np.array([s], dtype=g.indices.dtype)
+    while frontier.size:
+        levels.append(frontier)
+        (f0, (l0, s0)), (f1, (l1, s1)) = both(
+            lambda lab, sig: ops.advance_count_paths(g, frontier, lab, sig, len(levels)), label, sigma)
+        assert same(f0, f1) and same(l0, l1) and same(s0, s1)
+        frontier, label, sigma = f0, l0, s0
+    delta = np.zeros(g.num_vertices)
+    for level in range(len(levels) - 2, -1, -1):
+        (r0, (d0,)), (r1, (d1,)) = both(
+            lambda d: ops.advance_dependency(g, levels[level], label, sigma, d, level), delta)
+        assert r0 is None and r1 is None and same(d0, d1)
+        delta = d0
+
+
+def test_betweenness_against_networkx():
+    c = get_case("chesapeake")
+    r = with_kernels("numba", mgraph.betweenness_centrality, c.graph)
+    want = nx.betweenness_centrality(nx.from_scipy_sparse_array(c.csr), normalized=False)
+    np.testing.assert_allclose(r.centrality, [want[v] for v in range(c.n)], rtol=1e-9)
+
+
+# -- union-find ----------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", ["rmat11", "rmat11_w_i64", "grid", "rand_dir_float", "proxies"])
+def test_hooks_and_pointer_jumping(name, threads):
+    g = graph(name)
+    n = g.num_vertices
+    start = np.arange(n, dtype=np.int64)
+    def hooked(p, **kwargs):  # a forest whose roots are the components' smallest ids; flat after compress
+        ops.hook_components(g, p, **kwargs)
+        assert (p <= np.arange(n)).all()  # every parent a smaller id: no cycle
+        ops.compress(p)
+
+    for kwargs in ({}, {"pairs_below": n // 2}, {"arcs": (0, 1)}, {"arcs": (1, 3)}, {"arcs": (2, None)}):
+        (_, (p0,)), (_, (p1,)) = both(lambda p: hooked(p, **kwargs), start)
+        assert same(p0, p1), kwargs
+    # Afforest: a sample, then the rest of the arcs of the rows outside the largest tree
+    (_, (p0,)), (_, (p1,)) = both(lambda p: hooked(p, arcs=(0, 1)), start)
+    sampled = p0
+    skip = int(np.bincount(sampled).argmax())
+    (_, (p0,)), (_, (p1,)) = both(lambda p: hooked(p, arcs=(1, None), skip=skip), sampled)
+    assert same(p0, p1)
+    # a forest that is not flat yet: every vertex jumps to its root
+    forest = np.arange(n, dtype=np.int64)
+    forest[1:] = np.random.default_rng(1).integers(0, np.arange(1, n))
+    (_, (p0,)), (_, (p1,)) = both(ops.compress, forest)
+    assert same(p0, p1)
+    seg = p0
+    values = np.random.default_rng(2).integers(0, n, n)
+    (m0, _), (m1, _) = both(lambda: ops.segment_min(seg, values, values))
+    assert same(m0, m1)
+
+
+def test_hook_functor_over_a_frontier():
+    g = graph("rmat11")
+    frontier = np.arange(0, g.num_vertices, 3, dtype=g.indices.dtype)
+    start = np.arange(g.num_vertices, dtype=np.int64)
+    (r0, (p0,)), (r1, (p1,)) = both(lambda p: (ops.advance(g, frontier, functors.HOOK, p, 100), ops.compress(p))[0],
+                                    start)
+    assert r0 is None and r1 is None and same(p0, p1)
+
+
+@pytest.mark.parametrize("name", ["rmat11", "grid", "rand_dir_float", "proxies"])
+def test_components_against_scipy(name, threads):
+    g = graph(name)
+    if name == "proxies":
+        g = Graph(g.indptr, g.indices, g.weights, directed=True)  # a whole graph: its proxies' rows are empty anyway
+    r = with_kernels("numba", mgraph.connected_components, g)
+    np.testing.assert_array_equal(r.labels, validate.reference_components(g))
+
+
+# -- pull sum, L1 --------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", ["rmat11", "rmat11_w_i64", "rand_dir_float", "proxies"])
+def test_pull_sum_bits(name, threads):
+    g = graph(name)
+    rg = g.reverse()
+    x = np.random.default_rng(7).random(g.num_vertices)
+    for scale, shift in [(1.0, 0.0), (0.85, 0.003), (-2.0, 0.0), (0.5, np.float64(0.25)), (1.0, np.array([0.0]))]:
+        (y0, _), (y1, _) = both(lambda: ops.pull_sum(rg, x, scale, shift))
+        assert same(y0, y1), (scale, shift)
+    np.testing.assert_allclose(ops.pull_sum(rg, x), g.to_scipy().T @ x, rtol=1e-12)
+
+
+@pytest.mark.parametrize("n", [0, 1, 7, 8, 9, 127, 128, 129, 1000, 8191, 8193, 100_003])
+def test_l1_distance_bits(n):
+    rng = np.random.default_rng(n)
+    a, b = rng.random(n) * 10.0 ** rng.integers(-8, 8, n), rng.random(n)
+    for x, y, count in [(a, b, None), (a.astype(np.float32), b.astype(np.float32), None), (a, b, n // 2),
+                        ((a * 1000).astype(np.int64), (b * 1000).astype(np.int64), None)]:
+        (r0, _), (r1, _) = both(lambda: ops.l1_distance(x, y, count))
+        assert same(r0, r1) and r1.ndim == 0
+
+
+def test_pagerank_against_networkx(threads):
+    c = get_case("rand_dir")
+    r = with_kernels("numba", mgraph.pagerank, c.graph, tol=1e-12, max_iter=500)
+    twin = with_kernels("numpy", mgraph.pagerank, c.graph, tol=1e-12, max_iter=500)
+    assert same(r.rank, twin.rank)
+    want = nx.pagerank(nx.from_scipy_sparse_array(c.csr, create_using=nx.DiGraph), tol=1e-12, max_iter=500)
+    np.testing.assert_allclose(r.rank, [want[v] for v in range(c.n)], rtol=1e-6)
+
+
+# -- neighbour-reduce --------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", ["rmat11_w", "rmat11_w_i64", "rand_dir_float", "proxies"])
+@pytest.mark.parametrize("dtype", [np.int32, np.int64, np.uint8, np.float32, np.float64])
+def test_neighbor_reduce_is_the_twins(name, dtype, threads):
+    if threads > 1 and dtype not in (np.int64, np.float64):
+        pytest.skip("the parallel kernels are the serial ones per range: two dtypes try them (each one compiles)")
+    g = graph(name)
+    rng = np.random.default_rng(8)
+    values = rng.integers(-5, 40, g.num_vertices).astype(dtype) if np.dtype(dtype).kind != "u" \
+        else rng.integers(0, 9, g.num_vertices).astype(dtype)
+    if np.dtype(dtype).kind == "f":
+        values[::7] = -0.0
+        values[::11] = 0.0
+    prefer = rng.integers(-1, 9, g.num_vertices).astype(dtype)
+    rows = np.concatenate([rng.integers(0, g.num_vertices, 300), [source_of(g)] * 3, [g.num_vertices - 1]])
+    kind = np.dtype(dtype).kind  # the twin's mode gives unsigned rows without neighbours -1: it takes signed ids
+    ops_list = ["sum", "min", "max"] + (["mex"] if kind in "iu" else []) + (["mode"] if kind == "i" else [])
+    for op in ops_list:
+        for vertices in (None, rows):
+            for kwargs in ({}, {"weighted": True}, {"empty": 3}, {"prefer": prefer} if op == "mode" else {}):
+                (r0, _), (r1, _) = both(lambda: ops.neighbor_reduce(g, values, op, vertices, **kwargs))
+                assert same(r0, r1), (op, vertices is None, kwargs)
+
+
+def test_neighbor_reduce_of_large_integers_stays_exact():
+    g = graph("rmat11")
+    values = (np.arange(g.num_vertices, dtype=np.int64) + (1 << 60))
+    for op in ("sum", "min", "max", "mode"):
+        (r0, _), (r1, _) = both(lambda: ops.neighbor_reduce(g, values, op))
+        assert same(r0, r1), op
+
+
+def test_label_propagation_and_core_numbers_against_networkx():
+    c = get_case("chesapeake")
+    nxg = nx.from_scipy_sparse_array(c.csr)
+    r = with_kernels("numba", mgraph.core_number, c.graph)
+    want = nx.core_number(nxg)
+    np.testing.assert_array_equal(r.core, [want[v] for v in range(c.n)])
+    r0 = with_kernels("numpy", mgraph.label_propagation, c.graph)
+    r1 = with_kernels("numba", mgraph.label_propagation, c.graph)
+    assert same(r0.labels, r1.labels)
+    validate.validate_label_propagation(c.graph, r1.labels)
+
+
+# -- intersection -------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", ["rmat11", "rmat11_w_i64", "grid"])
+def test_intersect_count_is_the_twins(name, threads):
+    g = graph(name)
+    src, dst = ops.arcs(g)
+    rng = np.random.default_rng(9)
+    a = np.concatenate([src, rng.integers(0, g.num_vertices, 2000)])
+    b = np.concatenate([dst, np.full(2000, source_of(g))])  # a hub against short rows
+    # many pairs go grouped by their longer row; a few (below n / 16), one by one: merged, or searched in a hub
+    for lo, hi in ((0, a.size), (0, 40), (a.size - 40, a.size), (a.size // 2, a.size // 2 + 30)):
+        (r0, _), (r1, _) = both(lambda: ops.intersect_count(g, a[lo:hi], b[lo:hi]))
+        assert same(r0, r1), (lo, hi)
+
+
+def test_triangles_against_networkx(threads):
+    g = graph("rmat11")
+    r = with_kernels("numba", mgraph.triangles, g)
+    want = nx.triangles(nx.from_scipy_sparse_array(g.to_scipy()))
+    np.testing.assert_array_equal(r.triangles, [want[v] for v in range(g.num_vertices)])
+
+
+# -- a user's functor ------------------------------------------------------------------------------------------------
+
+def _reach_cpu(u, v, e, w, label, level):
+    if label[v] == -1:
+        label[v] = level
+        return True
+    return False
+
+
+def _heavy_twin(u, v, w, sums, limit):
+    keep = w > limit
+    np.add.at(sums, v[keep], w[keep])
+
+
+def _heavy_cpu(u, v, e, w, sums, limit):
+    if w > limit:
+        sums[v] += w
+
+
+REACH_CPU = ops.Functor("reach_cpu", REACH.signature[2:].replace("__restrict__ ", ""), REACH.cuda, REACH.numpy,
+                        cpu=_reach_cpu)
+HEAVY_CPU = ops.Functor("heavy_cpu", "double* sums, double limit", "if (w > limit) atomicAdd(&sums[v], w);",
+                        _heavy_twin, emits=False, cpu=_heavy_cpu)
+
+
+@pytest.mark.parametrize("name", ["rmat11", "rmat11_w_i64", "rand_dir_float"])
+def test_a_functors_cpu_body_is_compiled_and_agrees_with_its_twin(name):
+    g = graph(name)
+    s = source_of(g)
+    label = np.full(g.num_vertices, -1, np.int32)
+    label[s] = 0
+    frontier, level = np.array([s], dtype=g.indices.dtype), 0
+    while frontier.size:
+        level += 1
+        (f0, (l0,)), (f1, (l1,)) = both(lambda lab: ops.advance(g, frontier, REACH_CPU, lab, level), label)
+        assert same(f0, f1) and same(l0, l1)
+        frontier, label = f0, l0
+    if g.weights is None:  # the twin takes w None on an unweighted graph
+        g = graph("rmat11_w")
+    (r0, (s0,)), (r1, (s1,)) = both(lambda sums: ops.advance(g, None, HEAVY_CPU, sums, 32.0),
+                                    np.zeros(g.num_vertices))
+    assert r0 is None and r1 is None and same(s0, s1)
+
+
+def test_a_functor_without_a_cpu_body_runs_its_twin():
+    seen = []
+
+    def twin(u, v, w, label, level):
+        seen.append(u.size)
+        return REACH.numpy(u, v, w, label, level)
+
+    plain = ops.Functor("plain", "int* label, int level", REACH.cuda, twin)
+    g = graph("grid")
+    label = np.full(g.num_vertices, -1, np.int32)
+    out = with_kernels("numba", ops.advance, g, np.array([0], dtype=g.indices.dtype), plain, label, 1)
+    assert seen == [2] and out.tolist() == [1, 40]
+
+
+def test_a_cpu_body_that_does_not_compile_is_a_value_error():
+    bad = ops.Functor("bad_cpu", "int* label", "emit = true;", lambda u, v, w, label: v >= 0,
+                      cpu=lambda u, v, e, w, label: label.nosuch)
+    g = graph("grid")
+    with pytest.raises(ValueError, match="functor bad_cpu: its cpu body does not compile"):
+        with_kernels("numba", ops.advance, g, np.array([0], dtype=g.indices.dtype), bad,
+                     np.zeros(g.num_vertices, np.int32))
+    with pytest.raises(ValueError, match="cpu must be a scalar function"):
+        ops.Functor("bad", "", "emit = true;", lambda *a: None, cpu="emit = true;")
