@@ -2,7 +2,9 @@
 
 A frontier is an array of vertex ids (or, for pulling, a bitmap).  Every
 operator runs on the array module its arrays live in: CuPy kernels in
-:mod:`.cupy_ops`, their NumPy twins in :mod:`.numpy_ops`.  Primitives call
+:mod:`.cupy_ops` on a GPU; on a CPU compiled loops in :mod:`.numba_ops`, or
+the NumPy twins in :mod:`.numpy_ops` that both are checked against
+(``MGRAPH_CPU_KERNELS=numpy``).  Primitives call
 only these functions (and plain array code on their own per-vertex arrays),
 so the same primitive runs on either backend and on a part of a graph.
 
