@@ -1240,8 +1240,8 @@ Bits = numpy_ops.Bits
 
 
 def __getattr__(name):
-    """The exchange's kernels (split, gather, combine_merge, ...), which mgraph.comm reaches through
-    ``mgraph.ops._impl``: the NumPy twins'."""
+    """What ``mgraph.ops._impl`` may ask for that is not compiled here (the id maps' translate and count_own,
+    the bitmap of a frontier, ...): the NumPy twins'."""
     if name.startswith("__"):
         raise AttributeError(name)
     return getattr(numpy_ops, name)
