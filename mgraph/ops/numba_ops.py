@@ -29,7 +29,7 @@ may use divided among the MPI ranks of its node, so that ``mpiexec -n P`` CPU
 ranks do not oversubscribe the cores.  Calls smaller than ``PARALLEL_ARCS``
 run on one thread.
 
-Names this module does not define (the exchange's kernels, bitmaps) are the
+Names this module does not define (the id maps' translate and count_own, bitmaps) are the
 NumPy twins': ``mgraph.ops._impl`` hands NumPy arrays here and every
 operator is found.  The kernels are compiled on first use and cached on disk
 (numba's ``cache=True``, beside this file or in ``NUMBA_CACHE_DIR``).
