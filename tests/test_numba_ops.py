@@ -6,6 +6,7 @@ another valid predecessor (checked here by the tree's rules and by Graph500's, m
 """
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
@@ -561,3 +562,20 @@ def test_a_cpu_body_that_does_not_compile_is_a_value_error():
                      np.zeros(g.num_vertices, np.int32))
     with pytest.raises(ValueError, match="cpu must be a scalar function"):
         ops.Functor("bad", "", "emit = true;", lambda *a: None, cpu="emit = true;")
+
+
+def test_without_numba_the_twins_serve_the_cpu():
+    """A source tree on a machine without numba (the GPU hosts) still imports and runs on the CPU: the twins."""
+    code = ("import sys, importlib.abc\n"
+            "class Block(importlib.abc.MetaPathFinder):\n"
+            "    def find_spec(self, name, path=None, target=None):\n"
+            "        if name.split('.')[0] == 'numba': raise ImportError('no numba here')\n"
+            "sys.meta_path.insert(0, Block())\n"
+            "import mgraph\n"
+            "from mgraph import ops\n"
+            "g = mgraph.load('grid:30x20', backend='numpy')\n"
+            "print(ops._impl(g.indptr).__name__, int(mgraph.bfs(g, 0).depth.max()))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                         cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["mgraph.ops.numpy_ops", "48"]

@@ -29,10 +29,12 @@ docs/write-a-primitive.md lists every operator with its dtype rules.
 """
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from mgraph.backend import array_module
-from mgraph.ops import functors, levels, numba_ops, numpy_ops, segments
+from mgraph.ops import functors, levels, numpy_ops, segments
 from mgraph.ops.direction import Direction
 from mgraph.ops.functors import Functor, first_claims
 
@@ -46,9 +48,21 @@ __all__ = ["UNVISITED", "advance_visit", "advance_visit_pull", "advance_relax", 
 Levels = levels.Levels
 
 
+@functools.lru_cache(maxsize=None)
+def _numba_ops():
+    """:mod:`.numba_ops`, or None where numba is not installed (a source tree on a machine without it, such as
+    a GPU host that runs the CuPy kernels): the NumPy twins then serve the CPU."""
+    try:
+        from mgraph.ops import numba_ops
+    except ImportError:
+        return None
+    return numba_ops
+
+
 def _impl(a):
     if array_module(a) is np:  # compiled kernels, or the NumPy twins (numba_ops.configure, MGRAPH_CPU_KERNELS)
-        return numba_ops if numba_ops.selected() else numpy_ops
+        compiled = _numba_ops()
+        return compiled if compiled is not None and compiled.selected() else numpy_ops
     from mgraph.ops import cupy_ops
 
     return cupy_ops
@@ -126,7 +140,7 @@ def neighbor_reduce(graph, values, op, vertices=None, *, weighted=False, prefer=
         raise ValueError(f"the {op} of neighbours' values needs integer values, got {values.dtype}")
     if prefer is not None and (op != "mode" or getattr(prefer, "shape", None) != values.shape):
         raise ValueError("prefer goes with op='mode', one value per vertex like values")
-    impl = segments if xp is not np or not numba_ops.selected() else numba_ops
+    impl = _impl(values) if xp is np and _impl(values) is not numpy_ops else segments
     return impl.neighbor_reduce(graph, values, op, vertices, weighted, prefer, empty)
 
 
