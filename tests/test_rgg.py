@@ -6,7 +6,6 @@ from __future__ import annotations
 import math
 import os
 import pickle
-import threading
 from fractions import Fraction
 
 import numpy as np
@@ -16,14 +15,13 @@ from scipy.spatial import cKDTree
 
 import mgraph
 from conftest import ROOT, run_mpi
-from test_partbuild import assert_same_part
+from test_partbuild import assert_same_part, build_in_threads
 from mgraph import cli, memory
 from mgraph.backend import Backend, gpu_available, to_numpy
-from mgraph.group import ThreadGroup
 from mgraph.io import generators as gen
 from mgraph.io.sources import SpecSource
 from mgraph.parts import subgraph
-from mgraph.parts.build import Owners, build_graph, build_part
+from mgraph.parts.build import build_graph
 from mgraph.partitioners.random import random_owner
 
 JOB = os.path.join(ROOT, "tests", "mpi_job.py")
@@ -198,29 +196,6 @@ def test_the_block_size_does_not_change_the_edges(block, monkeypatch):
     same_lists(edge_list("rgg:10:0.06", seed=2, weights=(0, 9))[1], whole)
 
 
-def build_in_threads(source, p, chunk):
-    """Each of ``p`` worker threads builds its part of ``source`` (one SpecSource shared, as mgraph's threads do)."""
-    shared = ThreadGroup.shared_state(p)
-    parts, errors = [None] * p, []
-
-    def work(d):
-        try:
-            group = ThreadGroup(shared, d)
-            source.open(group)
-            parts[d] = build_part(group, source, Backend("numpy"), Owners(p, 0), "1-hop", chunk=chunk)
-        except BaseException as e:  # noqa: BLE001 - reported below
-            errors.append(e)
-            shared["barrier"].abort()
-
-    threads = [threading.Thread(target=work, args=(d,)) for d in range(p)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(timeout=120)
-    assert not errors, errors
-    return parts
-
-
 @pytest.mark.parametrize("p", [1, 2, 3])
 @pytest.mark.parametrize("chunk", [64, 5000, None])
 def test_the_same_graph_on_any_number_of_workers_and_chunk(p, chunk):
@@ -230,7 +205,7 @@ def test_the_same_graph_on_any_number_of_workers_and_chunk(p, chunk):
     for name in ("indptr", "indices", "weights"):
         np.testing.assert_array_equal(getattr(built, name), getattr(whole, name), err_msg=name)
     source = SpecSource("rgg:11", seed=3, weights=(1, 9))
-    parts = build_in_threads(source, p, chunk)
+    parts = build_in_threads(source, p, "1-hop", chunk=chunk)
     assert list(source._prepared) == [None]  # the threads shared one table of points
     if p == 1:  # the whole graph, in the caller's ids
         for name in ("indptr", "indices", "weights"):
