@@ -13,7 +13,7 @@ from functools import lru_cache
 import cupy as cp
 import numpy as np
 
-from mgraph.ops import cuda, cupy_kernels, numpy_ops
+from mgraph.ops import cuda, cupy_kernels, levels, numpy_ops
 from mgraph.ops.cuda import BLOCK
 
 assert BLOCK == cupy_kernels.PULL_BLOCK == cupy_kernels.ADVANCE_BLOCK  # the kernels' __launch_bounds__
@@ -38,10 +38,6 @@ def _per_graph(graph, name, build):
     if name not in facts:
         facts[name] = build(graph)
     return facts[name]
-
-
-def _max_degree(graph):
-    return int(graph.out_degree().max()) if graph.num_vertices else 0
 
 
 
@@ -100,7 +96,7 @@ def _advance(name, graph, frontier, params, emits=True, kernel=None):
             _kernel(graph, "frontier_degrees")(cuda.blocks(n_front), (BLOCK,),
                                                (graph.indptr, frontier, np.int64(n_front), offs))
             cp.cumsum(offs, out=offs)
-        bound = min(graph.num_arcs, n_front * _per_graph(graph, "max_degree", _max_degree))
+        bound = min(graph.num_arcs, n_front * levels.max_degree(graph))
         if bound > READ_ABOVE:
             bound = cuda.read_word(offs, n_front)
         front = frontier

@@ -56,11 +56,15 @@ class Levels(NamedTuple):
 def fusable(graph) -> bool:
     """Whether levels may run fused on ``graph``: it holds every vertex's arcs itself (one device, so no exchange
     must run between levels) and has no vertex of more than FUSE_DEGREE out-arcs."""
-    if not is_whole(graph):
-        return False
+    return is_whole(graph) and max_degree(graph) <= FUSE_DEGREE
+
+
+def max_degree(graph) -> int:
+    """``graph``'s largest out-degree, read once (a host read on a GPU) and kept while the graph lives: what fusing
+    levels and sizing a push advance's launch from a bound both need."""
     if graph not in _MAX_DEGREE:
-        _MAX_DEGREE[graph] = int((graph.indptr[1:] - graph.indptr[:-1]).max()) if graph.num_vertices else 0
-    return _MAX_DEGREE[graph] <= FUSE_DEGREE
+        _MAX_DEGREE[graph] = int(graph.out_degree().max()) if graph.num_vertices else 0
+    return _MAX_DEGREE[graph]
 
 
 def is_whole(graph) -> bool:
