@@ -90,9 +90,10 @@ class Exchange:
     # -- one superstep --------------------------------------------------------------------------------
     def run(self, prim, frontier, stats: dict):
         """Exchange ``frontier`` (the primitive's output); the next frontier.  Adds timings and bytes to ``stats``."""
-        if self.p == 1:  # one device: nothing to send, every vertex its own
-            self.own_count = len(frontier)
+        if self.p == 1:  # one device: nothing to send, every vertex its own (a Queue's count is the device's)
+            self.own_count = None if isinstance(frontier, ops.Queue) and not frontier.known else len(frontier)
             return frontier
+        frontier = ops.plain(frontier)
         plan = self.plan if self.plan is not None else self.begin_phase(prim)
         hop = _Hop(plan.combines, plan.carry, prim.frontier_values(), plan.dedupe)
         if plan.holders and self._stale:

@@ -23,6 +23,11 @@ The generic operators, for primitives of your own:
 * :class:`Direction` chooses push or pull for :func:`advance_visit` each
   superstep, the same way on every device.
 
+While the enactor runs supersteps in batches, the push advances return a
+:class:`Queue`: the output with its length still in device memory
+(:mod:`.queue`), so that the next advance launches without a host read.
+Every operator takes a Queue where it takes a frontier.
+
 The named advances (:func:`advance_visit`, :func:`advance_relax`, ...) are
 :func:`advance` with the built-in functors of :mod:`.functors`.
 docs/write-a-primitive.md lists every operator with its dtype rules.
@@ -37,6 +42,8 @@ from mgraph.backend import array_module
 from mgraph.ops import functors, levels, numpy_ops, segments
 from mgraph.ops.direction import Direction
 from mgraph.ops.functors import Functor, first_claims
+from mgraph.ops import queue
+from mgraph.ops.queue import Count, Queue, counting, plain, read_counts
 
 UNVISITED = numpy_ops.UNVISITED
 Bits = numpy_ops.Bits
@@ -44,7 +51,7 @@ __all__ = ["UNVISITED", "advance_visit", "advance_visit_pull", "advance_relax", 
            "advance_dependency", "tight_predecessors", "pull_sum", "prepare_pull", "l1_distance", "hook_components",
            "compress", "bitmap", "Bits", "id_range", "bit_test", "unvisited", "filter", "segment_min", "advance", "Functor", "first_claims",
            "functors", "neighbor_reduce", "intersect_count", "arcs", "advance_levels", "Levels", "visit_levels",
-           "Direction", "own_map", "tree_of"]
+           "Direction", "own_map", "tree_of", "Queue", "Count", "counting", "plain", "read_counts"]
 Levels = levels.Levels
 
 
@@ -76,11 +83,25 @@ def advance(graph, frontier, functor, *args):
     if not isinstance(functor, Functor):
         raise ValueError(f"advance needs an ops.Functor, got {type(functor).__name__}")
     xp = graph.xp
-    if frontier is not None:
+    queued = isinstance(frontier, Queue)
+    if frontier is not None and not queued:
         if not isinstance(frontier, xp.ndarray) or frontier.ndim != 1 or frontier.dtype.kind not in "iu":
             raise ValueError(f"advance's frontier must be a 1-D integer {xp.__name__} array of vertex ids, or None")
     args = functor.arguments(graph, args, xp)
-    return _impl(graph.indptr).advance(graph, frontier, functor, args)
+    if frontier is not None and functor.emits and queue.wanted(frontier):
+        return _advance_queue(graph, frontier, functor, args)
+    return _impl(graph.indptr).advance(graph, plain(frontier), functor, args)
+
+
+def _advance_queue(graph, frontier, functor, args):
+    """A push advance whose output keeps its count on the device (a Queue) where the graph allows; ``args`` as
+    the functor declares them."""
+    impl = _impl(graph.indptr)
+    if graph.xp is np:
+        return levels.advance_queue(graph, frontier, functor, args, impl.advance)
+    from mgraph.ops import cupy_levels
+
+    return cupy_levels.advance_queue(graph, frontier, functor, args, impl.advance)
 
 
 def advance_levels(graph, frontier, functor, *args, level, limit=levels.FUSE_ARCS, max_levels=1 << 30,
@@ -107,6 +128,7 @@ def advance_levels(graph, frontier, functor, *args, level, limit=levels.FUSE_ARC
     if int(max_levels) < 1 or int(limit) < 0:
         raise ValueError(f"advance_levels: max_levels must be >= 1 and limit >= 0, got {max_levels}, {limit}")
     xp = graph.xp
+    frontier = plain(frontier)
     if not isinstance(frontier, xp.ndarray) or frontier.ndim != 1 or frontier.dtype.kind not in "iu":
         raise ValueError(f"advance_levels' frontier must be a 1-D integer {xp.__name__} array of vertex ids")
     args = functor.arguments(graph, args, xp)
@@ -141,13 +163,14 @@ def neighbor_reduce(graph, values, op, vertices=None, *, weighted=False, prefer=
     if prefer is not None and (op != "mode" or getattr(prefer, "shape", None) != values.shape):
         raise ValueError("prefer goes with op='mode', one value per vertex like values")
     impl = _impl(values) if xp is np and _impl(values) is not numpy_ops else segments
-    return impl.neighbor_reduce(graph, values, op, vertices, weighted, prefer, empty)
+    return impl.neighbor_reduce(graph, values, op, plain(vertices), weighted, prefer, empty)
 
 
 def intersect_count(graph, a, b):
     """For each pair (a[i], b[i]) of vertices, how many out-neighbours they share (int64).  Every row of ``graph``
     must list its neighbours in increasing order, as a whole Graph and a part with proxies' arcs do (ValueError
     otherwise)."""
+    a, b = plain(a), plain(b)
     if a.shape != b.shape or a.ndim != 1:
         raise ValueError("intersect_count needs two 1-D arrays of vertex ids of one length")
     if not segments.rows_sorted(graph):
@@ -157,7 +180,7 @@ def intersect_count(graph, a, b):
 
 def arcs(graph, vertices=None):
     """(sources, targets) of the out-arcs of ``vertices`` (every vertex when None), int64, in CSR order."""
-    return segments.arcs(graph, vertices)
+    return segments.arcs(graph, plain(vertices))
 
 
 def advance_visit(graph, frontier, label, pred, level, dist=None, *, direction="push", frontier_total=None):
@@ -176,6 +199,10 @@ def advance_visit(graph, frontier, label, pred, level, dist=None, *, direction="
         raise ValueError(f"advance_visit's direction must be 'push', 'pull' or an ops.Direction (which keeps what "
                          f"'auto' decides from superstep to superstep), got {direction!r}")
     if direction == "push":
+        if queue.wanted(frontier):  # the built-in functor's advance, which keeps the output's count on the device
+            if dist is None:
+                return _advance_queue(graph, frontier, functors.VISIT, (label, pred, np.int32(level)))
+            return _advance_queue(graph, frontier, functors.VISIT_TIGHT, (label, pred, np.int32(level), dist))
         return _impl(label).advance_visit(graph, frontier, label, pred, level, dist)
     if dist is not None:
         raise ValueError("advance_visit pulls without dist: a tight-arc visit pushes")
@@ -188,6 +215,7 @@ def visit_levels(graph, frontier, label, pred, level, *, direction, frontier_tot
     the levels after it too, while their frontiers stay small (:func:`advance_levels`).  Returns :class:`Levels`: the last level's output, how
     many levels ran (the last of them labelled ``level + levels - 1``) and what they emitted."""
     policy = direction if isinstance(direction, Direction) else None
+    frontier = plain(frontier)
     rule = None
     if policy is None:
         way, fuse = direction, direction == "push"
@@ -199,8 +227,8 @@ def visit_levels(graph, frontier, label, pred, level, *, direction, frontier_tot
         fuse = way == "push" and (to_the_end or before_switch)
         if fuse and before_switch:  # push on while the policy would, and stop where it would pull
             rule = (policy.visited, policy.do_a)
-    if not fuse:
-        out = advance_visit(graph, frontier, label, pred, level, direction=way)
+    if not fuse:  # a plain array out: a traversal that fuses its levels reads their counts anyway
+        out = plain(advance_visit(graph, frontier, label, pred, level, direction=way))
         return Levels(out, 1, int(out.shape[0]))
     r = advance_levels(graph, frontier, functors.VISIT, label, pred, level, level="level", until_pull=rule)
     if policy is not None:
@@ -230,17 +258,19 @@ def advance_relax(graph, frontier, dist, marks, stamp):
     ``marks`` (int32 per vertex, never equal to a fresh ``stamp``) is scratch
     that dedupes the output without a sort: pass a new stamp each superstep.
     """
+    if queue.wanted(frontier):
+        return _advance_queue(graph, frontier, functors.RELAX, (dist, marks, np.int32(stamp)))
     return _impl(dist).advance_relax(graph, frontier, dist, marks, stamp)
 
 
 def advance_count_paths(graph, frontier, label, sigma, level):
     """Brandes forward: visit the next level and count shortest paths into it; the new frontier."""
-    return _impl(sigma).advance_count_paths(graph, frontier, label, sigma, level)
+    return _impl(sigma).advance_count_paths(graph, plain(frontier), label, sigma, level)
 
 
 def advance_dependency(graph, frontier, label, sigma, delta, level):
     """Brandes backward: accumulate dependencies of the ``level`` frontier from its successors."""
-    return _impl(delta).advance_dependency(graph, frontier, label, sigma, delta, level)
+    return _impl(delta).advance_dependency(graph, plain(frontier), label, sigma, delta, level)
 
 
 def pull_sum(rgraph, x, scale=1.0, shift=0.0):
@@ -352,6 +382,7 @@ def segment_min(seg, values, initial):
 def id_range(ids):
     """The smallest and largest of ``ids`` (a non-empty 1-D integer array) as Python ints: one host read.  How the
     framework checks that a primitive's frontier holds this graph's ids before a kernel indexes with them."""
+    ids = plain(ids)
     if ids.shape[0] == 0:
         raise ValueError("id_range of an empty array")
     return _impl(ids).id_range(ids)
@@ -360,14 +391,15 @@ def id_range(ids):
 def bitmap(vertices, num_vertices, table=None, base=0):
     """A frontier as a bitmap of uint32 words over ``num_vertices`` bits; with ``table``, bit ``table[v] - base``
     for each vertex v whose ``table[v]`` is not -1 (the bits of another numbering's block of ids)."""
+    vertices = plain(vertices)
     return _impl(vertices).bitmap(vertices, num_vertices, table, base)
 
 
 def bit_test(bits, ids):
     """Which of ``ids`` are set in ``bits``."""
-    return _impl(bits).bit_test(bits, ids)
+    return _impl(bits).bit_test(bits, plain(ids))
 
 
 def filter(frontier, keep):
     """The frontier's vertices where ``keep`` (a boolean array over the frontier) holds."""
-    return frontier[keep]
+    return plain(frontier)[keep]

@@ -20,7 +20,8 @@ import cupy as cp
 import numpy as np
 
 from mgraph.ops import cuda, cupy_kernels
-from mgraph.ops.levels import Levels, fusable
+from mgraph.ops.levels import Levels, fusable, max_degree
+from mgraph.ops.queue import Queue, word
 
 BLOCK = cuda.BLOCK
 
@@ -118,6 +119,48 @@ extern "C" __global__ void __launch_bounds__(BLOCK) levels_{name}(
 """
 
 
+# One level of a push advance whose frontier's length is a device word (a Queue's), the fused kernel's level without
+# the grid syncs: a warp per frontier vertex, grid-stride, the count read on the device, so that the host launches
+# it with no read.  Its output's count is another device word.
+STEP = r"""
+extern "C" __global__ void __launch_bounds__(BLOCK) step_{name}(
+    const i64* __restrict__ indptr, const idx_t* __restrict__ indices,
+    const double* __restrict__ weights, int has_weights,
+    const idx_t* __restrict__ frontier, i64 n_front, const u64* __restrict__ in_count, int counted,
+    idx_t* __restrict__ out, u64* __restrict__ out_count{params})
+{{
+    const int lane = threadIdx.x & 31;
+    const i64 warp = ((i64)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+    const i64 warps = ((i64)gridDim.x * blockDim.x) >> 5;
+    const i64 n = counted ? (i64)*in_count : n_front;
+    for (i64 k = warp; k < n; k += warps) {{  // warp-uniform: every lane takes the same vertex
+        const idx_t u = frontier[k];
+        const i64 beg = indptr[u], end = indptr[u + 1];
+        for (i64 base = beg; base < end; base += 32) {{
+            const i64 e = base + lane;
+            bool emit = false;
+            idx_t v = 0;
+            if (e < end) {{
+                v = indices[e];
+                const double w = has_weights ? weights[e] : 1.0;
+                (void)w;
+{body}
+            }}
+            const unsigned hits = __ballot_sync(0xffffffffu, emit);
+            if (hits) {{
+                const int leader = __ffs(hits) - 1;
+                u64 at = 0;
+                if (lane == leader) at = atomicAdd(out_count, (u64)__popc(hits));
+                at = __shfl_sync(0xffffffffu, at, leader);
+                if (emit) out[at + __popc(hits & ((1u << lane) - 1u))] = v;
+            }}
+        }}
+    }}
+}}
+"""
+STEP_BLOCKS_PER_SM = 8  # the step kernel's grid at most: grid-stride beyond (its length is not known when launched)
+
+
 def source(idx_ctype: str, functor, level_name: str) -> str:
     params = "".join(", " + p.c() for p in functor.params if p.name != level_name)
     return (f"#define IDX_T {idx_ctype}\n#define ITEMS {cupy_kernels.ITEMS}\n#define BLOCK {BLOCK}\n"
@@ -181,3 +224,47 @@ def advance_levels(graph, frontier, functor, args, level_at, limit, max_levels, 
         return Levels(out, 1, int(out.shape[0]))
     last = buf_a if levels % 2 == 1 else buf_b
     return Levels(last[:count].copy(), levels, emitted)
+
+
+def step_source(idx_ctype: str, functor) -> str:
+    params = "".join(", " + p.c() for p in functor.params)
+    return (f"#define IDX_T {idx_ctype}\n#define ITEMS {cupy_kernels.ITEMS}\n#define BLOCK {BLOCK}\n"
+            + cupy_kernels.PRELUDE + STEP.format(name=functor.name, params=params, body=functor.cuda))
+
+
+@lru_cache(maxsize=None)
+def _step_kernel(key, idx_dtype, device_id):
+    """The step kernel and its largest grid."""
+    functor = _FUNCTORS[key]
+    with cp.cuda.Device(device_id):
+        module = cp.RawModule(code=step_source(cuda.ID_CTYPES[np.dtype(idx_dtype)], functor), options=cuda.OPTIONS)
+        sms = cp.cuda.Device(device_id).attributes["MultiProcessorCount"]
+        return module.get_function("step_" + functor.name), sms * STEP_BLOCKS_PER_SM
+
+
+def advance_queue(graph, frontier, functor, args, advance):
+    """As :func:`mgraph.ops.levels.advance_queue`: on a graph whose levels may fuse, one launch of the step kernel
+    that reads the input's length on the device and counts its output there (a Queue, nothing read); else the
+    load-balanced ``advance`` of the frontier's entries."""
+    if not fusable(graph):
+        return advance(graph, frontier.array() if isinstance(frontier, Queue) else frontier, functor, args)
+    idx = np.dtype(graph.indices.dtype)
+    device = graph.indptr.device.id
+    if isinstance(frontier, Queue):
+        front, cap = frontier.buffer, frontier.capacity
+        n_front, in_count, counted = (frontier._n or 0), frontier.word, int(not frontier.known)
+    else:
+        front, cap = frontier.astype(idx, copy=False), int(frontier.shape[0])
+        n_front, in_count, counted = cap, cuda.dummy(np.uint64), 0
+    out_cap = min(graph.num_vertices, cap * max_degree(graph))
+    count = word(cp)
+    out = cp.empty(max(out_cap, 1), dtype=idx)
+    if out_cap:
+        _FUNCTORS.setdefault(functor.key, functor)
+        kernel, most = _step_kernel(functor.key, idx, device)
+        has_w = graph.weights is not None
+        grid = min(most, cuda.blocks(32 * cap)[0])
+        kernel((grid,), (BLOCK,), (graph.indptr, graph.indices, graph.weights if has_w else cuda.dummy(np.float64),
+                                   np.int32(has_w), front, np.int64(n_front), in_count, np.int32(counted), out,
+                                   count) + tuple(args))
+    return Queue(out[:out_cap], count, None if out_cap else 0)

@@ -23,11 +23,14 @@ from typing import NamedTuple
 
 import numpy as np
 
+from mgraph.ops.queue import Queue, plain
+
 FUSE_ARCS = 1 << 16  # arcs: a frontier with more out-arcs than this leaves the fused levels for the load-balanced advance
 # arcs: the fused kernel gives each frontier vertex one warp, so a graph with a vertex of more out-arcs than this (a
 # power-law hub, which may sit in a small frontier) runs its levels one at a time through the load-balanced advance
 FUSE_DEGREE = 1024
 _MAX_DEGREE = weakref.WeakKeyDictionary()  # graph -> its largest out-degree, read once while the graph lives
+_FUSABLE = weakref.WeakKeyDictionary()  # graph -> fusable(graph)
 
 
 class PullRule:
@@ -55,8 +58,11 @@ class Levels(NamedTuple):
 
 def fusable(graph) -> bool:
     """Whether levels may run fused on ``graph``: it holds every vertex's arcs itself (one device, so no exchange
-    must run between levels) and has no vertex of more than FUSE_DEGREE out-arcs."""
-    return is_whole(graph) and max_degree(graph) <= FUSE_DEGREE
+    must run between levels) and has no vertex of more than FUSE_DEGREE out-arcs.  Decided once while the graph
+    lives (every batched superstep asks)."""
+    if graph not in _FUSABLE:
+        _FUSABLE[graph] = is_whole(graph) and max_degree(graph) <= FUSE_DEGREE
+    return _FUSABLE[graph]
 
 
 def max_degree(graph) -> int:
@@ -98,3 +104,14 @@ def advance_levels(graph, frontier, functor, args, level_at, limit, max_levels, 
                 (rule is not None and rule.pulls_after(m, visited)):
             return Levels(frontier, levels, emitted)
         args[level_at] = type(args[level_at])(args[level_at] + 1)
+
+
+def advance_queue(graph, frontier, functor, args, advance):
+    """The NumPy twin of a push advance that returns a :class:`~mgraph.ops.queue.Queue` (``advance``: the one-level
+    operator): on a graph whose levels may fuse (:func:`fusable`, where the GPU runs its step kernel), the output
+    with its count in a word the host has not read, so that the enactor's batches run on the CPU as on a GPU;
+    elsewhere the plain output, as the GPU's load-balanced advance gives it."""
+    out = advance(graph, plain(frontier), functor, args)
+    if not fusable(graph):
+        return out
+    return Queue(out, np.array([out.shape[0]], dtype=np.uint64))

@@ -3,7 +3,16 @@
 The enactor knows a primitive only through its contract (reset, iterate,
 converged, result).  One body (:func:`drive`) runs every worker: the one
 device of a single-device run, a worker thread of several, an MPI rank.
-The host reads one small thing per superstep: the new frontier's size.
+
+On several devices the host reads one small thing per superstep, the new
+frontier's size, and the devices agree on convergence.  On one device, where
+nothing is exchanged or agreed between supersteps, a primitive that stops on
+an empty frontier runs its supersteps in batches (:func:`batches`): its push
+advances keep their output's count on the device (:class:`mgraph.ops.Queue`),
+and the host reads a batch's counts at once when the batch ends.  Supersteps
+run past the empty frontier inside the last batch change nothing: an advance
+of an empty frontier emits nothing, and the enactor takes back the steps
+they counted.
 """
 from __future__ import annotations
 
@@ -16,7 +25,7 @@ import numpy as np
 from mgraph import ops
 from mgraph.backend import allocation_error
 from mgraph.comm.exchange import COMBINES
-from mgraph.primitives.contract import ContractError
+from mgraph.primitives.contract import ContractError, Primitive
 
 
 STAT_KEYS = ("compute_s", "package_s", "push_s", "wait_s", "combine_s", "bytes", "frontier")
@@ -25,6 +34,18 @@ STAT_KEYS = ("compute_s", "package_s", "push_s", "wait_s", "combine_s", "bytes",
 # run, the phase and whether the device has finished, so that devices that disagree on any of them are caught at
 # the superstep where they first differ.  NEXT: after next_phase; TOTALS: global sums and minima; FLAGS: converged.
 NEXT, TOTALS, FLAGS = 0.0, 1.0, 2.0
+# Supersteps between two reads of the device's counts: the first batch is one superstep, each next one twice the last,
+# up to BATCH_MOST.  A read drains the stream (the host then waits for the device's last kernel), and the last batch
+# runs up to BATCH_MOST - 1 supersteps past the empty frontier, each a launch's worth of host time.
+BATCH_MOST = 32
+
+
+def batches(prim, group) -> bool:
+    """Whether ``prim``'s supersteps may run in batches: one device (no exchange, nothing to agree on between
+    supersteps), the default stop condition (an empty frontier, which the device counts), no totals to share, and
+    a primitive that does not refuse it (``batches = False``: its iterate on an empty frontier changes something)."""
+    return (group.size == 1 and type(prim).converged is Primitive.converged and getattr(prim, "batches", True)
+            and not prim.global_sums and not prim.global_mins and not prim.every_own_vertex)
 
 
 def drive(d, prim, ex, backend, group, sources, progress=None, max_supersteps=None):
@@ -95,49 +116,87 @@ def _drive(d, prim, ex, backend, group, sources, progress, max_supersteps):
             plan = ex.begin_phase(prim)
             if plan is not None and plan.function:
                 ex.plan = dataclasses.replace(plan, combines=check.checked_combines(plan.combines))
-        backend.synchronize_stream()  # compute is the device's time: kernels launched without a host read included
+        if not deferred(frontier):  # compute is the device's time: kernels launched without a host read included
+            backend.synchronize_stream()
         rec["compute_s"] = time.perf_counter() - t
         if frontier is None:
             return None, rec
         frontier = ex.run(prim, frontier, rec)
-        rec["frontier"] = int(len(frontier))
+        rec["frontier"] = frontier if deferred(frontier) else int(len(frontier))
         return frontier, rec
+
+    def settle(pending):
+        """Read a batch's counts (one read); the first empty frontier among them, the supersteps run after it taken
+        back (their time stays on the run's, on the superstep that emptied it), or None where none is empty."""
+        t = time.perf_counter()
+        ops.read_counts(pending)
+        records["compute_s"][-1] += time.perf_counter() - t  # the device's time the launches left to run
+        first = next((k for k, q in enumerate(pending) if len(q) == 0), None)
+        if first is None:
+            return None
+        over = len(pending) - 1 - first
+        if over:
+            prim.step -= over
+            at["count"] -= over
+            records["compute_s"][-over - 1] += sum(records["compute_s"][-over:])
+            for k in STAT_KEYS:
+                del records[k][-over:]
+            del sizes[-over:]
+        return pending[first]
 
     sizes = []
     prim.step = 0
+    batched = batches(prim, group)
     callers = list(sources)
     sources = [ex.sub.local_id(s) for s in sources]  # caller ids -> this part's (None: not here)
     backend.synchronize()
     group.barrier()
     clock["start"] = time.perf_counter()
-    for caller, run in zip(callers, sources):
-        prim.step = 0
-        at["count"], at["phase"] = 0, 0
-        step, iterating = ("reset", lambda: prim.reset(run)), False
-        while True:
-            if max_supersteps is not None and at["count"] >= max_supersteps:
-                check.unbounded(max_supersteps, caller, at["phase"], at["count"] - 1)
-            frontier, rec = superstep(step)
-            for k in STAT_KEYS:
-                records[k].append(rec[k])
-            done = agree(frontier, finished=frontier is None)
-            at["count"] += 1
-            if iterating:
-                sizes.append(prim.frontier_total)
-            if not done:
-                step, iterating = ("iterate", _iterate(prim, frontier)), True
-            elif frontier is None:
-                break
-            else:
-                step, iterating = ("next_phase", prim.next_phase), False
-        clock["iterations"] += prim.step
-        if progress is not None:
-            progress()
+    with ops.counting(batched):
+        for caller, run in zip(callers, sources):
+            prim.step = 0
+            at["count"], at["phase"] = 0, 0
+            step, iterating = ("reset", lambda: prim.reset(run)), False
+            pending, batch = [], 1  # this batch's supersteps whose frontier's length is still on the device
+            while True:
+                bounded = max_supersteps is not None and at["count"] >= max_supersteps
+                if pending and (bounded or len(pending) >= batch):
+                    emptied = settle(pending)
+                    pending, batch = [], min(2 * batch, BATCH_MOST)
+                    if emptied is not None:  # every device (the one) has converged
+                        step, iterating = ("next_phase", prim.next_phase), False
+                        continue
+                if bounded:
+                    check.unbounded(max_supersteps, caller, at["phase"], at["count"] - 1)
+                frontier, rec = superstep(step)
+                for k in STAT_KEYS:
+                    records[k].append(rec[k])
+                if iterating and deferred(frontier):  # its emptiness is read when the batch ends
+                    at["count"] += 1
+                    prim.frontier_total = ops.Count(frontier)
+                    sizes.append(frontier)
+                    pending.append(frontier)
+                    step = ("iterate", _iterate(prim, frontier))
+                    continue
+                done = agree(frontier, finished=frontier is None)
+                at["count"] += 1
+                if iterating:
+                    sizes.append(prim.frontier_total)
+                if not done:
+                    step, iterating = ("iterate", _iterate(prim, frontier)), True
+                elif frontier is None:
+                    break
+                else:
+                    step, iterating = ("next_phase", prim.next_phase), False
+            clock["iterations"] += prim.step
+            if progress is not None:
+                progress()
     clock["loop_end"] = time.perf_counter()
     backend.synchronize_stream()  # the run's work is on this stream (and what it waited for)
     group.share(())  # the last device done ends the run
     clock["stop"] = time.perf_counter()
-    clock["frontier_sizes"] = sizes
+    clock["frontier_sizes"] = [int(len(f)) if isinstance(f, ops.Queue) else f for f in sizes]
+    records["frontier"] = [int(len(f)) if isinstance(f, ops.Queue) else f for f in records["frontier"]]
     return records, clock, check.result()
 
 
@@ -213,6 +272,11 @@ def raise_first(errors):
         raise first
 
 
+def deferred(frontier) -> bool:
+    """Whether ``frontier``'s length is still on the device (a Queue the host has not read)."""
+    return isinstance(frontier, ops.Queue) and not frontier.known
+
+
 def _iterate(prim, frontier):
     def step():
         out = prim.iterate(frontier)
@@ -256,12 +320,13 @@ class Contract:
             raise ContractError(f"{self.where(what, step)}: returned None; it must return a frontier (an integer "
                                 "array of this graph's vertex ids, empty where nothing is left)")
         xp, n = self.backend.xp, self.graph.num_vertices
-        if not isinstance(frontier, xp.ndarray) or frontier.ndim != 1 or frontier.dtype.kind not in "iu":
+        queued = isinstance(frontier, ops.Queue)  # an advance's output: ids of this graph, in a buffer of the backend
+        if not queued and (not isinstance(frontier, xp.ndarray) or frontier.ndim != 1 or frontier.dtype.kind not in "iu"):
             array = hasattr(frontier, "dtype") and hasattr(frontier, "ndim")
             got = f"a {frontier.ndim}-D {frontier.dtype} array" if array else type(frontier).__name__
             raise ContractError(f"{self.where(what, step)}: returned {got}; a frontier is a 1-D integer "
                                 f"{xp.__name__} array of vertex ids (Primitive.frontier_of makes one)")
-        if self.bounds and frontier.shape[0]:
+        if self.bounds and not queued and frontier.shape[0]:
             lo, hi = ops.id_range(frontier)
             if lo < 0 or hi >= n:
                 bad = lo if lo < 0 else hi
