@@ -97,11 +97,9 @@ def _advance_queue(graph, frontier, functor, args):
     """A push advance whose output keeps its count on the device (a Queue) where the graph allows; ``args`` as
     the functor declares them."""
     impl = _impl(graph.indptr)
-    if graph.xp is np:
+    if impl is numpy_ops or impl is _numba_ops():
         return levels.advance_queue(graph, frontier, functor, args, impl.advance)
-    from mgraph.ops import cupy_levels
-
-    return cupy_levels.advance_queue(graph, frontier, functor, args, impl.advance)
+    return impl.advance_queue(graph, frontier, functor, args, impl.advance)
 
 
 def advance_levels(graph, frontier, functor, *args, level, limit=levels.FUSE_ARCS, max_levels=1 << 30,

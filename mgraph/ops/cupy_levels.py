@@ -14,6 +14,7 @@ requires it); the kernel is compiled per functor, id type and device.
 """
 from __future__ import annotations
 
+import weakref
 from functools import lru_cache
 
 import cupy as cp
@@ -126,13 +127,14 @@ STEP = r"""
 extern "C" __global__ void __launch_bounds__(BLOCK) step_{name}(
     const i64* __restrict__ indptr, const idx_t* __restrict__ indices,
     const double* __restrict__ weights, int has_weights,
-    const idx_t* __restrict__ frontier, i64 n_front, const u64* __restrict__ in_count, int counted,
-    idx_t* __restrict__ out, u64* __restrict__ out_count{params})
+    const idx_t* __restrict__ frontier, i64 n_front, const u64* __restrict__ in_counts, i64 in_at, int counted,
+    idx_t* __restrict__ out, u64* __restrict__ out_counts, i64 out_at{params})
 {{
     const int lane = threadIdx.x & 31;
     const i64 warp = ((i64)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
     const i64 warps = ((i64)gridDim.x * blockDim.x) >> 5;
-    const i64 n = counted ? (i64)*in_count : n_front;
+    const i64 n = counted ? (i64)in_counts[in_at] : n_front;
+    u64* out_count = out_counts + out_at;
     for (i64 k = warp; k < n; k += warps) {{  // warp-uniform: every lane takes the same vertex
         const idx_t u = frontier[k];
         const i64 beg = indptr[u], end = indptr[u + 1];
@@ -246,25 +248,45 @@ def advance_queue(graph, frontier, functor, args, advance):
     """As :func:`mgraph.ops.levels.advance_queue`: on a graph whose levels may fuse, one launch of the step kernel
     that reads the input's length on the device and counts its output there (a Queue, nothing read); else the
     load-balanced ``advance`` of the frontier's entries."""
-    if not fusable(graph):
+    facts = _STEP_FACTS.get(graph)
+    if facts is None:
+        facts = _STEP_FACTS[graph] = _step_facts(graph)
+    if facts is False:
         return advance(graph, frontier.array() if isinstance(frontier, Queue) else frontier, functor, args)
-    idx = np.dtype(graph.indices.dtype)
-    device = graph.indptr.device.id
+    idx, device, degree, arrays = facts
     if isinstance(frontier, Queue):
-        front, cap = frontier.buffer, frontier.capacity
-        n_front, in_count, counted = (frontier._n or 0), frontier.word, int(not frontier.known)
+        front, cap, n_front = frontier.buffer, frontier.capacity, frontier._n
+        in_counts, in_at, counted = frontier.counts, frontier.at, int(n_front is None)
     else:
         front, cap = frontier.astype(idx, copy=False), int(frontier.shape[0])
-        n_front, in_count, counted = cap, cuda.dummy(np.uint64), 0
-    out_cap = min(graph.num_vertices, cap * max_degree(graph))
-    count = word(cp)
-    out = cp.empty(max(out_cap, 1), dtype=idx)
-    if out_cap:
-        _FUNCTORS.setdefault(functor.key, functor)
-        kernel, most = _step_kernel(functor.key, idx, device)
-        has_w = graph.weights is not None
-        grid = min(most, cuda.blocks(32 * cap)[0])
-        kernel((grid,), (BLOCK,), (graph.indptr, graph.indices, graph.weights if has_w else cuda.dummy(np.float64),
-                                   np.int32(has_w), front, np.int64(n_front), in_count, np.int32(counted), out,
-                                   count) + tuple(args))
-    return Queue(out[:out_cap], count, None if out_cap else 0)
+        n_front, in_counts, in_at, counted = cap, _NO_COUNTS[device], 0, 0
+    out_cap = min(graph.num_vertices, cap * degree)
+    out = cp.empty(out_cap, dtype=idx)
+    if not out_cap or n_front == 0:
+        return Queue(out, None, 0, 0)
+    counts, at = word(cp, device)
+    kernel, most = _step_kernel(functor.key, idx, device) if functor.key in _FUNCTORS else _register(functor, idx,
+                                                                                                    device)
+    kernel((min(most, -(-cap // (BLOCK // 32))),), (BLOCK,),
+           arrays + (front, np.int64(n_front or 0), in_counts, np.int64(in_at), np.int32(counted), out, counts,
+                     np.int64(at)) + tuple(args))
+    return Queue(out, counts, at)
+
+
+_STEP_FACTS = weakref.WeakKeyDictionary()  # graph -> what every step launch on it needs (False: levels do not fuse)
+_NO_COUNTS = {}  # device -> a placeholder for the input's count words where the host knows its length
+
+
+def _step_facts(graph):
+    if not fusable(graph):
+        return False
+    idx, device = np.dtype(graph.indices.dtype), graph.indptr.device.id
+    _NO_COUNTS.setdefault(device, cuda.dummy(np.uint64))
+    has_w = graph.weights is not None
+    arrays = (graph.indptr, graph.indices, graph.weights if has_w else cuda.dummy(np.float64), np.int32(has_w))
+    return idx, device, max_degree(graph), arrays
+
+
+def _register(functor, idx, device):
+    _FUNCTORS.setdefault(functor.key, functor)
+    return _step_kernel(functor.key, idx, device)

@@ -13,7 +13,7 @@ from functools import lru_cache
 import cupy as cp
 import numpy as np
 
-from mgraph.ops import cuda, cupy_kernels, levels, numpy_ops
+from mgraph.ops import cuda, cupy_kernels, cupy_levels, levels, numpy_ops
 from mgraph.ops.cuda import BLOCK
 
 assert BLOCK == cupy_kernels.PULL_BLOCK == cupy_kernels.ADVANCE_BLOCK  # the kernels' __launch_bounds__
@@ -141,6 +141,9 @@ def advance(graph, frontier, functor, args):
         frontier = frontier.astype(graph.indices.dtype)
     out = _advance(functor.name, graph, frontier, args, emits=functor.emits, kernel=kernel)
     return out if functor.emits else None
+
+
+advance_queue = cupy_levels.advance_queue  # a push advance that keeps its output's count on the device
 
 
 def id_range(ids):

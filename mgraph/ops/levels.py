@@ -114,4 +114,4 @@ def advance_queue(graph, frontier, functor, args, advance):
     out = advance(graph, plain(frontier), functor, args)
     if not fusable(graph):
         return out
-    return Queue(out, np.array([out.shape[0]], dtype=np.uint64))
+    return Queue(out, np.array([out.shape[0]], dtype=np.uint64))  # counted, not yet read

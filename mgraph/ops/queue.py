@@ -26,14 +26,14 @@ WORDS = 256  # count words zeroed at once, so that a superstep allocates its cou
 
 
 class Queue:
-    """``buffer[:count]``, where ``count`` is ``word[0]`` in device memory (a 1-element uint64 array on the
-    buffer's backend) until the host asks for it."""
+    """``buffer[:count]``, where ``count`` is ``counts[at]`` in device memory (uint64 words on the buffer's
+    backend, :func:`word`) until the host asks for it."""
 
-    __slots__ = ("buffer", "word", "_n", "__weakref__")
+    __slots__ = ("buffer", "counts", "at", "_n", "__weakref__")
     ndim = 1
 
-    def __init__(self, buffer, word, n=None):
-        self.buffer, self.word, self._n = buffer, word, n
+    def __init__(self, buffer, counts, at=0, n=None):
+        self.buffer, self.counts, self.at, self._n = buffer, counts, at, n
 
     @property
     def known(self) -> bool:
@@ -47,7 +47,7 @@ class Queue:
 
     def __len__(self) -> int:
         if self._n is None:
-            self.learn(read(self.word))
+            read_counts([self])
         return self._n
 
     def learn(self, n) -> None:
@@ -124,38 +124,34 @@ def plain(frontier):
     return frontier.array() if isinstance(frontier, Queue) else frontier
 
 
-def read(word) -> int:
-    """A count word's value on the host: a pinned-word copy on a GPU, an index on the CPU."""
-    if isinstance(word, np.ndarray):
-        return int(word[0])
-    from mgraph.ops import cuda
-
-    return cuda.read_word(word)
-
-
 def read_counts(queues) -> None:
-    """Learn the lengths of ``queues`` (all on one backend) at once: on a GPU one gather of their words and one
-    copy, where a read each would wait on the stream each time."""
+    """Learn the lengths of ``queues`` (all on one backend) at once: on a GPU one copy per block of count words
+    they use (a batch's queues take consecutive words), where a read each would wait on the stream each time."""
     unknown = [q for q in queues if not q.known]
     if not unknown:
         return
-    if isinstance(unknown[0].word, np.ndarray):
+    if isinstance(unknown[0].counts, np.ndarray):
         for q in unknown:
-            q.learn(q.word[0])
+            q.learn(q.counts[q.at])
         return
-    import cupy as cp
+    from mgraph.ops import cuda
 
-    values = cp.concatenate([q.word for q in unknown]).get() if len(unknown) > 1 else [read(unknown[0].word)]
-    for q, n in zip(unknown, values):
-        q.learn(n)
+    blocks = {}
+    for q in unknown:
+        blocks.setdefault(id(q.counts), []).append(q)
+    for group in blocks.values():
+        lo, hi = min(q.at for q in group), max(q.at for q in group)
+        values = cuda.read_words(group[0].counts, hi - lo + 1, lo)
+        for q in group:
+            q.learn(values[q.at - lo])
 
 
-def word(xp):
-    """A zeroed count word on ``xp``'s current device, one of a block of WORDS zeroed together (the block lives
-    while any of its words does)."""
+def word(xp, device=None):
+    """A zeroed count word: (its block, its index).  On a GPU (``device``: its id) one of WORDS words zeroed
+    together, taken in turn by this thread (a block lives while a queue counting in it does); on the CPU a word
+    of its own."""
     if xp is np:
-        return np.zeros(1, dtype=np.uint64)
-    device = xp.cuda.Device().id
+        return np.zeros(1, dtype=np.uint64), 0
     kept = getattr(_STATE, "words", None)
     if kept is None:
         kept = _STATE.words = {}
@@ -164,7 +160,7 @@ def word(xp):
         block = kept[device] = [xp.zeros(WORDS, dtype=np.uint64), 0]
     at = block[1]
     block[1] += 1
-    return block[0][at:at + 1]
+    return block[0], at
 
 
 class counting:
