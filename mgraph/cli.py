@@ -391,15 +391,26 @@ def _output_path(args):
 
 
 def _write_output(args, graph, path, sources, results) -> None:
-    """The first run's values to ``path`` (this process's file, None: none here), and one line saying so."""
+    """The first run's values to ``path`` (this process's file, None: none here), and one line saying so.  Under
+    MPI a write that fails (a disk filled by the run) is shared, so that every rank ends with the same one line
+    instead of the others waiting for the failed one (collective)."""
     w = world()
     spread = w is not None and args.no_gather
-    rows = 0
+    rows, problem = 0, None
     if path is not None:
-        with status(f"writing {path}"):
-            rows = results[0].write(path)
-    if spread:
-        rows = sum(w.allgather(rows))
+        try:
+            with status(f"writing {path}"):
+                rows = results[0].write(path)
+        except (OSError, ValueError) as e:
+            if w is None:
+                raise
+            problem = f"{e.filename}: {e.strerror}" if isinstance(e, OSError) and e.strerror else str(e)
+    if w is not None:
+        shared = w.allgather((rows, problem))
+        problem = next((p for _, p in shared if p), None)
+        if problem:
+            raise ValueError(f"--output {problem}")
+        rows = sum(r for r, _ in shared)
     names = ", ".join(n for n in results[0].keys() if n != "vertices")
     where = (f"{output.rank_path(args.output, 0)} .. {output.rank_path(args.output, w.size - 1)} (each rank's own "
              f"vertices)" if spread else args.output)
