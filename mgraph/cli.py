@@ -1,6 +1,7 @@
 """The ``mgraph`` command: run a primitive on a graph, partition, describe or convert a graph.
 
     mgraph bfs|dobfs|sssp|cc|pr|bc|tc|kcore|lpa GRAPH [--source S] [--runs N] [--validate] [--json FILE]
+                                         [--output FILE.csv|.parquet|.npz [--no-gather]]
                                          [--devices N | --gpus 0,1,..] [--partitioner P]
                                          [--workers auto|threads] ...
     mpiexec -n P mgraph bfs ...                 (one rank per device; docs/distributed.md)
@@ -32,7 +33,7 @@ import warnings
 
 import numpy as np
 
-from mgraph import __version__, api, graph500, memory, partitioners
+from mgraph import __version__, api, graph500, memory, output, partitioners
 from mgraph.backend import BACKENDS, Backend, PeakWatch, resolve, to_numpy
 from mgraph.check.runs import checker
 from mgraph.comm.exchange import COMMUNICATIONS
@@ -215,6 +216,16 @@ def _parser() -> argparse.ArgumentParser:
                        help="end a run that has not finished after N supersteps, with an error (default 4|V| + 1000)")
         q.add_argument("--validate", action="store_true", help="check every run against a CPU reference")
         q.add_argument("--json", metavar="FILE", help="write one JSON record of this invocation")
+        q.add_argument("--output", metavar="FILE",
+                       help="write the per-vertex values to FILE, .csv, .parquet or .npz by its suffix: a vertex "
+                            "column (the vertex ids --source takes: 0-based, a .mtx file's ids less one), then one column per result array; with several runs "
+                            "the first run's values (its source is the first on the sources line and in --json's "
+                            "runs); values as the API gives them (-1: no predecessor, unreached; inf: no distance); "
+                            "under MPI rank 0 writes every vertex's")
+        q.add_argument("--no-gather", action="store_true",
+                       help="under MPI: leave each rank's values on the rank (no gather to rank 0), and with --output "
+                            "each rank writes its own vertices to FILE with its rank before the suffix "
+                            "(out.rank1.parquet); one process writes FILE whole")
         if name in TRAVERSALS:
             q.add_argument("--source", type=int, help="source vertex (default: a random one of out-degree >= 1 per run)")
         if name == "bfs":
@@ -353,9 +364,64 @@ def _check_run_memory(args, n: int, arcs: int, weighted: bool, *, loaded: bool) 
     memory.check(need, f"{what}: running on {memory.describe(n, arcs, bound=not loaded)}", None)
 
 
+def _output_path(args):
+    """Before the load and the runs: the file this process writes with ``--output`` (this rank's own with
+    ``--no-gather`` under MPI; None where it writes none), checked where it will be written (mgraph.output), so
+    that a bad suffix or an unwritable path is a one-line error now.  Under MPI every rank raises the same error:
+    the writing rank's verdict is shared (collective)."""
+    w = world()
+    if w is not None and getattr(args, "no_gather", False) and args.validate:
+        raise UsageError("--validate checks the gathered result: drop --no-gather to validate under MPI")
+    if not getattr(args, "output", None):
+        return None
+    spread = w is not None and getattr(args, "no_gather", False)
+    path = output.rank_path(args.output, w.rank) if spread else args.output if is_root() else None
+    problem = None
+    if path is not None:
+        try:
+            output.check_path(path)
+        except ValueError as e:
+            problem = str(e)
+    if w is not None:
+        problems = w.allgather(problem) if spread else [w.bcast(problem, root=0)]
+        problem = next((p for p in problems if p), None)
+    if problem:
+        raise ValueError(f"--output {problem}")
+    return path
+
+
+def _write_output(args, graph, path, sources, results) -> None:
+    """The first run's values to ``path`` (this process's file, None: none here), and one line saying so.  Under
+    MPI a write that fails (a disk filled by the run) is shared, so that every rank ends with the same one line
+    instead of the others waiting for the failed one (collective)."""
+    w = world()
+    spread = w is not None and args.no_gather
+    rows, problem = 0, None
+    if path is not None:
+        try:
+            with status(f"writing {path}"):
+                rows = results[0].write(path)
+        except (OSError, ValueError) as e:
+            if w is None:
+                raise
+            problem = f"{e.filename}: {e.strerror}" if isinstance(e, OSError) and e.strerror else str(e)
+    if w is not None:
+        shared = w.allgather((rows, problem))
+        problem = next((p for _, p in shared if p), None)
+        if problem:
+            raise ValueError(f"--output {problem}")
+        rows = sum(r for r, _ in shared)
+    names = ", ".join(n for n in results[0].keys() if n != "vertices")
+    where = (f"{output.rank_path(args.output, 0)} .. {output.rank_path(args.output, w.size - 1)} (each rank's own "
+             f"vertices)" if spread else args.output)
+    first = f"; the first run's, from source {sources[0]}" if len({repr(s) for s in sources}) > 1 else ""
+    print(f"output      {where}: {fmt_count(rows)} vertices; vertex, {names}{first}")
+
+
 def _run(args) -> int:
     name = args.command
     check_json_folder(args.json)
+    out_path = _output_path(args)
     if args.gpus is not None:
         args.devices = args.gpus
     backend = resolve(args.backend)
@@ -382,10 +448,16 @@ def _run(args) -> int:
     # only when given, so that the API's per-primitive defaults apply
     run.update({k: getattr(args, k) for k in ("partitioner", "duplication", "communication", "workers",
                                               "max_supersteps") if getattr(args, k)})
+    if getattr(args, "no_gather", False):
+        run["gather"] = False
     with on_device(graph_device(graph, run)):  # sources and checks where this process's graph or part lives
         sources, results, failures = _runs(args, graph, run, params)
     summary = _summary(name, results)
+    if name == "kcore" and world() is not None:  # rank 0 holds every core, or with --no-gather each rank its own
+        summary["max_core"] = max((c for c in world().allgather(summary["max_core"]) if c is not None), default=0)
     _print_summary(args, graph, load_s, sources, results, summary, failures)
+    if getattr(args, "output", None):
+        _write_output(args, graph, out_path, sources, results)
     if args.json and is_root():
         write_json(args.json, {
             "command": name, "argv": ["mgraph", *args.argv],
@@ -440,8 +512,9 @@ def _summary(name, results) -> dict:
         out["num_components"] = results[-1].stats["num_components"]
     if name == "tc":
         out["triangles"] = results[-1].stats["triangles"]
-    if name == "kcore":
-        out["max_core"] = int(np.max(results[-1].core, initial=0))
+    if name == "kcore":  # off rank 0 under MPI the gathered core is None: that rank prints nothing
+        core = results[-1].core
+        out["max_core"] = None if core is None else int(np.max(core, initial=0))
     if name == "lpa" and "communities" in results[-1].stats:
         out["communities"] = results[-1].stats["communities"]
     if name == "bc":

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from mgraph import output
 from mgraph.backend import to_numpy
 
 VERTEX_VALUED = ("predecessor", "labels")
@@ -95,13 +96,26 @@ class Result:
             raise ValueError(f"map_values=True needs vertex ids, but {name!r} holds dtype {values.dtype}")
         return bool(map_values)
 
-    def _as_labels(self, name: str, values: np.ndarray) -> list:
-        """Vertex ids ``values`` as the vertices' labels (the ids where there are none), None for a negative one."""
+    def _mapped(self, name: str, values: np.ndarray):
+        """Vertex ids ``values`` as the vertices' labels (the ids themselves where there are none), and a mask of
+        the entries that name no vertex (negative ids): whole arrays, so that a table of millions of rows
+        (:meth:`columns`, a file the CLI writes) maps them without a Python object per row."""
         n = len(self._vertex_labels) if self._vertex_labels is not None else None
         if n is not None and values.size and int(values.max()) >= n:
             raise ValueError(f"{name!r} holds {int(values.max())}, not a vertex id of this {n}-vertex graph")
-        out = values.tolist() if self._vertex_labels is None else self._vertex_labels[np.maximum(values, 0)].tolist()
-        return [None if v < 0 else o for v, o in zip(values.tolist(), out)]
+        missing = values < 0
+        if self._vertex_labels is None:
+            return values, missing
+        if n == 0:  # no vertex to name: every entry is missing (there are none, or they are all negative)
+            return np.zeros(values.shape, dtype=self._vertex_labels.dtype), missing
+        return self._vertex_labels[np.maximum(values, 0)], missing
+
+    def _as_labels(self, name: str, values: np.ndarray) -> list:
+        """Vertex ids ``values`` as the vertices' labels (the ids where there are none), None for a negative one."""
+        out, missing = self._mapped(name, values)
+        out = out.astype(object)
+        out[missing] = None
+        return out.tolist()
 
     def to_dict(self, name: str, *, map_values: bool | None = None) -> dict:
         """``{label: value}`` of array ``name`` (keyed by vertex id where the graph had no labels).
@@ -123,6 +137,25 @@ class Result:
         values = self._as_labels(name, values) if self._maps(name, values, map_values) else values.tolist()
         return dict(zip(self._keys(ids), values))
 
+    def columns(self, *, map_values: bool | None = None) -> dict:
+        """The table of this result as whole arrays: ``{name: (values, missing)}``, ``vertex`` first (the labels,
+        or the vertex ids), then one entry per per-vertex array.
+
+        ``missing`` is None, or for an array whose values became labels (as in
+        :meth:`to_dict`, ``map_values`` the same) a boolean mask of the
+        entries that name no vertex (-1); their ``values`` there are
+        placeholders.  :meth:`to_pandas` and the files the CLI writes
+        (mgraph.output) are made from it, so both map alike.
+        """
+        ids = self._vertex_ids()
+        out = {"vertex": (ids if self._vertex_labels is None else self._vertex_labels[ids], None)}
+        for name, values in self._per_vertex(ids).items():
+            if name in self.vertex_valued and self._maps(name, values, map_values):
+                out[name] = self._mapped(name, values)
+            else:
+                out[name] = (values, None)
+        return out
+
     def to_pandas(self, *, map_values: bool | None = None):
         """A pandas DataFrame: a ``vertex`` column (labels, or vertex ids), then one column per per-vertex array.
 
@@ -132,19 +165,23 @@ class Result:
         else objects (None there).
         """
         pd = import_pandas("Result.to_pandas")
-        ids = self._vertex_ids()
-        vertex = ids if self._vertex_labels is None else self._vertex_labels[ids]
-        columns = {"vertex": vertex}
-        for name, values in self._per_vertex(ids).items():
-            if name in self.vertex_valued and self._maps(name, values, map_values):
-                labels = self._as_labels(name, values)
-                int_labels = self._vertex_labels is None or self._vertex_labels.dtype.kind in "iu"
-                column = np.empty(len(labels), dtype=object)
-                column[:] = labels
-                columns[name] = pd.array(labels, dtype="Int64") if int_labels else pd.Series(column, dtype=object)
+        frame = {}
+        for name, (values, missing) in self.columns(map_values=map_values).items():
+            if missing is None:
+                frame[name] = values
+            elif values.dtype.kind in "iu":
+                frame[name] = pd.arrays.IntegerArray(values.astype(np.int64, copy=False), missing.copy())
             else:
-                columns[name] = values
-        return pd.DataFrame(columns)
+                column = values.astype(object)
+                column[missing] = None
+                frame[name] = pd.Series(column, dtype=object)
+        return pd.DataFrame(frame)
+
+    def write(self, path, *, map_values: bool | None = None) -> int:
+        """Write the table of :meth:`columns` to ``path``: ``.csv``, ``.parquet`` or ``.npz`` by its suffix (see
+        mgraph.output, which also says how a vertex-valued entry naming no vertex is written); the rows written.
+        What ``mgraph bfs ... --output FILE`` does with a run's result."""
+        return output.write(self, path, map_values=map_values)
 
     def __repr__(self) -> str:
         fields = ", ".join(self._arrays)

@@ -25,7 +25,7 @@ STAGES = [
     ("check", ["mgraph.check"]),
     ("comm", ["mgraph.comm"]),
     ("runner", ["mgraph.runner"]),
-    ("api", ["mgraph.api", "mgraph.convert", "mgraph.result", "mgraph.nx_backend"]),
+    ("api", ["mgraph.api", "mgraph.convert", "mgraph.result", "mgraph.output", "mgraph.nx_backend"]),
     ("report", ["mgraph.report"]),
     ("graph500", ["mgraph.graph500"]),
     ("cli", ["mgraph.cli", "mgraph.__main__"]),
