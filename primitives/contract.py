@@ -77,8 +77,16 @@ class Primitive:
     #: their owners before the run, so that an own vertex's neighbours' lists are whole where they meet its own
     #: (triangle counting); undirected graphs only
     proxy_arcs = False
-    #: set by the enactor before each iterate: how many vertices the whole frontier has, on all devices
+    #: set by the enactor before each iterate: how many vertices the whole frontier has, on all devices (in a
+    #: batched superstep a number read from the device only where the primitive uses it)
     frontier_total = 0
+    #: True: on one device, where the stop condition is the default (an empty frontier) and there are no
+    #: totals to share, the enactor runs supersteps in batches: the push advances return ``mgraph.ops.Queue``
+    #: frontiers whose length stays on the device, the host reads a batch's lengths at once, and the supersteps
+    #: run past the empty frontier inside the last batch are taken back (``step`` too).  Their iterate sees an
+    #: empty frontier and must change nothing an advance of nothing would not; set False where it would (a
+    #: primitive that keeps a list of its frontiers, or counts its iterates itself)
+    batches = True
 
     #: supersteps run so far in this run's phase, counted by the enactor after each iterate; an iterate that runs
     #: several levels at once (:func:`mgraph.ops.advance_levels`) adds the levels beyond the first itself

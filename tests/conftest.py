@@ -73,6 +73,22 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(skip)
 
 
+@pytest.fixture(autouse=True)
+def _gpu_warnings_are_errors(request):
+    """In a GPU test, CuPy's PerformanceWarning is an error: it says that an array was used on a device other than
+    its own (peer access switched on behind the code's back), which is a worker or rank on the wrong device."""
+    if "gpu" not in request.keywords or not gpu_available():
+        yield
+        return
+    import warnings
+
+    from cupy._util import PerformanceWarning
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PerformanceWarning)
+        yield
+
+
 # -- independent simplification and conversions --------------------------------
 def simple_edges(src, dst, weights=None, directed=False):
     """The simple graph of an edge list, computed with plain Python dicts.
