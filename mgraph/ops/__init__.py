@@ -197,11 +197,11 @@ def advance_visit(graph, frontier, label, pred, level, dist=None, *, direction="
         raise ValueError(f"advance_visit's direction must be 'push', 'pull' or an ops.Direction (which keeps what "
                          f"'auto' decides from superstep to superstep), got {direction!r}")
     if direction == "push":
-        if queue.wanted(frontier):  # the built-in functor's advance, which keeps the output's count on the device
+        if queue.wanted(frontier) and levels.fusable(graph):  # the step kernel: the output's count stays on the device
             if dist is None:
                 return _advance_queue(graph, frontier, functors.VISIT, (label, pred, np.int32(level)))
             return _advance_queue(graph, frontier, functors.VISIT_TIGHT, (label, pred, np.int32(level), dist))
-        return _impl(label).advance_visit(graph, frontier, label, pred, level, dist)
+        return _impl(label).advance_visit(graph, plain(frontier), label, pred, level, dist)
     if dist is not None:
         raise ValueError("advance_visit pulls without dist: a tight-arc visit pushes")
     return advance_visit_pull(graph.reverse(), label, pred, level, bitmap(frontier, graph.num_vertices))
@@ -216,13 +216,13 @@ def visit_levels(graph, frontier, label, pred, level, *, direction, frontier_tot
     frontier = plain(frontier)
     rule = None
     if policy is None:
-        way, fuse = direction, direction == "push"
+        way, fuse = direction, direction == "push" and levels.fusable(graph)
     else:
         if frontier_total is None:
             raise ValueError("visit_levels with a Direction needs frontier_total, the whole frontier's size")
         to_the_end, before_switch = policy.pushes_to_the_end(), policy.mode == "auto" and not policy.switched
         way = policy.choose(frontier_total)
-        fuse = way == "push" and (to_the_end or before_switch)
+        fuse = way == "push" and (to_the_end or before_switch) and levels.fusable(graph)
         if fuse and before_switch:  # push on while the policy would, and stop where it would pull
             rule = (policy.visited, policy.do_a)
     if not fuse:  # a plain array out: a traversal that fuses its levels reads their counts anyway
@@ -256,9 +256,9 @@ def advance_relax(graph, frontier, dist, marks, stamp):
     ``marks`` (int32 per vertex, never equal to a fresh ``stamp``) is scratch
     that dedupes the output without a sort: pass a new stamp each superstep.
     """
-    if queue.wanted(frontier):
+    if queue.wanted(frontier) and levels.fusable(graph):
         return _advance_queue(graph, frontier, functors.RELAX, (dist, marks, np.int32(stamp)))
-    return _impl(dist).advance_relax(graph, frontier, dist, marks, stamp)
+    return _impl(dist).advance_relax(graph, plain(frontier), dist, marks, stamp)
 
 
 def advance_count_paths(graph, frontier, label, sigma, level):
