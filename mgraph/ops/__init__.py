@@ -130,6 +130,9 @@ def advance_levels(graph, frontier, functor, *args, level, limit=levels.FUSE_ARC
     if not isinstance(frontier, xp.ndarray) or frontier.ndim != 1 or frontier.dtype.kind not in "iu":
         raise ValueError(f"advance_levels' frontier must be a 1-D integer {xp.__name__} array of vertex ids")
     args = functor.arguments(graph, args, xp)
+    if not levels.fusable(graph):  # a part of a larger graph, or a hub: one level, load-balanced
+        out = _impl(graph.indptr).advance(graph, frontier, functor, args)
+        return Levels(out, 1, int(out.shape[0]))
     rule = None if until_pull is None else levels.PullRule(graph, *until_pull)
     if xp is np:
         return levels.advance_levels(graph, frontier, functor, args, names.index(level), int(limit),
@@ -210,8 +213,9 @@ def advance_visit(graph, frontier, label, pred, level, dist=None, *, direction="
 def visit_levels(graph, frontier, label, pred, level, *, direction, frontier_total):
     """:func:`advance_visit` from ``level`` on, and where the traversal pushes (``direction`` "push", or an "auto"
     :class:`Direction` before its switch to pull — up to where it would switch — or after it has switched back)
-    the levels after it too, while their frontiers stay small (:func:`advance_levels`).  Returns :class:`Levels`: the last level's output, how
-    many levels ran (the last of them labelled ``level + levels - 1``) and what they emitted."""
+    the levels after it too, while their frontiers' arcs stay below ``levels.FUSE_VISIT_ARCS``
+    (:func:`advance_levels`).  Returns :class:`Levels`: the last level's output, how many levels ran (the last of
+    them labelled ``level + levels - 1``) and what they emitted."""
     policy = direction if isinstance(direction, Direction) else None
     frontier = plain(frontier)
     rule = None
@@ -228,7 +232,8 @@ def visit_levels(graph, frontier, label, pred, level, *, direction, frontier_tot
     if not fuse:  # a plain array out: a traversal that fuses its levels reads their counts anyway
         out = plain(advance_visit(graph, frontier, label, pred, level, direction=way))
         return Levels(out, 1, int(out.shape[0]))
-    r = advance_levels(graph, frontier, functors.VISIT, label, pred, level, level="level", until_pull=rule)
+    r = advance_levels(graph, frontier, functors.VISIT, label, pred, level, level="level", until_pull=rule,
+                       limit=levels.FUSE_VISIT_ARCS)
     if policy is not None:
         policy.pushed(r.levels - 1, r.emitted - int(r.frontier.shape[0]))
     return r

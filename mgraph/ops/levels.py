@@ -26,6 +26,10 @@ import numpy as np
 from mgraph.ops.queue import Queue, plain
 
 FUSE_ARCS = 1 << 16  # arcs: a frontier with more out-arcs than this leaves the fused levels for the load-balanced advance
+# arcs: the bound for a visit's levels (BFS), which claim each vertex once in the whole traversal, so that the fused
+# kernel's work stays the graph's arcs however large the frontiers; a random geometric graph's wavefronts hold 10^5
+# arcs and more, and below this bound they fuse (a relaxation, which may revisit vertices, keeps FUSE_ARCS)
+FUSE_VISIT_ARCS = 1 << 20
 # arcs: the fused kernel gives each frontier vertex one warp, so a graph with a vertex of more out-arcs than this (a
 # power-law hub, which may sit in a small frontier) runs its levels one at a time through the load-balanced advance
 FUSE_DEGREE = 1024
