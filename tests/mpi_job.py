@@ -4,6 +4,7 @@
     python tests/mpi_job.py arcs OUT.npz GRAPH
     python tests/mpi_job.py own OUT.npz GRAPH
     python tests/mpi_job.py gather OUT.npz GRAPH
+    python tests/mpi_job.py batches OUT.npz GRAPH
     python tests/mpi_job.py bounds OUT.json
     python tests/mpi_job.py shrinks GRAPH
     python tests/mpi_job.py communities OUT.npz GRAPH
@@ -130,6 +131,19 @@ def gather(out, graph):
         vertices, depth, sizes = np.concatenate(pieces[0]), np.concatenate(pieces[1]), [p.shape[0] for p in pieces[0]]
     np.savez(out, vertices=vertices, depth=depth, sizes=np.array(sizes), whole=whole.depth,
              ranks=1 if group is None else group.size)
+
+
+def batches(out, graph):
+    """A user's level-by-level BFS and Bellman-Ford (test_batches' primitives): on one rank their supersteps run in
+    batches, on several one at a time; rank 0 writes the gathered values and the stats."""
+    from test_batches import Relax, Hops
+
+    g = mgraph.load(graph)
+    hops, relax = mgraph.run(Hops, g, 0), mgraph.run(Relax, g, 0)
+    if world() is None or world().rank == 0:
+        np.savez(out, hops=hops.hops, distance=relax.distance, steps=np.array(
+            [hops.stats["supersteps"], hops.stats["iterations"], relax.stats["supersteps"],
+             relax.stats["iterations"]]), sizes=np.array(hops.stats["frontier_sizes"]))
 
 
 def bounds(out):
@@ -298,6 +312,8 @@ def main(argv):
         own(*argv[1:])
     elif mode == "gather":
         gather(*argv[1:])
+    elif mode == "batches":
+        batches(*argv[1:])
     elif mode == "bounds":
         bounds(*argv[1:])
     elif mode == "shrinks":

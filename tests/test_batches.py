@@ -48,6 +48,29 @@ class HeadsOneByOne(Heads):
     batches = False
 
 
+class Hops(Primitive):
+    """BFS from a source, one level per superstep, written as a user would: advance_visit and nothing else."""
+
+    name = "hops"
+    needs_source = True
+    combine = {"hops": "min"}
+    carry = ("via",)
+    vertex_valued = ("via",)
+
+    def reset(self, source=None):
+        self.hops = ops.unvisited(self.graph, np.int32)
+        self.via = ops.unvisited(self.graph, self.graph.indices.dtype)
+        if source is not None:
+            self.hops[source], self.via[source] = 0, source
+        return self.frontier_of(source)
+
+    def iterate(self, frontier):
+        return ops.advance_visit(self.graph, frontier, self.hops, self.via, self.step + 1)
+
+    def result(self):
+        return {"hops": self.hops, "via": self.via}
+
+
 class Relax(Primitive):
     """Bellman-Ford from a source with advance_relax, one hop per superstep."""
 

@@ -147,6 +147,25 @@ def test_without_gathering_vertices_and_values_align_on_one_rank_and_several(tmp
     np.testing.assert_array_equal(got["whole"], mgraph.bfs(mgraph.load(CHESAPEAKE), 0).depth)
 
 
+@pytest.mark.parametrize("ranks", [1, 3])
+def test_batched_user_primitives_under_mpi_equal_one_process(tmp_path, ranks):
+    """A user's primitives run their supersteps in batches on one rank (mpiexec -n 1) and one at a time on three:
+    the values and the counts of supersteps are one process's, and the hops are scipy's."""
+    from test_batches import Hops, Relax
+
+    out = tmp_path / "batches.npz"
+    job(ranks, "batches", out, "grid:30x20")
+    got = np.load(out)
+    g = mgraph.load("grid:30x20")
+    hops, relax = mgraph.run(Hops, g, 0), mgraph.run(Relax, g, 0)
+    np.testing.assert_array_equal(got["hops"], hops.hops)
+    np.testing.assert_array_equal(got["hops"], V.reference_bfs_depth(g, 0))
+    np.testing.assert_array_equal(got["distance"], relax.distance)
+    assert got["steps"].tolist() == [hops.stats["supersteps"], hops.stats["iterations"], relax.stats["supersteps"],
+                                     relax.stats["iterations"]]
+    assert got["sizes"].tolist() == hops.stats["frontier_sizes"]
+
+
 def test_bounds_and_broken_primitives_end_every_rank_alike(tmp_path):
     """A run that reaches its superstep bound, ranks that disagree on convergence, a combine function that returns
     the wrong values, a factory that returns no primitive, devices beyond the ranks or the vertices: the same
