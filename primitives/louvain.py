@@ -1,0 +1,301 @@
+"""Community detection by modularity: Louvain's local moving (and Leiden's refinement) on one level of the graph.
+
+One run of :class:`Louvain` is one level of the Louvain method (Blondel et al. 2008): every vertex starts in a
+community of its own (or in ``start``'s), vertices move to the neighbouring community of the largest modularity
+gain until the modularity stops improving, and the level ends with the arcs of the coarser graph whose vertices
+are the communities.  :class:`Leiden` (Traag, Waltman and van Eck 2019) refines each community into well-connected
+sub-communities before that, and the coarser graph's vertices are the sub-communities, each starting in its
+community.  The levels themselves (build the coarse graph, run the next level on it) are ``mgraph.louvain``'s.
+"""
+from __future__ import annotations
+
+import math
+import numbers
+
+import numpy as np
+
+from mgraph import ops
+from mgraph.primitives.contract import Primitive, owners_value
+
+MOVE, REFINE, AGGREGATE = "move", "refine", "aggregate"
+
+
+def check_resolution(resolution) -> float:
+    """``resolution`` (networkx's gamma) as a float: a finite real number >= 0."""
+    if isinstance(resolution, bool) or not isinstance(resolution, numbers.Real) or not math.isfinite(resolution) \
+            or resolution < 0:
+        raise ValueError(f"resolution must be a finite real number >= 0, got {resolution!r}")
+    return float(resolution)
+
+
+class Louvain(Primitive):
+    """``community``: each vertex's community after one level of Louvain's local moving, labelled by a vertex id
+    in the caller's numbering (the vertex whose starting community it is).
+
+    The modularity of a partition with resolution gamma is, as networkx
+    defines it, Q = inside / M - gamma * sum over communities of
+    out(c) * in(c) / M**2: ``inside`` the weight of the arcs within
+    communities, out(c) and in(c) the weighted out- and in-degrees of c's
+    members, M the total arc weight (an undirected graph counts each edge
+    both ways; a self-loop, ``loops``, once per direction).  Moving vertex u
+    into community c changes Q by a constant times
+    w(u, c) - gamma * (out(u) * in(c) + in(u) * out(c)) / S,
+    w(u, c) the weight of u's arcs to and from c's members, c's degrees
+    without u, and S = 2M for an undirected graph (where out = in = degree),
+    M for a directed one: each vertex scores the communities of its
+    neighbours with the weights summed per community (``ops.pair_sums``
+    over ``ops.arcs``) and the communities' degrees (``total_out``,
+    ``total_in``: one entry per vertex id of the whole graph, the same on
+    every device, changed by the moves every device publishes in
+    ``global_lists``).
+
+    Every vertex chooses at once, from the communities of the superstep
+    before.  Two neighbours that would swap communities, or two singletons
+    that would join each other, would then undo each other's gain; so the
+    supersteps alternate between moves to a community of larger label and
+    moves to one of smaller label (the "up-down" rule of cuGraph's Louvain),
+    and a vertex moves only for a positive gain, ties going to the smallest
+    label.  The level ends when two supersteps in a row move nothing, or
+    when two supersteps together raise the modularity by less than
+    ``ROUND_GAIN``.
+    """
+
+    name = "louvain"
+    combine = {"community": owners_value}
+    global_sums = ("moves", "inside", "weight", "pending")
+    MOVES = ("moved_from", "moved_to", "moved_out", "moved_in")
+    COARSE = ("coarse_a", "coarse_b", "coarse_w", "sub_label", "sub_community")
+    ACTIVE = 0.5  # of the vertices may move in one superstep
+    ROUND_GAIN = 1e-6  # WINDOW supersteps that raise Q by less end the local moving
+    WINDOW = 4
+    MAX_SUPERSTEPS = 1000  # of local moving in one level (and of refinement)
+    refine = False
+
+    def __init__(self, graph, resolution=1.0, loops=None, start=None, seed=0):
+        super().__init__(graph)
+        self.resolution = check_resolution(resolution)
+        self.seed = int(seed or 0)
+        g, xp, nv = graph, self.xp, self.num_vertices
+        self.n = g.num_global_vertices
+        self.ids = g.vertex_ids.astype(np.int64)
+        self.own = g.own_vertices
+        self.directed = g.directed
+        # whole-graph arrays in the caller's numbering: each device takes its vertices' entries
+        self.loops = xp.zeros(nv) if loops is None else xp.asarray(loops, dtype=np.float64)[self.ids]
+        self.start = None if start is None else xp.asarray(start, dtype=np.int64)[self.ids]
+        src, dst = ops.arcs(g)
+        w = g.weights
+        self.src, self.dst = src, dst
+        self.w = xp.ones(src.shape[0]) if w is None else w.astype(np.float64)
+        out = xp.bincount(src, weights=self.w, minlength=nv)
+        if self.directed:  # a vertex's in-arcs are its reverse's out-arcs; the neighbours of both ways count
+            rg = g.reverse()
+            rsrc, rdst = ops.arcs(rg)
+            rw = xp.ones(rsrc.shape[0]) if rg.weights is None else rg.weights.astype(np.float64)
+            self.k_out = out + self.loops
+            self.k_in = xp.bincount(rsrc, weights=rw, minlength=nv) + self.loops
+            self.nbr_src, self.nbr_dst = xp.concatenate([src, rsrc]), xp.concatenate([dst, rdst])
+            self.nbr_w = xp.concatenate([self.w, rw])
+            self.loop_factor = 1.0
+        else:
+            self.k_out = self.k_in = out + 2.0 * self.loops
+            self.nbr_src, self.nbr_dst, self.nbr_w = src, dst, self.w
+            self.loop_factor = 2.0
+        self.own_weight = float(g.own(self.k_out).sum())
+        self.phase = MOVE
+
+    @property
+    def global_lists(self):
+        """The moves of the superstep (every device's, for the community totals); at the end the coarser graph."""
+        return self.COARSE if self.phase == AGGREGATE else self.MOVES
+
+    # -- the state every superstep shares -------------------------------------------------------------------------
+    def _publish(self, moved, old, new):
+        """The moves of own vertices ``moved`` from communities ``old`` to ``new`` (old -1: joins only), for every
+        device's community totals."""
+        self.moved_from, self.moved_to = old.astype(np.int64), new.astype(np.int64)
+        self.moved_out = self.k_out[moved]
+        self.moved_in = self.k_in[moved]
+
+    def _apply(self, out_totals, in_totals):
+        """Every device's moves of the superstep before (gathered) into the totals, then no move pending."""
+        xp, n = self.xp, self.n
+        fr, to = self.moved_from, self.moved_to
+        left = fr >= 0
+        out_totals += xp.bincount(to, weights=self.moved_out, minlength=n)
+        out_totals -= xp.bincount(fr[left], weights=self.moved_out[left], minlength=n)
+        if in_totals is not out_totals:
+            in_totals += xp.bincount(to, weights=self.moved_in, minlength=n)
+            in_totals -= xp.bincount(fr[left], weights=self.moved_in[left], minlength=n)
+        self._publish(self.own[:0], fr[:0], fr[:0])
+
+    def _shares(self, moves=0, pending=0):
+        """This device's shares of the totals of a superstep."""
+        self.moves, self.pending, self.weight = moves, pending, self.own_weight
+
+    def reset(self, source=None):
+        xp, n = self.xp, self.n
+        self.phase = MOVE
+        self.community = self.ids.copy() if self.start is None else self.start.copy()
+        self.total_out = xp.zeros(n)
+        self.total_in = self.total_out if not self.directed else xp.zeros(n)
+        own = self.own
+        self._publish(own, xp.full(own.shape[0], -1, dtype=np.int64), self.community[own])
+        self.sub, self.history = 0, []
+        self.inside, self.square, self.M = 0.0, 0.0, 0.0
+        self._shares()
+        return self.frontier_of(None)
+
+    # -- local moving ---------------------------------------------------------------------------------------------
+    def _scores(self, rows, keys, weights, out_totals, in_totals, current):
+        """w(u, c) - gamma * (out(u) in(c) + in(u) out(c)) / S for pairs (u, c), c's totals without u where u is
+        in c (``current``: each vertex's community)."""
+        ko, ki = self.k_out[rows], self.k_in[rows]
+        mine = keys == current[rows]
+        t_in = in_totals[keys] - self.xp.where(mine, ki, 0.0)
+        t_out = out_totals[keys] - self.xp.where(mine, ko, 0.0)
+        return weights - self.resolution * (ko * t_in + ki * t_out) / self.scale
+
+    def _stay(self, rows, keys, weights, out_totals, in_totals, current):
+        """Each listed vertex's score for its own community (its arcs to it may be none)."""
+        xp, own = self.xp, self.own
+        stay = xp.zeros(self.num_vertices)
+        ko, ki, c = self.k_out[own], self.k_in[own], current[own]
+        stay[own] = -self.resolution * (ko * (in_totals[c] - ki) + ki * (out_totals[c] - ko)) / self.scale
+        mine = keys == current[rows]
+        stay[rows[mine]] += weights[mine]
+        return stay
+
+    def _best(self, rows, keys, scores, allowed):
+        """Per row among the ``allowed`` pairs: the highest score, ties to the smallest key."""
+        xp = self.xp
+        rows, keys, scores = rows[allowed], keys[allowed], scores[allowed]
+        order = xp.lexsort(xp.stack([keys.astype(np.float64), -scores, rows.astype(np.float64)]))
+        rows, keys, scores = rows[order], keys[order], scores[order]
+        first = xp.ones(rows.shape[0], dtype=bool)
+        first[1:] = rows[1:] != rows[:-1]
+        return rows[first], keys[first], scores[first]
+
+    def _active(self, ids, salt):
+        """Whether each vertex (caller ids) may move in superstep ``salt``: a hash of the id, the superstep and
+        the seed, true for about ``ACTIVE`` of the vertices, so that neighbours rarely choose at once."""
+        x = ids.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15) + np.uint64((salt * 0xBF58476D1CE4E5B9
+                                                                               + self.seed * 0x94D049BB133111EB)
+                                                                              % (1 << 64))
+        x ^= x >> np.uint64(31)
+        x *= np.uint64(0xD6E8FEB86659FD93)
+        x ^= x >> np.uint64(32)
+        return (x % np.uint64(1 << 16)) < np.uint64(int(self.ACTIVE * (1 << 16)))
+
+    def _measure(self):
+        """This device's share of the weight inside communities, and Q's square term (the same everywhere)."""
+        c = self.community
+        same = c[self.src] == c[self.dst]
+        self.inside = float(self.w[same].sum()) + self.loop_factor * float(self.graph.own(self.loops).sum())
+        self.square = float((self.total_out * self.total_in).sum())
+
+    def _move(self):
+        self._apply(self.total_out, self.total_in)
+        self.M = float(self.weight)
+        self.scale = 2.0 * self.M if not self.directed else self.M
+        self._measure()
+        c = self.community
+        rows, keys, weights = ops.pair_sums(self.nbr_src, c[self.nbr_dst], self.nbr_w)
+        if self.M <= 0 or rows.shape[0] == 0:
+            self._shares()
+            return self.frontier_of(None)
+        scores = self._scores(rows, keys, weights, self.total_out, self.total_in, c)
+        stay = self._stay(rows, keys, weights, self.total_out, self.total_in, c)
+        up = self.sub % 2 == 0
+        allowed = keys > c[rows] if up else keys < c[rows]
+        brows, bkeys, bscores = self._best(rows, keys, scores, allowed)
+        go = bscores > stay[brows]
+        pending = int(go.sum())
+        go &= self._active(self.ids[brows], self.sub)
+        moved, new = brows[go], bkeys[go]
+        self._publish(moved, c[moved], new)
+        c[moved] = new
+        self.sub += 1
+        self._shares(moves=int(moved.shape[0]), pending=pending)
+        return moved.astype(self.graph.indices.dtype)
+
+    def modularity(self):
+        """Q of the communities measured in the last superstep of local moving (before its moves)."""
+        return self.inside / self.M - self.resolution * self.square / self.M ** 2 if self.M > 0 else 0.0
+
+    def _moving_done(self):
+        h = self.history
+        h.append((self.moves, self.modularity(), self.pending))
+        if len(h) >= 2 and h[-1][2] == 0 and h[-2][2] == 0:  # no gain left, upwards nor downwards
+            return True
+        if len(h) > self.WINDOW and h[-1][1] - h[-1 - self.WINDOW][1] < self.ROUND_GAIN:
+            return True
+        return self.sub >= self.MAX_SUPERSTEPS
+
+    # -- the contract ---------------------------------------------------------------------------------------------
+    def iterate(self, frontier):
+        if self.phase == MOVE:
+            return self._move()
+        if self.phase == REFINE:
+            return self._refine()
+        self._shares()
+        return self.frontier_of(None)
+
+    def converged(self, frontier):
+        if self.phase == MOVE:
+            return self.step > 0 and self._moving_done()
+        if self.phase == REFINE:
+            return self._refine_done()
+        return True
+
+    def next_phase(self):
+        if self.phase == MOVE:
+            self._apply(self.total_out, self.total_in)
+            if self.refine:
+                return self._begin_refine()
+            return self._aggregate(self.community)
+        if self.phase == REFINE:
+            self._apply(self.ref_out, self.ref_in)
+            return self._aggregate(self.refined)
+        return None
+
+    def _aggregate(self, labels):
+        """The coarser graph's arcs among ``labels`` (summed per pair of labels, loops as arcs from a label to
+        itself) and its vertices, every device's in ``global_lists``; for Leiden each sub-community's community."""
+        xp, own = self.xp, self.own
+        self.phase = AGGREGATE
+        a = xp.concatenate([labels[self.src], labels[own]])
+        b = xp.concatenate([labels[self.dst], labels[own]])
+        w = xp.concatenate([self.w, self.loop_factor * self.graph.own(self.loops)])
+        self.coarse_a, self.coarse_b, self.coarse_w = ops.pair_sums(a, b, w)
+        self.sub_label, self.sub_community, _ = ops.pair_sums(labels[own], self.community[own])
+        self._shares()
+        return self.frontier_of(None)
+
+    def coarse_graph(self):
+        """After the run, on every device: the coarser graph's arcs (label pairs a, b and their weights summed
+        over the devices; a == b: loops, weighted by the loop factor) and its vertices (the distinct labels, each
+        with its community)."""
+        a, b, w = ops.pair_sums(self.coarse_a, self.coarse_b, self.coarse_w)
+        labels, community, _ = ops.pair_sums(self.sub_label, self.sub_community)
+        return a, b, w, labels, community
+
+    def result(self):
+        return {"community": self.community}
+
+    # -- Leiden's refinement (see Leiden) -------------------------------------------------------------------------
+    def _begin_refine(self):
+        raise NotImplementedError
+
+    def _refine(self):
+        raise NotImplementedError
+
+    def _refine_done(self):
+        raise NotImplementedError
+
+
+class Leiden(Louvain):
+    """Louvain's level with Leiden's refinement (see the module)."""
+
+    name = "leiden"
+    refine = True
