@@ -283,19 +283,89 @@ class Louvain(Primitive):
     def result(self):
         return {"community": self.community}
 
-    # -- Leiden's refinement (see Leiden) -------------------------------------------------------------------------
     def _begin_refine(self):
-        raise NotImplementedError
-
-    def _refine(self):
-        raise NotImplementedError
-
-    def _refine_done(self):
-        raise NotImplementedError
+        raise NotImplementedError  # Leiden's
 
 
 class Leiden(Louvain):
-    """Louvain's level with Leiden's refinement (see the module)."""
+    """``community`` as :class:`Louvain`'s level, and ``refined``: each community split into well-connected
+    sub-communities, which the coarser graph's vertices are (each starting in its community).
+
+    The refinement starts from singletons.  A vertex still alone (none has
+    joined it, it has joined none) that is well connected to its community
+    C (w(u, C - u) >= gamma * k(u) (k(C) - k(u)) / 2m) joins the
+    sub-community T of C among its neighbours' of the highest positive gain
+    w(u, T) - gamma * k(u) k(T) / 2m, ties to the smallest label.  Where the
+    Leiden algorithm picks T at random (weighted by the gain) one vertex at a
+    time, here every vertex chooses at once: in each superstep about half of
+    the vertices may join (a hash of id, superstep and ``seed``) and only
+    sub-communities whose label vertex may not join that superstep are
+    joined, so that no sub-community's vertex leaves it as another joins it,
+    and each sub-community stays connected.  Unlike Leiden, the sub-community
+    joined is not checked to be well connected itself.  The refinement ends
+    when no alone, well-connected vertex has a positive gain left.
+    """
 
     name = "leiden"
     refine = True
+    combine = {"community": owners_value, "refined": owners_value}
+
+    def __init__(self, graph, resolution=1.0, loops=None, start=None, seed=0):
+        if graph.directed:
+            raise ValueError("leiden runs on undirected graphs, and this graph is directed (networkx's "
+                             "leiden_communities refuses directed graphs too)")
+        super().__init__(graph, resolution, loops, start, seed)
+
+    def reset(self, source=None):
+        frontier = super().reset(source)
+        self.refined = self.ids.copy()
+        return frontier
+
+    def _begin_refine(self):
+        xp, own = self.xp, self.own
+        self.phase = REFINE
+        self.refined = self.ids.copy()
+        self.ref_out = self.ref_in = xp.zeros(self.n)
+        self.fixed = xp.zeros(self.n, dtype=bool)
+        self._publish(own, xp.full(own.shape[0], -1, dtype=np.int64), self.ids[own])
+        self.rsub, self.pending = 0, 0
+        self._shares()
+        return self.frontier_of(None)
+
+    def _refine(self):
+        xp = self.xp
+        fr, to = self.moved_from, self.moved_to
+        self.fixed[fr[fr >= 0]] = True  # whoever joined, and whatever was joined, is alone no more
+        self.fixed[to[fr >= 0]] = True
+        self._apply(self.ref_out, self.ref_in)
+        c, r = self.community, self.refined
+        inside = c[self.nbr_src] == c[self.nbr_dst]
+        rows, keys, weights = ops.pair_sums(self.nbr_src[inside], r[self.nbr_dst[inside]], self.nbr_w[inside])
+        self.rsub += 1
+        if rows.shape[0] == 0:
+            self._shares()
+            return self.frontier_of(None)
+        # each vertex's weight to the rest of its community, against what a random graph would give
+        k = self.k_out
+        w_c = xp.bincount(rows, weights=weights, minlength=self.num_vertices)
+        rest = self.total_out[c] - k
+        connected = w_c - self.resolution * 2.0 * k * rest / self.scale >= 0
+        alone = ~self.fixed[self.ids]
+        free = (alone & connected)[rows]
+        scores = weights - self.resolution * 2.0 * k[rows] * self.ref_out[keys] / self.scale
+        brows, bkeys, bscores = self._best(rows, keys, scores, free & ~self._active(keys, self.rsub))
+        go = bscores > 0
+        movable = self._best(rows, keys, scores, free)
+        self.pending_here = int((movable[2] > 0).sum())
+        go &= self._active(self.ids[brows], self.rsub)
+        moved, new = brows[go], bkeys[go]
+        self._publish(moved, r[moved], new)
+        r[moved] = new
+        self._shares(moves=int(moved.shape[0]), pending=self.pending_here)
+        return moved.astype(self.graph.indices.dtype)
+
+    def _refine_done(self):
+        return self.rsub > 0 and (self.pending == 0 or self.rsub >= self.MAX_SUPERSTEPS)
+
+    def result(self):
+        return {"community": self.community, "refined": self.refined}
