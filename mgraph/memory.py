@@ -54,7 +54,9 @@ PART_MAP_VERTEX_BYTES = 16
 # to about scale 26; the all-active ones (CC, PageRank) and every validation stay flat.  Triangle counting,
 # k-core and label propagation (and their validations) were measured on R-MAT 18 only.
 RUN_BYTES = {"bfs": (32, 16), "dobfs": (46, 56), "sssp": (47, 24), "cc": (36, 40), "pr": (18, 40), "bc": (33, 16),
-             "tc": (100, 16), "kcore": (24, 64), "lpa": (96, 80)}
+             "tc": (100, 16), "kcore": (24, 64), "lpa": (96, 80),
+             # estimated from the arrays (arcs with weights, the sort of the (vertex, community) pairs), not measured
+             "louvain": (160, 120), "leiden": (160, 136)}
 VALIDATE_BYTES = {"bfs": (33, 40), "dobfs": (33, 40), "sssp": (44, 56), "cc": (22, 24), "pr": (22, 32),
                   "bc": (46, 40), "tc": (100, 16), "kcore": (40, 40), "lpa": (96, 40)}
 RESULT_VERTEX_BYTES = 16  # what one kept result holds per vertex (depth and predecessor, say)

@@ -588,9 +588,48 @@ def label_propagation_communities(G, **run):
     return clusters.values()
 
 
+def _community_declines(a):
+    G = a["G"]
+    if G.is_multigraph():
+        return "networkx sums a multigraph's parallel edges; mgraph keeps the lightest"
+    if has_self_loops(G):
+        return "networkx counts self-loops as communities reduced before; mgraph graphs drop self-loops"
+    return weight_name(a.get("weight"))
+
+
+def _communities(fn, G, weight, resolution, threshold, max_level, seed, run):
+    """networkx's list of node sets, from mgraph's community numbers per vertex."""
+    G = graph_of(G, weight)
+    if len(G) == 0:
+        return []
+    if isinstance(seed, int) and not isinstance(seed, bool):
+        run = {"seed": seed, **run}
+    kw = {} if threshold is None else {"threshold": threshold}
+    community = host(fn(G.for_weight(weight), resolution=resolution, max_level=max_level, **kw,
+                        **options(run, G)).community).tolist()
+    sets = {}
+    for node, c in zip(G.node_list, community):
+        sets.setdefault(c, set()).add(node)
+    return list(sets.values())
+
+
+@declines(_community_declines)
+def louvain_communities(G, weight="weight", resolution=1, threshold=0.0000001, max_level=None, seed=None, **run):
+    """networkx's: a list of node sets, mgraph's Louvain (synchronous moves, so not networkx's partition for a
+    seed, but one of comparable modularity); directed graphs get the directed modularity, as in networkx."""
+    return _communities(api.louvain, G, weight, resolution, threshold, max_level, seed, run)
+
+
+@declines(_community_declines)
+def leiden_communities(G, weight="weight", resolution=1, max_level=None, seed=None, **run):
+    """networkx's (which networkx leaves to backends): a list of node sets, mgraph's Leiden.  Undirected graphs."""
+    undirected_only(G)
+    return _communities(api.leiden, G, weight, resolution, None, max_level, seed, run)
+
+
 FUNCTIONS = [connected_components, number_connected_components, is_connected, weakly_connected_components,
              number_weakly_connected_components, is_weakly_connected, node_connected_component, triangles, clustering,
              average_clustering, transitivity, core_number, k_truss, jaccard_coefficient, isolates, is_isolate,
              number_of_isolates, number_of_selfloops, is_negatively_weighted, reciprocity, overall_reciprocity,
              is_tree, is_forest, is_arborescence, is_branching, complement, reverse, ego_graph,
-             label_propagation_communities]
+             label_propagation_communities, louvain_communities, leiden_communities]
