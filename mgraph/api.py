@@ -324,7 +324,7 @@ def _own_sum(key):
 
 
 @accepts_graphs
-def louvain(graph, *, resolution=1.0, threshold=1e-7, max_level=None, **run) -> Result:
+def louvain(graph, *, resolution=1.0, threshold=1e-7, max_level=None, self_loops=None, **run) -> Result:
     """Communities by the Louvain method, as ``networkx.community.louvain_communities``: ``.community`` (int64, a
     community number per vertex, 0 .. communities - 1 in the order of the communities' labels; numbers, not vertex
     ids), ``stats["modularity"]`` (networkx's, with ``resolution``), ``stats["communities"]`` and
@@ -335,7 +335,9 @@ def louvain(graph, *, resolution=1.0, threshold=1e-7, max_level=None, **run) -> 
     ``threshold`` ends the run, as does ``max_level`` levels (a positive
     integer, or None).  Edge weights, where the graph has them, weigh the
     modularity; a directed graph gets the directed modularity (Dugué and
-    Perez), as networkx does.  The moves are deterministic: ``seed`` (a run
+    Perez), as networkx does.  ``self_loops`` (one weight per vertex, or
+    None) gives the self-loops that an mgraph Graph does not keep: networkx
+    counts them, as communities reduced before.  The moves are deterministic: ``seed`` (a run
     option) picks the partition on several devices, not the communities.
 
     On several devices (or MPI ranks) the first level, the one over the whole
@@ -347,11 +349,11 @@ def louvain(graph, *, resolution=1.0, threshold=1e-7, max_level=None, **run) -> 
     coarser levels, whose graphs are that small, run whole on one device in
     every process.
     """
-    return _communities(graph, Louvain, resolution, threshold, max_level, run)
+    return _communities(graph, Louvain, resolution, threshold, max_level, self_loops, run)
 
 
 @accepts_graphs
-def leiden(graph, *, resolution=1.0, threshold=1e-7, max_level=None, **run) -> Result:
+def leiden(graph, *, resolution=1.0, threshold=1e-7, max_level=None, self_loops=None, **run) -> Result:
     """Communities by the Leiden method (Traag, Waltman and van Eck 2019): Louvain's levels, each with a
     refinement of the communities into well-connected sub-communities, the coarser graph built on those (each
     starting in its community).  Arguments, result and devices as :func:`louvain`; undirected graphs only, as
@@ -359,10 +361,10 @@ def leiden(graph, *, resolution=1.0, threshold=1e-7, max_level=None, **run) -> R
     if graph.directed:
         raise ValueError("leiden runs on undirected graphs, and this graph is directed (networkx's "
                          "leiden_communities refuses directed graphs too)")
-    return _communities(graph, Leiden, resolution, threshold, max_level, run)
+    return _communities(graph, Leiden, resolution, threshold, max_level, self_loops, run)
 
 
-def _communities(graph, cls, resolution, threshold, max_level, run):
+def _communities(graph, cls, resolution, threshold, max_level, self_loops, run):
     """The levels of Louvain or Leiden: the first on the run's devices, the coarser ones whole on one device in
     every process (:func:`mgraph.runner.launch.run_alone`), each from the coarse graph the level before left on
     every device."""
@@ -375,7 +377,14 @@ def _communities(graph, cls, resolution, threshold, max_level, run):
     place = _place(graph, run, SELECTIVE)
     if graph.num_vertices == 0:
         raise ValueError(f"{cls.name} of an empty graph (0 vertices)")
-    make = functools.partial(cls, resolution=resolution, seed=seed)
+    if self_loops is not None:
+        self_loops = np.asarray(self_loops)
+        if self_loops.shape != (graph.num_vertices,) or self_loops.dtype.kind not in "fiu" \
+                or not np.isfinite(self_loops).all():
+            raise ValueError(f"self_loops must be one finite real weight per vertex ({graph.num_vertices}), got "
+                             f"{self_loops.dtype} of shape {self_loops.shape}")
+        self_loops = self_loops.astype(np.float64)
+    make = functools.partial(cls, resolution=resolution, seed=seed, loops=self_loops)
     arrays, stats, prim = run_on(place, make)
     t0 = time.perf_counter()
     directed = graph.directed

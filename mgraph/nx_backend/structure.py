@@ -590,11 +590,31 @@ def label_propagation_communities(G, **run):
 
 def _community_declines(a):
     G = a["G"]
-    if G.is_multigraph():
+    if G.is_multigraph() and _parallel_edges(G):
         return "networkx sums a multigraph's parallel edges; mgraph keeps the lightest"
-    if has_self_loops(G):
-        return "networkx counts self-loops as communities reduced before; mgraph graphs drop self-loops"
     return weight_name(a.get("weight"))
+
+
+def _parallel_edges(G) -> bool:
+    """Whether multigraph ``G`` (an NxGraph, or a networkx graph read through its public adjacency) has two edges
+    between one pair of nodes."""
+    if isinstance(G, NxGraph):
+        return G.num_edges != G.graph.num_edges + G.self_loops
+    return any(len(keys) > 1 for nbrs in G.adj.values() for keys in nbrs.values())
+
+
+def _loop_weights(G: NxGraph, weight):
+    """Each vertex's self-loop weight (networkx counts self-loops as communities reduced before; the mgraph graph
+    has none), read from the networkx graph; None where it has none."""
+    if G.self_loops == 0:
+        return None
+    source = G.networkx_graph()
+    if source is None:
+        raise NotImplementedError("the networkx graph with the self-loops is gone; mgraph's graph has none")
+    loops = np.zeros(len(G))
+    for u, _, w in nx.selfloop_edges(source, data=weight or "weight", default=1):
+        loops[G.index[u]] += w if weight is not None else 1
+    return loops
 
 
 def _communities(fn, G, weight, resolution, threshold, max_level, seed, run):
@@ -605,8 +625,8 @@ def _communities(fn, G, weight, resolution, threshold, max_level, seed, run):
     if isinstance(seed, int) and not isinstance(seed, bool):
         run = {"seed": seed, **run}
     kw = {} if threshold is None else {"threshold": threshold}
-    community = host(fn(G.for_weight(weight), resolution=resolution, max_level=max_level, **kw,
-                        **options(run, G)).community).tolist()
+    community = host(fn(G.for_weight(weight), resolution=resolution, max_level=max_level,
+                        self_loops=_loop_weights(G, weight), **kw, **options(run, G)).community).tolist()
     sets = {}
     for node, c in zip(G.node_list, community):
         sets.setdefault(c, set()).add(node)
