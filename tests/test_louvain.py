@@ -240,3 +240,24 @@ def test_facebook_large():
     q = nx.community.modularity(G, partition(G, r.community))
     assert r.stats["modularity"] == pytest.approx(q, abs=1e-9)
     assert q >= 0.99 * nx.community.modularity(G, nx.community.louvain_communities(G, seed=0))
+
+
+@pytest.mark.parametrize("ranks", [2, 3])
+def test_mpi(tmp_path, ranks):
+    """MPI ranks, each building only its part of the file's graph: the communities one device finds, gathered on
+    rank 0 and, with gather=False, kept by each rank for its own vertices."""
+    from conftest import run_mpi
+
+    out = tmp_path / "out.npz"
+    job = run_mpi(ranks, ["python", os.path.join(ROOT, "tests", "mpi_louvain_job.py"), out, CHESAPEAKE], timeout=300)
+    assert job.returncode == 0, job.stderr[-3000:]
+    got = np.load(out)
+    g = mgraph.load(CHESAPEAKE)
+    for name in ("louvain", "leiden"):
+        one = getattr(mgraph, name)(g)
+        assert int(got[name + "_devices"]) == ranks
+        assert (got[name] == one.community).all()
+        assert float(got[name + "_modularity"]) == pytest.approx(one.stats["modularity"], abs=1e-12)
+        order = np.argsort(got[name + "_own_vertices"])
+        assert (got[name + "_own_vertices"][order] == np.arange(g.num_vertices)).all()
+        assert (got[name + "_own_community"][order] == one.community).all()
