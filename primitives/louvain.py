@@ -167,14 +167,19 @@ class Louvain(Primitive):
         return stay
 
     def _best(self, rows, keys, scores, allowed):
-        """Per row among the ``allowed`` pairs: the highest score, ties to the smallest key."""
+        """Per row among the ``allowed`` pairs (sorted by row, then key: ``ops.pair_sums``' order): the highest
+        score, ties to the smallest key."""
         xp = self.xp
         rows, keys, scores = rows[allowed], keys[allowed], scores[allowed]
-        order = xp.lexsort(xp.stack([keys.astype(np.float64), -scores, rows.astype(np.float64)]))
-        rows, keys, scores = rows[order], keys[order], scores[order]
-        first = xp.ones(rows.shape[0], dtype=bool)
-        first[1:] = rows[1:] != rows[:-1]
-        return rows[first], keys[first], scores[first]
+        if rows.shape[0] == 0:
+            return rows, keys, scores
+        top = xp.full(self.num_vertices, -np.inf)
+        xp.maximum.at(top, rows, scores)
+        at = xp.flatnonzero(scores == top[rows])  # in (row, key) order: a row's first is its smallest key
+        first = xp.ones(at.shape[0], dtype=bool)
+        first[1:] = rows[at[1:]] != rows[at[:-1]]
+        at = at[first]
+        return rows[at], keys[at], scores[at]
 
     def _active(self, ids, salt):
         """Whether each vertex (caller ids) may move in superstep ``salt``: a hash of the id, the superstep and
@@ -191,7 +196,7 @@ class Louvain(Primitive):
         """This device's share of the weight inside communities, and Q's square term (the same everywhere)."""
         c = self.community
         same = c[self.src] == c[self.dst]
-        self.inside = float(self.w[same].sum()) + self.loop_factor * float(self.graph.own(self.loops).sum())
+        self.inside = float((self.w * same).sum()) + self.loop_factor * float(self.graph.own(self.loops).sum())
         self.square = float((self.total_out * self.total_in).sum())
 
     def _move(self):

@@ -80,19 +80,27 @@ def pair_sums(xp, a, b, weights):
         return a, b, w
     span = int(b.max()) + 1
     if (int(a.max()) + 1) * span < 2 ** 62:
-        order = xp.argsort(a * span + b, kind="stable")
+        key = a * span + b
+        order = np.argsort(key, kind="stable") if xp is np else xp.argsort(key)
+        key, w = key[order], w[order]
+        new = xp.ones(key.shape[0], dtype=bool)
+        xp.not_equal(key[1:], key[:-1], out=new[1:])
+        start = xp.flatnonzero(new)
+        first = key[start]
+        a, b = first // span, first % span
     else:
         order = xp.lexsort(xp.stack([b, a]))
-    a, b, w = a[order], b[order], w[order]
-    new = xp.ones(a.shape[0], dtype=bool)
-    new[1:] = (a[1:] != a[:-1]) | (b[1:] != b[:-1])
-    start = xp.flatnonzero(new)
+        a, b, w = a[order], b[order], w[order]
+        new = xp.ones(a.shape[0], dtype=bool)
+        new[1:] = (a[1:] != a[:-1]) | (b[1:] != b[:-1])
+        start = xp.flatnonzero(new)
+        a, b = a[start], b[start]
     if xp is np:
         total = np.add.reduceat(w, start)
     else:  # a GPU: atomic adds, the same sums to rounding
         total = xp.zeros(start.shape[0], dtype=np.float64)
         xp.add.at(total, xp.cumsum(new) - 1, w)
-    return a[start], b[start], total
+    return a, b, total
 
 
 def mode(xp, k, vals, num_rows, prefer, empty):
