@@ -337,8 +337,9 @@ def louvain(graph, *, resolution=1.0, threshold=1e-7, max_level=None, self_loops
     modularity; a directed graph gets the directed modularity (Dugué and
     Perez), as networkx does.  ``self_loops`` (one weight per vertex, or
     None) gives the self-loops that an mgraph Graph does not keep: networkx
-    counts them, as communities reduced before.  The moves are deterministic: ``seed`` (a run
-    option) picks the partition on several devices, not the communities.
+    counts them, as communities reduced before.  Vertices move at once, ordered by priorities that
+    ``seed`` (a run option, which also seeds the partitioner) draws: one
+    seed gives the same communities on any number of devices.
 
     On several devices (or MPI ranks) the first level, the one over the whole
     graph, runs on the parts: each device moves its own vertices, the

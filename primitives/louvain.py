@@ -17,7 +17,7 @@ import numpy as np
 from mgraph import ops
 from mgraph.primitives.contract import Primitive, owners_value
 
-MOVE, REFINE, AGGREGATE = "move", "refine", "aggregate"
+MOVE, SETTLE, REBUILD, REFINE, AGGREGATE = "move", "settle", "rebuild", "refine", "aggregate"
 
 
 def check_resolution(resolution) -> float:
@@ -50,25 +50,31 @@ class Louvain(Primitive):
     ``global_lists``).
 
     Every vertex chooses at once, from the communities of the superstep
-    before.  Two neighbours that would swap communities, or two singletons
-    that would join each other, would then undo each other's gain; so the
-    supersteps alternate between moves to a community of larger label and
-    moves to one of smaller label (the "up-down" rule of cuGraph's Louvain),
-    and a vertex moves only for a positive gain, ties going to the smallest
-    label.  The level ends when two supersteps in a row move nothing, or
-    when two supersteps together raise the modularity by less than
-    ``ROUND_GAIN``.
+    before, and two neighbours that moved at once on that stale view would
+    undo each other's gain (a swap, two singletons joining each other).  So
+    a round is two supersteps: the first proposes (each vertex whose best
+    community, ties to the smallest label, gains anything gets a priority,
+    a hash of its id, the round and ``seed``), the second moves the
+    proposers whose priority exceeds their neighbours' (an independent set,
+    as in Jones and Plassmann's colouring).  After the first round only the
+    vertices that moved, their neighbours and the proposers that did not
+    move are scored again (the vertex pruning of Leiden's fast local
+    moving).  Vertices apart may still join one community at once and
+    overshoot; so each device keeps the communities of the best modularity
+    seen, and where the moves end below it the level goes back to them.
+    The level ends when no vertex would gain by moving, or when ``WINDOW``
+    rounds raise the modularity by less than ``ROUND_GAIN``.
     """
 
     name = "louvain"
-    combine = {"community": owners_value}
+    combine = {"community": owners_value, "priority": owners_value}
     global_sums = ("moves", "inside", "weight", "pending")
     MOVES = ("moved_from", "moved_to", "moved_out", "moved_in")
     COARSE = ("coarse_a", "coarse_b", "coarse_w", "sub_label", "sub_community")
-    ACTIVE = 0.5  # of the vertices may move in one superstep
-    ROUND_GAIN = 1e-6  # WINDOW supersteps that raise Q by less end the local moving
+    ACTIVE = 0.5  # of the vertices may join a sub-community in one superstep of Leiden's refinement
+    ROUND_GAIN = 1e-6  # WINDOW rounds that raise Q by less end the local moving
     WINDOW = 4
-    MAX_SUPERSTEPS = 1000  # of local moving in one level (and of refinement)
+    MAX_SUPERSTEPS = 1000  # rounds of local moving in one level (and supersteps of refinement)
     refine = False
 
     def __init__(self, graph, resolution=1.0, loops=None, start=None, seed=0):
@@ -141,7 +147,10 @@ class Louvain(Primitive):
         self.total_in = self.total_out if not self.directed else xp.zeros(n)
         own = self.own
         self._publish(own, xp.full(own.shape[0], -1, dtype=np.int64), self.community[own])
-        self.sub, self.history = 0, []
+        self.sub, self.history, self.proposed, self.snapshot = 0, [], False, None
+        self.priority = xp.full(self.num_vertices, -1, dtype=np.int64)
+        self.target = xp.full(self.num_vertices, -1, dtype=np.int64)
+        self.best_q, self.best = -np.inf, None
         self.inside, self.square, self.M = 0.0, 0.0, 0.0
         self._shares()
         return self.frontier_of(None)
@@ -181,16 +190,19 @@ class Louvain(Primitive):
         at = at[first]
         return rows[at], keys[at], scores[at]
 
-    def _active(self, ids, salt):
-        """Whether each vertex (caller ids) may move in superstep ``salt``: a hash of the id, the superstep and
-        the seed, true for about ``ACTIVE`` of the vertices, so that neighbours rarely choose at once."""
+    def _hash(self, ids, salt):
+        """A 64-bit hash of each id (caller ids), ``salt`` (the round) and the seed: the same on every device."""
         x = ids.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15) + np.uint64((salt * 0xBF58476D1CE4E5B9
                                                                                + self.seed * 0x94D049BB133111EB)
                                                                               % (1 << 64))
         x ^= x >> np.uint64(31)
         x *= np.uint64(0xD6E8FEB86659FD93)
         x ^= x >> np.uint64(32)
-        return (x % np.uint64(1 << 16)) < np.uint64(int(self.ACTIVE * (1 << 16)))
+        return x
+
+    def _active(self, ids, salt):
+        """Whether each vertex may join in refinement superstep ``salt``: true for about ``ACTIVE`` of them."""
+        return (self._hash(ids, salt) % np.uint64(1 << 16)) < np.uint64(int(self.ACTIVE * (1 << 16)))
 
     def _measure(self):
         """This device's share of the weight inside communities, and Q's square term (the same everywhere)."""
@@ -200,29 +212,71 @@ class Louvain(Primitive):
         self.square = float((self.total_out * self.total_in).sum())
 
     def _move(self):
+        """Propose: each own vertex's best community (``target``), and a priority, above -1 where it would gain by
+        moving, which travels to the copies."""
         self._apply(self.total_out, self.total_in)
         self.M = float(self.weight)
         self.scale = 2.0 * self.M if not self.directed else self.M
         self._measure()
-        c = self.community
-        rows, keys, weights = ops.pair_sums(self.nbr_src, c[self.nbr_dst], self.nbr_w)
-        if self.M <= 0 or rows.shape[0] == 0:
-            self._shares()
-            return self.frontier_of(None)
-        scores = self._scores(rows, keys, weights, self.total_out, self.total_in, c)
-        stay = self._stay(rows, keys, weights, self.total_out, self.total_in, c)
-        up = self.sub % 2 == 0
-        allowed = keys > c[rows] if up else keys < c[rows]
-        brows, bkeys, bscores = self._best(rows, keys, scores, allowed)
-        go = bscores > stay[brows]
-        pending = int(go.sum())
-        go &= self._active(self.ids[brows], self.sub)
-        moved, new = brows[go], bkeys[go]
+        c, xp = self.community, self.xp
+        look = self._unsettled(c)
+        self.snapshot = c.copy()  # the state measured, kept where it turns out the best
+        self.sub += 1
+        self.proposed = True
+        arcs = look[self.nbr_src]
+        rows, keys, weights = ops.pair_sums(self.nbr_src[arcs], c[self.nbr_dst[arcs]], self.nbr_w[arcs])
+        old = self.priority.copy()
+        self.priority[self.own] = -1
+        if self.M > 0 and rows.shape[0]:
+            scores = self._scores(rows, keys, weights, self.total_out, self.total_in, c)
+            stay = self._stay(rows, keys, weights, self.total_out, self.total_in, c)
+            brows, bkeys, bscores = self._best(rows, keys, scores, keys != c[rows])
+            go = bscores > stay[brows]
+            brows, bkeys = brows[go], bkeys[go]
+            self.target[brows] = bkeys
+            self.priority[brows] = self._rank(self.ids[brows], self.sub)
+        pending = int((self.graph.own(self.priority) >= 0).sum())
+        self._shares(pending=pending)
+        changed = self.own[self.graph.own(self.priority) != self.graph.own(old)]
+        return changed.astype(self.graph.indices.dtype)
+
+    def _unsettled(self, c):
+        """The vertices to score again (a mask): at first all; then those that moved or have a neighbour that did
+        since the last proposal, and those that would have moved (the vertex pruning of Leiden's fast local
+        moving: a vertex whose neighbourhood did not change keeps its choice, though the totals changed)."""
+        xp = self.xp
+        if self.snapshot is None:
+            return xp.ones(self.num_vertices, dtype=bool)
+        moved = (c != self.snapshot).astype(np.int32)
+        near = ops.neighbor_reduce(self.graph, moved, "max", self.own, empty=0)
+        if self.directed:
+            near = xp.maximum(near, ops.neighbor_reduce(self.graph.reverse(), moved, "max", self.own, empty=0))
+        look = xp.zeros(self.num_vertices, dtype=bool)
+        look[self.own] = (near > 0) | (moved[self.own] > 0) | (self.priority[self.own] >= 0)
+        return look
+
+    def _commit(self):
+        """Move: each vertex that would gain and whose priority is above its neighbours' (an independent set, so
+        that no two neighbours move at once on stale communities)."""
+        self.proposed = False
+        own, c = self.own, self.community
+        ahead = ops.neighbor_reduce(self.graph, self.priority, "max", own, empty=-1)
+        if self.directed:
+            ahead = self.xp.maximum(ahead, ops.neighbor_reduce(self.graph.reverse(), self.priority, "max", own,
+                                                               empty=-1))
+        mine = self.priority[own]
+        moved = own[(mine >= 0) & (mine > ahead)]
+        new = self.target[moved]
         self._publish(moved, c[moved], new)
         c[moved] = new
-        self.sub += 1
-        self._shares(moves=int(moved.shape[0]), pending=pending)
+        self._shares(moves=int(moved.shape[0]), pending=self.pending)
         return moved.astype(self.graph.indices.dtype)
+
+    def _rank(self, ids, salt):
+        """A priority per vertex (caller ids) in round ``salt``: a hash, with the id's low bits below it so that
+        neighbours rarely tie (where they do, neither moves this round)."""
+        x = self._hash(ids, salt)
+        return ((x >> np.uint64(26)) << np.uint64(24) | (ids.astype(np.uint64) & np.uint64(0xFFFFFF))).astype(np.int64)
 
     def modularity(self):
         """Q of the communities measured in the last superstep of local moving (before its moves)."""
@@ -231,7 +285,9 @@ class Louvain(Primitive):
     def _moving_done(self):
         h = self.history
         h.append((self.moves, self.modularity(), self.pending))
-        if len(h) >= 2 and h[-1][2] == 0 and h[-2][2] == 0:  # no gain left, upwards nor downwards
+        if h[-1][1] > self.best_q:
+            self.best_q, self.best = h[-1][1], self.snapshot
+        if h[-1][2] == 0:  # no vertex would gain by moving
             return True
         if len(h) > self.WINDOW and h[-1][1] - h[-1 - self.WINDOW][1] < self.ROUND_GAIN:
             return True
@@ -240,21 +296,41 @@ class Louvain(Primitive):
     # -- the contract ---------------------------------------------------------------------------------------------
     def iterate(self, frontier):
         if self.phase == MOVE:
-            return self._move()
+            return self._commit() if self.proposed else self._move()
         if self.phase == REFINE:
             return self._refine()
+        if self.phase == SETTLE:
+            self._apply(self.total_out, self.total_in)
+            self._measure()
         self._shares()
         return self.frontier_of(None)
 
     def converged(self, frontier):
         if self.phase == MOVE:
-            return self.step > 0 and self._moving_done()
+            return self.proposed and self._moving_done()
         if self.phase == REFINE:
             return self._refine_done()
         return True
 
     def next_phase(self):
-        if self.phase == MOVE:
+        if self.phase == MOVE:  # the moves ended: measure where they left the communities
+            self.phase = SETTLE
+            self._shares()
+            return self.frontier_of(None)
+        if self.phase == SETTLE:
+            if self.best_q > self.modularity():
+                # synchronous moves may have lost modularity since the best state: back to it, on every device (its
+                # snapshot holds the copies' values too), and the community totals rebuilt from every device's own
+                self.community = self.best
+                self.total_out[:] = 0.0
+                self.total_in[:] = 0.0
+                own = self.own
+                self._publish(own, self.xp.full(own.shape[0], -1, dtype=np.int64), self.community[own])
+                self.phase = REBUILD
+                self._shares()
+                return self.frontier_of(None)
+            self.phase = REBUILD
+        if self.phase == REBUILD:
             self._apply(self.total_out, self.total_in)
             if self.refine:
                 return self._begin_refine()
@@ -313,7 +389,7 @@ class Leiden(Louvain):
 
     name = "leiden"
     refine = True
-    combine = {"community": owners_value, "refined": owners_value}
+    combine = {"community": owners_value, "priority": owners_value, "refined": owners_value}
 
     def __init__(self, graph, resolution=1.0, loops=None, start=None, seed=0):
         if graph.directed:
