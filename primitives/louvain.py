@@ -247,23 +247,24 @@ class Louvain(Primitive):
         xp = self.xp
         if self.snapshot is None:
             return xp.ones(self.num_vertices, dtype=bool)
-        moved = (c != self.snapshot).astype(np.int32)
-        near = ops.neighbor_reduce(self.graph, moved, "max", self.own, empty=0)
-        if self.directed:
-            near = xp.maximum(near, ops.neighbor_reduce(self.graph.reverse(), moved, "max", self.own, empty=0))
-        look = xp.zeros(self.num_vertices, dtype=bool)
-        look[self.own] = (near > 0) | (moved[self.own] > 0) | (self.priority[self.own] >= 0)
+        moved = c != self.snapshot
+        look = self._neighbours_max(moved.astype(np.int32)) > 0  # int32: the atomics a GPU has
+        look |= moved
+        look |= self.priority >= 0
         return look
+
+    def _neighbours_max(self, values):
+        """Per vertex, the largest of ``values`` among its neighbours both ways (-1 for none; own vertices only)."""
+        out = self.xp.full(self.num_vertices, -1, dtype=values.dtype)
+        self.xp.maximum.at(out, self.nbr_src, values[self.nbr_dst])
+        return out
 
     def _commit(self):
         """Move: each vertex that would gain and whose priority is above its neighbours' (an independent set, so
         that no two neighbours move at once on stale communities)."""
         self.proposed = False
         own, c = self.own, self.community
-        ahead = ops.neighbor_reduce(self.graph, self.priority, "max", own, empty=-1)
-        if self.directed:
-            ahead = self.xp.maximum(ahead, ops.neighbor_reduce(self.graph.reverse(), self.priority, "max", own,
-                                                               empty=-1))
+        ahead = self._neighbours_max(self.priority)[own]
         mine = self.priority[own]
         moved = own[(mine >= 0) & (mine > ahead)]
         new = self.target[moved]

@@ -217,6 +217,21 @@ def test_cli():
 
 
 @pytest.mark.gpu
+def test_gpu_pair_sums_twin():
+    """ops.pair_sums on CuPy against its NumPy run: the same pairs, the same sums to rounding (atomic adds)."""
+    cp = pytest.importorskip("cupy")
+    rng = np.random.default_rng(3)
+    for n, span in ((100_000, 50), (100_000, 2 ** 40)):  # one int64 key, and two keys (lexsort)
+        a, b = rng.integers(0, 1000, n), rng.integers(0, span, n)
+        w = rng.random(n)
+        want = ops.pair_sums(a, b, w)
+        got = ops.pair_sums(cp.asarray(a), cp.asarray(b), cp.asarray(w))
+        assert all(isinstance(x, cp.ndarray) for x in got)
+        assert (cp.asnumpy(got[0]) == want[0]).all() and (cp.asnumpy(got[1]) == want[1]).all()
+        assert np.allclose(cp.asnumpy(got[2]), want[2], rtol=1e-12)
+
+
+@pytest.mark.gpu
 def test_gpu_matches_numpy():
     pytest.importorskip("cupy")
     G = nx.les_miserables_graph()
