@@ -91,6 +91,13 @@ def test_chesapeake():
 
 
 @pytest.mark.parametrize("fn", [mgraph.louvain, mgraph.leiden], ids=["louvain", "leiden"])
+def test_rmat(fn):
+    """A graph of little community structure (R-MAT 10, 1,024 vertices, 10,479 edges)."""
+    g = mgraph.load("rmat:10")
+    check(nx.from_scipy_sparse_array(g.to_scipy()), fn)
+
+
+@pytest.mark.parametrize("fn", [mgraph.louvain, mgraph.leiden], ids=["louvain", "leiden"])
 def test_planted_partition_recovered(fn):
     G = nx.planted_partition_graph(8, 30, 0.5, 0.02, seed=1)
     r = fn(mgraph.from_networkx(G))
