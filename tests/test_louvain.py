@@ -12,6 +12,7 @@ import pytest
 
 import mgraph
 from mgraph import ops
+from mgraph.primitives.contract import Primitive
 from mgraph.primitives.louvain import Leiden
 
 from conftest import ROOT
@@ -284,3 +285,34 @@ def test_mpi(tmp_path, ranks):
         order = np.argsort(got[name + "_own_vertices"])
         assert (got[name + "_own_vertices"][order] == np.arange(g.num_vertices)).all()
         assert (got[name + "_own_community"][order] == one.community).all()
+
+
+class _Everyone(Primitive):
+    """Each device lists its own vertices' caller ids; after the superstep every device holds every device's."""
+
+    name = "everyone"
+    global_lists = ("ids",)
+
+    def reset(self, source=None):
+        self.ids = self.graph.own(self.graph.vertex_ids).astype(np.int64)
+        return self.frontier_of(None)
+
+    def iterate(self, frontier):
+        self.seen = np.sort(self.ids)
+        self.ids = self.ids[:0]  # nothing to add this superstep
+        return self.frontier_of(None)
+
+    def converged(self, frontier):
+        return self.step > 0
+
+    def result(self):
+        n = self.graph.num_global_vertices
+        everyone = bool((self.seen == np.arange(n)).all()) if self.seen.shape[0] == n else False
+        return {"everyone": np.full(self.num_vertices, everyone)}
+
+
+@pytest.mark.parametrize("devices", [1, 2, 4])
+def test_global_lists(devices):
+    """The contract's global_lists: every device's entries, concatenated, on every device after the superstep."""
+    g = mgraph.load(CHESAPEAKE)
+    assert mgraph.run(_Everyone, g, devices=devices).everyone.all()
