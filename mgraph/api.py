@@ -416,7 +416,7 @@ def _communities(graph, cls, resolution, threshold, max_level, self_loops, run):
             label, sub = levels[k][5][at], levels[k][6][at]
         arrays = {name: a for name, a in arrays.items() if name != "refined"}
         arrays["community"] = np.searchsorted(final, label).astype(np.int64)
-    stats.update(modularity=qs[-1], level_modularity=qs, levels=len(levels), communities=int(final.shape[0]),
+    stats.update(modularity=qs[-1], resolution=resolution, level_modularity=qs, levels=len(levels), communities=int(final.shape[0]),
                  coarse_levels_s=time.perf_counter() - t0)
     stats["elapsed_s"] += stats["coarse_levels_s"]
     return Result(deliver(place, arrays, {"community": np.int64}), stats, vertex_valued=())

@@ -217,11 +217,11 @@ def test_networkx_backend():
 
 def test_cli():
     for name in ("louvain", "leiden"):
-        out = subprocess.run([sys.executable, "-m", "mgraph", name, CHESAPEAKE, "--devices", "2"],
+        out = subprocess.run([sys.executable, "-m", "mgraph", name, CHESAPEAKE, "--devices", "2", "--validate"],
                              capture_output=True, text=True, cwd=ROOT, env={**os.environ, "PYTHONPATH": ROOT},
                              timeout=300)
         assert out.returncode == 0, out.stderr
-        assert "communities" in out.stdout and "modularity" in out.stdout
+        assert "communities" in out.stdout and "modularity" in out.stdout and "validation  PASS" in out.stdout
 
 
 @pytest.mark.gpu
@@ -316,3 +316,20 @@ def test_global_lists(devices):
     """The contract's global_lists: every device's entries, concatenated, on every device after the superstep."""
     g = mgraph.load(CHESAPEAKE)
     assert mgraph.run(_Everyone, g, devices=devices).everyone.all()
+
+
+def test_validate_communities():
+    """The CLI's --validate check: the reported modularity recomputed apart, the numbers 0 .. C-1."""
+    from mgraph.check.validate import ValidationError, validate_communities
+
+    g = mgraph.load(CHESAPEAKE)
+    for resolution in (1.0, 0.5):
+        r = mgraph.louvain(g, resolution=resolution)
+        validate_communities(g, r.community, r.stats["modularity"], resolution)
+        with pytest.raises(ValidationError, match="reports modularity"):
+            validate_communities(g, r.community, r.stats["modularity"] + 1e-6, resolution)
+    with pytest.raises(ValidationError, match="not 0"):
+        validate_communities(g, r.community + 1, r.stats["modularity"])
+    d = mgraph.from_networkx(nx.gnp_random_graph(50, 0.1, seed=2, directed=True))
+    r = mgraph.louvain(d)
+    validate_communities(d, r.community, r.stats["modularity"])
