@@ -386,7 +386,11 @@ def _communities(graph, cls, resolution, threshold, max_level, self_loops, run):
                              f"{self_loops.dtype} of shape {self_loops.shape}")
         self_loops = self_loops.astype(np.float64)
     make = functools.partial(cls, resolution=resolution, seed=seed, loops=self_loops)
-    arrays, stats, prim = run_on(place, make)
+    def negative(part):
+        if part.weights is not None and part.num_arcs and bool((part.weights < 0).any()):
+            return f"{cls.name} needs non-negative edge weights (modularity's degrees); this graph has negative weights"
+
+    arrays, stats, prim = run_on(place, make, check=negative)
     t0 = time.perf_counter()
     directed = graph.directed
     M, q0 = prim.M, prim.history[0][1]

@@ -28,6 +28,16 @@ def check_resolution(resolution) -> float:
     return float(resolution)
 
 
+def sums(xp, at, weights, n):
+    """The sum of ``weights`` landing on each of ``n`` slots (``at``: each weight's slot), float64: a bincount on
+    the CPU; on a GPU atomic adds, which take an empty ``at`` too (CuPy's bincount reads its maximum first)."""
+    if xp is np:
+        return np.bincount(at, weights=weights, minlength=n).astype(np.float64, copy=False)
+    out = xp.zeros(n)
+    xp.add.at(out, at, weights.astype(np.float64, copy=False))
+    return out
+
+
 class Louvain(Primitive):
     """``community``: each vertex's community after one level of Louvain's local moving, labelled by a vertex id
     in the caller's numbering (the vertex whose starting community it is).
@@ -93,13 +103,13 @@ class Louvain(Primitive):
         w = g.weights
         self.src, self.dst = src, dst
         self.w = xp.ones(src.shape[0]) if w is None else w.astype(np.float64)
-        out = xp.bincount(src, weights=self.w, minlength=nv)
+        out = sums(xp, src, self.w, nv)
         if self.directed:  # a vertex's in-arcs are its reverse's out-arcs; the neighbours of both ways count
             rg = g.reverse()
             rsrc, rdst = ops.arcs(rg)
             rw = xp.ones(rsrc.shape[0]) if rg.weights is None else rg.weights.astype(np.float64)
             self.k_out = out + self.loops
-            self.k_in = xp.bincount(rsrc, weights=rw, minlength=nv) + self.loops
+            self.k_in = sums(xp, rsrc, rw, nv) + self.loops
             self.nbr_src, self.nbr_dst = xp.concatenate([src, rsrc]), xp.concatenate([dst, rdst])
             self.nbr_w = xp.concatenate([self.w, rw])
             self.loop_factor = 1.0
@@ -128,11 +138,11 @@ class Louvain(Primitive):
         xp, n = self.xp, self.n
         fr, to = self.moved_from, self.moved_to
         left = fr >= 0
-        out_totals += xp.bincount(to, weights=self.moved_out, minlength=n)
-        out_totals -= xp.bincount(fr[left], weights=self.moved_out[left], minlength=n)
+        out_totals += sums(xp, to, self.moved_out, n)
+        out_totals -= sums(xp, fr[left], self.moved_out[left], n)
         if in_totals is not out_totals:
-            in_totals += xp.bincount(to, weights=self.moved_in, minlength=n)
-            in_totals -= xp.bincount(fr[left], weights=self.moved_in[left], minlength=n)
+            in_totals += sums(xp, to, self.moved_in, n)
+            in_totals -= sums(xp, fr[left], self.moved_in[left], n)
         self._publish(self.own[:0], fr[:0], fr[:0])
 
     def _shares(self, moves=0, pending=0):
@@ -429,7 +439,7 @@ class Leiden(Louvain):
             return self.frontier_of(None)
         # each vertex's weight to the rest of its community, against what a random graph would give
         k = self.k_out
-        w_c = xp.bincount(rows, weights=weights, minlength=self.num_vertices)
+        w_c = sums(xp, rows, weights, self.num_vertices)
         rest = self.total_out[c] - k
         connected = w_c - self.resolution * 2.0 * k * rest / self.scale >= 0
         alone = ~self.fixed[self.ids]

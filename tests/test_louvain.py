@@ -172,6 +172,15 @@ def test_arguments():
         mgraph.leiden(g, threshold=float("inf"))
 
 
+def test_negative_weights_refused():
+    g = mgraph.Graph.from_edges(np.array([0, 1, 2]), np.array([1, 2, 0]), np.array([1.0, -2.0, 1.0]))
+    for fn in (mgraph.louvain, mgraph.leiden):
+        with pytest.raises(ValueError, match="non-negative"):
+            fn(g)
+        with pytest.raises(ValueError, match="non-negative"):
+            fn(g, devices=2)
+
+
 def test_no_edges():
     r = mgraph.louvain(mgraph.Graph.from_edges(np.array([], dtype=np.int64), np.array([], dtype=np.int64),
                                                num_vertices=4))

@@ -622,6 +622,8 @@ def _communities(fn, G, weight, resolution, threshold, max_level, seed, run):
     G = graph_of(G, weight)
     if len(G) == 0:
         return []
+    if weight is not None and G.negative_weights:
+        raise NotImplementedError("negative weights: mgraph's modularity needs non-negative degrees")
     if isinstance(seed, int) and not isinstance(seed, bool):
         run = {"seed": seed, **run}
     kw = {} if threshold is None else {"threshold": threshold}
