@@ -342,3 +342,20 @@ def test_validate_communities():
     d = mgraph.from_networkx(nx.gnp_random_graph(50, 0.1, seed=2, directed=True))
     r = mgraph.louvain(d)
     validate_communities(d, r.community, r.stats["modularity"])
+
+
+def test_self_loops():
+    """networkx counts self-loops as communities reduced before; the backend reads them from the networkx graph and
+    mgraph.louvain takes them as ``self_loops``: the modularity reported is networkx's with them."""
+    G = nx.karate_club_graph()
+    G.add_weighted_edges_from([(i, i, 3.0 * i) for i in range(0, 34, 5)])
+    loops = np.zeros(34)
+    loops[0:34:5] = 3.0 * np.arange(0, 34, 5)
+    r = mgraph.louvain(mgraph.from_networkx(G, weight="weight"), self_loops=loops)
+    q = nx.community.modularity(G, partition(G, r.community))
+    assert r.stats["modularity"] == pytest.approx(q, abs=1e-9)
+    assert q >= 0.99 * nx_mean(G, "weight")
+    parts = nx.community.louvain_communities(G, backend="mgraph")
+    assert nx.community.modularity(G, parts) == pytest.approx(q, abs=1e-9)  # the same run
+    with pytest.raises(ValueError, match="self_loops"):
+        mgraph.louvain(mgraph.from_networkx(G), self_loops=loops[:5])
