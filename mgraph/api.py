@@ -375,7 +375,8 @@ def _communities(graph, cls, resolution, threshold, max_level, self_loops, run):
                                   or max_level < 1):
         raise ValueError(f"max_level must be a positive integer or None, got {max_level!r}")
     seed = run.get("seed", 0)
-    place = _place(graph, run, SELECTIVE)
+    # a level's supersteps: two a round of moves, one a superstep of refinement, a few to start and end phases
+    place = _place(graph, run, SELECTIVE, least_supersteps=3 * cls.MAX_SUPERSTEPS + 10)
     if graph.num_vertices == 0:
         raise ValueError(f"{cls.name} of an empty graph (0 vertices)")
     if self_loops is not None:
