@@ -19,15 +19,18 @@ from __future__ import annotations
 import functools
 import math
 import numbers
+import time
 import warnings
 
 import numpy as np
 
-from mgraph.backend import array_module
+from mgraph.backend import array_module, to_host
+from mgraph.graph import Graph, index_dtype
 from mgraph.primitives.bc import BC
 from mgraph.primitives.bfs import BFS
 from mgraph.primitives.cc import CC
 from mgraph.primitives.kcore import KCore
+from mgraph.primitives.louvain import Leiden, Louvain, check_resolution
 from mgraph.primitives.lpa import LabelPropagation
 from mgraph.primitives.pagerank import PageRank
 from mgraph.primitives.sssp import SSSP
@@ -35,7 +38,7 @@ from mgraph.primitives.triangles import Triangles
 
 from mgraph.convert import accepts_graphs
 from mgraph.runner import launch
-from mgraph.runner.launch import check_primitive, declared, deliver, primitive_name
+from mgraph.runner.launch import check_primitive, declared, deliver, primitive_name, run_alone
 from mgraph.runner.launch import run as run_on
 from mgraph.runner.options import RUN_OPTIONS, WORKERS, RunOptions  # noqa: F401 - the run options' names, public here
 from mgraph.result import Result
@@ -318,3 +321,151 @@ def _own_sum(key):
         return {key + "_sum": int(own[key].sum())}
     return count
 
+
+
+@accepts_graphs
+def louvain(graph, *, resolution=1.0, threshold=1e-7, max_level=None, self_loops=None, **run) -> Result:
+    """Communities by the Louvain method, as ``networkx.community.louvain_communities``: ``.community`` (int64, a
+    community number per vertex, 0 .. communities - 1 in the order of the communities' labels; numbers, not vertex
+    ids), ``stats["modularity"]`` (networkx's, with ``resolution``), ``stats["communities"]`` and
+    ``stats["level_modularity"]``.
+
+    ``resolution`` is networkx's gamma (a real number >= 0; above 1 favours
+    smaller communities); a level whose modularity gain is at most
+    ``threshold`` ends the run, as does ``max_level`` levels (a positive
+    integer, or None).  Edge weights, where the graph has them, weigh the
+    modularity; a directed graph gets the directed modularity (Dugué and
+    Perez), as networkx does.  ``self_loops`` (one weight per vertex, or
+    None) gives the self-loops that an mgraph Graph does not keep: networkx
+    counts them, as communities reduced before.  Vertices move at once, ordered by priorities that
+    ``seed`` (a run option, which also seeds the partitioner) draws: one
+    seed gives the same communities on any number of devices.
+
+    On several devices (or MPI ranks) the first level, the one over the whole
+    graph, runs on the parts: each device moves its own vertices, the
+    community labels of border vertices travel like CC's labels, and every
+    device keeps the communities' degree totals, changed by the moves all
+    devices publish each superstep.  The level ends with the coarse graph's
+    arcs (one per pair of communities joined by an arc) on every device; the
+    coarser levels, whose graphs are that small, run whole on one device in
+    every process.
+    """
+    return _communities(graph, Louvain, resolution, threshold, max_level, self_loops, run)
+
+
+@accepts_graphs
+def leiden(graph, *, resolution=1.0, threshold=1e-7, max_level=None, self_loops=None, **run) -> Result:
+    """Communities by the Leiden method (Traag, Waltman and van Eck 2019): Louvain's levels, each with a
+    refinement of the communities into well-connected sub-communities, the coarser graph built on those (each
+    starting in its community).  Arguments, result and devices as :func:`louvain`; undirected graphs only, as
+    ``networkx.community.leiden_communities``."""
+    if graph.directed:
+        raise ValueError("leiden runs on undirected graphs, and this graph is directed (networkx's "
+                         "leiden_communities refuses directed graphs too)")
+    return _communities(graph, Leiden, resolution, threshold, max_level, self_loops, run)
+
+
+def _communities(graph, cls, resolution, threshold, max_level, self_loops, run):
+    """The levels of Louvain or Leiden: the first on the run's devices, the coarser ones whole on one device in
+    every process (:func:`mgraph.runner.launch.run_alone`), each from the coarse graph the level before left on
+    every device."""
+    resolution = check_resolution(resolution)
+    threshold = _check_real(threshold, "threshold")
+    if max_level is not None and (isinstance(max_level, bool) or not isinstance(max_level, numbers.Integral)
+                                  or max_level < 1):
+        raise ValueError(f"max_level must be a positive integer or None, got {max_level!r}")
+    seed = run.get("seed", 0)
+    # a level's supersteps: two a round of moves, one a superstep of refinement, a few to start and end phases
+    place = _place(graph, run, SELECTIVE, least_supersteps=3 * cls.MAX_SUPERSTEPS + 10)
+    if graph.num_vertices == 0:
+        raise ValueError(f"{cls.name} of an empty graph (0 vertices)")
+    if self_loops is not None:
+        self_loops = np.asarray(self_loops)
+        if self_loops.shape != (graph.num_vertices,) or self_loops.dtype.kind not in "fiu" \
+                or not np.isfinite(self_loops).all():
+            raise ValueError(f"self_loops must be one finite real weight per vertex ({graph.num_vertices}), got "
+                             f"{self_loops.dtype} of shape {self_loops.shape}")
+        self_loops = self_loops.astype(np.float64)
+    make = functools.partial(cls, resolution=resolution, seed=seed, loops=self_loops)
+    def negative(part):
+        if part.weights is not None and part.num_arcs and bool((part.weights < 0).any()):
+            return f"{cls.name} needs non-negative edge weights (modularity's degrees); this graph has negative weights"
+
+    arrays, stats, prim = run_on(place, make, check=negative)
+    t0 = time.perf_counter()
+    directed = graph.directed
+    M, q0 = prim.M, prim.history[0][1]
+    mod, qs = q0, []
+    levels = [_level(prim)]  # (coarse graph pieces, partition of this level's vertices)
+    while True:
+        a, b, w, labels, part = levels[-1][:5]
+        new_mod = _modularity(a, b, w, labels, part, M, resolution)
+        qs.append(new_mod)
+        if new_mod - mod <= threshold or (max_level is not None and len(levels) >= max_level) \
+                or labels.shape[0] == (levels[-2][3].shape[0] if len(levels) > 1 else graph.num_vertices):
+            break
+        mod = new_mod
+        coarse, loops, start = _coarse_graph(a, b, w, labels, part, directed, cls.refine)
+        results, prim = run_alone(coarse, place.backends[0],
+                                  functools.partial(cls, resolution=resolution, seed=seed, loops=loops, start=start))
+        prim.M = M  # the coarse graph's weight is the graph's: Q's normalisation
+        levels.append(_level(prim, results))
+    # each vertex's community: its label at level 1, then through each coarser graph's vertices
+    final = np.unique(levels[-1][4])
+    community = arrays.get("community")
+    if community is not None:
+        label = to_host(community)
+        sub = to_host(arrays.get("refined", community))
+        for k in range(1, len(levels)):
+            at = np.searchsorted(levels[k - 1][3], sub)  # the coarse vertex of each vertex's sub-community
+            label, sub = levels[k][5][at], levels[k][6][at]
+        arrays = {name: a for name, a in arrays.items() if name != "refined"}
+        arrays["community"] = np.searchsorted(final, label).astype(np.int64)
+    stats.update(modularity=qs[-1], resolution=resolution, level_modularity=qs, levels=len(levels), communities=int(final.shape[0]),
+                 coarse_levels_s=time.perf_counter() - t0)
+    stats["elapsed_s"] += stats["coarse_levels_s"]
+    return Result(deliver(place, arrays, {"community": np.int64}), stats, vertex_valued=())
+
+
+def _level(prim, results=None):
+    """A finished level on the host: its coarse graph's arcs (a, b, w), vertices (labels) and each one's community,
+    and the level's own per-vertex community and sub-community (a coarse level's; the first level's come from
+    the run's arrays)."""
+    out = [to_host(x) for x in prim.coarse_graph()]
+    if results is None:
+        return (*out, None, None)
+    return (*out, to_host(results["community"]), to_host(results.get("refined", results["community"])))
+
+
+def _modularity(a, b, w, labels, part, M, resolution):
+    """Q of the partition ``part`` (one community label per vertex ``labels``) of the graph whose arcs, summed per
+    pair of vertex labels, are (a, b, w) (loops as a == b, weighed as the modularity counts them)."""
+    if M <= 0:
+        return 0.0
+    pa, pb = part[np.searchsorted(labels, a)], part[np.searchsorted(labels, b)]
+    inside = float(w[pa == pb].sum())
+    keys, inv = np.unique(part, return_inverse=True)
+    out = np.bincount(np.searchsorted(keys, pa), weights=w, minlength=keys.shape[0])
+    into = np.bincount(np.searchsorted(keys, pb), weights=w, minlength=keys.shape[0])
+    return inside / M - resolution * float((out * into).sum()) / M ** 2
+
+
+def _coarse_graph(a, b, w, labels, part, directed, refined):
+    """The next level's graph (vertices: ``labels`` in order), its loops (per vertex, the weight of an edge from
+    the vertex to itself) and, after Leiden's refinement, where each vertex starts (the smallest vertex of its
+    community); None for Louvain, where each starts alone."""
+    n = labels.shape[0]
+    ia, ib = np.searchsorted(labels, a), np.searchsorted(labels, b)
+    loop = ia == ib
+    loops = np.bincount(ia[loop], weights=w[loop], minlength=n) / (1.0 if directed else 2.0)
+    ia, ib, w = ia[~loop], ib[~loop], w[~loop]  # sorted by (a, b): rows in order, each row's columns increasing
+    indptr = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(np.bincount(ia, minlength=n), out=indptr[1:])
+    g = Graph(indptr, ib.astype(index_dtype(n)), w.astype(np.float64), directed=directed)
+    start = None
+    if refined:
+        keys, inv = np.unique(part, return_inverse=True)
+        first = np.full(keys.shape[0], n, dtype=np.int64)
+        np.minimum.at(first, inv, np.arange(n, dtype=np.int64))
+        start = first[inv]
+    return g, loops, start

@@ -1,6 +1,6 @@
 """The ``mgraph`` command: run a primitive on a graph, partition, describe or convert a graph.
 
-    mgraph bfs|dobfs|sssp|cc|pr|bc|tc|kcore|lpa GRAPH [--source S] [--runs N] [--validate] [--json FILE]
+    mgraph bfs|dobfs|sssp|cc|pr|bc|tc|kcore|lpa|louvain|leiden GRAPH [--source S] [--runs N] [--validate] [--json FILE]
                                          [--output FILE.csv|.parquet|.npz [--no-gather]]
                                          [--devices N | --gpus 0,1,..] [--partitioner P]
                                          [--workers auto|threads] ...
@@ -47,7 +47,7 @@ from mgraph.report import (check_json_folder, code_version, fmt_bytes, fmt_count
                            write_json)
 
 TRAVERSALS = ("bfs", "dobfs", "sssp")
-PRIMITIVES = TRAVERSALS + ("cc", "pr", "bc", "tc", "kcore", "lpa")
+PRIMITIVES = TRAVERSALS + ("cc", "pr", "bc", "tc", "kcore", "lpa", "louvain", "leiden")
 BC_ALL_SOURCES_MAX = 5000  # all-sources BC is |V| traversals: beyond this it must be asked for explicitly
 
 
@@ -127,6 +127,8 @@ def run_primitive(name: str, graph, source=None, *, run: dict, direction="push",
         return api.core_number(graph, **run)
     if name == "lpa":
         return api.label_propagation(graph, **run)
+    if name in ("louvain", "leiden"):
+        return getattr(api, name)(graph, **run)
     raise ValueError(f"unknown primitive {name!r}: expected one of {', '.join(PRIMITIVES)}")
 
 
@@ -193,7 +195,8 @@ def _parser() -> argparse.ArgumentParser:
     helps = {"bfs": "breadth-first search", "dobfs": "direction-optimizing BFS", "sssp": "single-source shortest paths",
              "cc": "connected components", "pr": "PageRank", "bc": "betweenness centrality",
              "tc": "triangle counting (triangles through each vertex)", "kcore": "k-core decomposition (core numbers)",
-             "lpa": "label propagation communities (networkx's semi-synchronous rule)"}
+             "lpa": "label propagation communities (networkx's semi-synchronous rule)",
+             "louvain": "Louvain communities (modularity)", "leiden": "Leiden communities (modularity, refined)"}
     for name in PRIMITIVES:
         q = sub.add_parser(name, help=helps[name], description=helps[name])
         graph_args(q)
@@ -515,8 +518,10 @@ def _summary(name, results) -> dict:
     if name == "kcore":  # off rank 0 under MPI the gathered core is None: that rank prints nothing
         core = results[-1].core
         out["max_core"] = None if core is None else int(np.max(core, initial=0))
-    if name == "lpa" and "communities" in results[-1].stats:
+    if name in ("lpa", "louvain", "leiden") and "communities" in results[-1].stats:
         out["communities"] = results[-1].stats["communities"]
+    if "modularity" in results[-1].stats:
+        out["modularity"] = results[-1].stats["modularity"]
     if name == "bc":
         out["sources"] = results[-1].stats["sources"]
         out["ms_per_source_median"] = 1e3 * out["median_s"] / max(out["sources"], 1)
@@ -566,6 +571,8 @@ def _print_summary(args, graph, load_s, sources, results, summary, failures):
         print(f"max core    {fmt_count(summary['max_core'])}")
     if "communities" in summary:
         print(f"communities {fmt_count(summary['communities'])}")
+    if "modularity" in summary:
+        print(f"modularity  {summary['modularity']:.6f}")
     if name == "bc":
         print(f"ms/source   {summary['ms_per_source_median']:.4g} median over {fmt_count(summary['sources'])} source"
               f"{'s' if summary['sources'] > 1 else ''}")

@@ -54,9 +54,13 @@ PART_MAP_VERTEX_BYTES = 16
 # to about scale 26; the all-active ones (CC, PageRank) and every validation stay flat.  Triangle counting,
 # k-core and label propagation (and their validations) were measured on R-MAT 18 only.
 RUN_BYTES = {"bfs": (32, 16), "dobfs": (46, 56), "sssp": (47, 24), "cc": (36, 40), "pr": (18, 40), "bc": (33, 16),
-             "tc": (100, 16), "kcore": (24, 64), "lpa": (96, 80)}
+             "tc": (100, 16), "kcore": (24, 64), "lpa": (96, 80),
+             # peaks traced with tracemalloc on R-MAT 13 and 15 (whole runs, one device): 117 B per arc for Louvain,
+             # 168 and 178 for Leiden, vertices included (27 arcs per vertex)
+             "louvain": (160, 120), "leiden": (200, 136)}
 VALIDATE_BYTES = {"bfs": (33, 40), "dobfs": (33, 40), "sssp": (44, 56), "cc": (22, 24), "pr": (22, 32),
-                  "bc": (46, 40), "tc": (100, 16), "kcore": (40, 40), "lpa": (96, 40)}
+                  "bc": (46, 40), "tc": (100, 16), "kcore": (40, 40), "lpa": (96, 40),
+                  "louvain": (40, 40), "leiden": (40, 40)}  # the arcs as int64 pairs, weights and a mask
 RESULT_VERTEX_BYTES = 16  # what one kept result holds per vertex (depth and predecessor, say)
 
 # A random geometric graph's points, sorted by cell, held by every worker that draws its edges

@@ -109,6 +109,12 @@ _FUNCTIONS = {
                  "(the whole component is searched), the subgraph networkx's own.",
     "label_propagation_communities": "Runs on undirected graphs without self-loops: mgraph's label propagation "
                                      "(networkx's colouring and tie rule): the same communities.",
+    "louvain_communities": "Runs on graphs without parallel edges or negative weights: mgraph's Louvain, whose "
+                           "moves are synchronous, so a partition of comparable modularity rather than networkx's "
+                           "for a seed; directed graphs get the directed modularity, self-loops count as in "
+                           "networkx.",
+    "leiden_communities": "Runs on undirected graphs without parallel edges or negative weights: mgraph's Leiden "
+                          "(refinement by synchronous moves; the seed orders the moves).",
 }
 _PARAMETERS = {
     "devices : int or list of int, optional": "Devices to run on (default nx.config.backends.mgraph.devices): an "

@@ -60,6 +60,11 @@ class Primitive:
     #: scalar attributes that are minima over the whole graph, set and seen like ``global_sums`` (inf: none here).
     #: May be a property that depends on the phase (CC agrees on its hub once), the same on every device
     global_mins: tuple = ()
+    #: 1-D arrays (one dtype each) that each device sets in every reset / iterate / next_phase to its own share of
+    #: a list that is no per-vertex array (Louvain's moves: a community's total changes wherever its members are),
+    #: and after that superstep each device holds every device's entries concatenated in device order.  May be a
+    #: property that depends on the phase, the same on every device
+    global_lists: tuple = ()
     #: iterate reads the values of vertices other than the frontier's (neighbours, pull): keep copies current.
     #: May be a property that depends on the phase: where it turns on, copies of the arrays combined while it
     #: was off are first brought up to date (a plain False never reads them, and nothing is tracked)

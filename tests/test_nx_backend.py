@@ -333,6 +333,8 @@ NX_TEST_MODULES = [
     "algorithms/tree/tests/test_recognition.py",
     "algorithms/operators/tests/test_unary.py",
     "algorithms/community/tests/test_label_propagation.py",
+    "algorithms/community/tests/test_louvain.py",
+    "algorithms/community/tests/test_leiden.py",
     "algorithms/approximation/tests/test_kcomponents.py",
     "generators/tests/test_ego.py",
     "classes/tests/test_function.py",

@@ -22,14 +22,14 @@ from mgraph.backend import to_numpy
 from mgraph.check import parts as vp
 from mgraph.check.validate import (ValidationError, pagerank_step, reference_betweenness, reference_components,
                                    reference_core_numbers, reference_triangles, validate_bfs,
-                                   validate_label_propagation, validate_sssp)
+                                   validate_communities, validate_label_propagation, validate_sssp)
 from mgraph.group import SoloGroup
 from mgraph.parts.partitioned import PartitionedGraph
 
 __all__ = ["checker", "CHECKED", "WHOLE_REFERENCE"]
 
-CHECKED = ("bfs", "dobfs", "sssp", "cc", "pr", "bc", "tc", "kcore", "lpa")
-WHOLE_REFERENCE = ("bc", "tc", "kcore", "lpa")  # checked against a reference over the whole graph, on the host
+CHECKED = ("bfs", "dobfs", "sssp", "cc", "pr", "bc", "tc", "kcore", "lpa", "louvain", "leiden")
+WHOLE_REFERENCE = ("bc", "tc", "kcore", "lpa", "louvain", "leiden")  # checked against a reference over the whole graph, on the host
 _ON_PARTS = {"bfs": ("depth", "predecessor"), "dobfs": ("depth", "predecessor"), "sssp": ("distance", "predecessor"),
              "cc": ("labels",), "pr": ("rank",)}  # the result arrays a check on parts reads
 
@@ -85,6 +85,8 @@ class _Whole:
             _same("core number", result.core, self._reference("kcore", lambda: reference_core_numbers(g)))
         elif self.name == "lpa":
             validate_label_propagation(g, result.labels)
+        elif self.name in ("louvain", "leiden"):
+            validate_communities(g, result.community, result.stats["modularity"], result.stats["resolution"])
         else:
             key = None if source is None else tuple(source)
             ref = self._reference(key, lambda: reference_betweenness(g, range(g.num_vertices) if key is None else key))

@@ -17,7 +17,7 @@ from scipy.sparse.csgraph import breadth_first_order, connected_components, dijk
 from mgraph.backend import to_numpy
 from mgraph.graph import index_dtype
 
-__all__ = ["ValidationError", "validate_bfs", "validate_sssp",
+__all__ = ["ValidationError", "validate_bfs", "validate_sssp", "validate_communities",
            "reference_bfs_depth", "reference_sssp", "reference_components"]
 
 
@@ -230,6 +230,30 @@ def validate_label_propagation(graph, labels) -> None:
         v = int(bad[0])
         _fail(f"label propagation: vertex {v}'s label {int(labels[v])} is not among its neighbours' most frequent "
               f"({int(mine[v])} of them hold it, {int(best[v])} hold another); {bad.size} such vertices")
+
+
+def validate_communities(graph, community, modularity, resolution=1.0) -> None:
+    """Louvain's or Leiden's result: a community number 0 .. C-1 for every vertex, each number used, and the
+    modularity it reports that of these communities, computed here apart (networkx's definition, the directed one
+    for a directed graph), to 1e-9."""
+    n = graph.num_vertices
+    community = np.asarray(to_numpy(community))
+    if community.shape != (n,) or community.dtype.kind not in "iu":
+        _fail(f"communities: expected {n} integer community numbers, got {community.dtype} of shape {community.shape}")
+    used = np.unique(community)
+    if used.size and (used[0] != 0 or used[-1] != used.size - 1):
+        _fail(f"communities: the numbers are not 0 .. {used.size - 1} (from {int(used[0])} to {int(used[-1])})")
+    src, dst, w = _arcs(graph)
+    w = np.ones(src.size) if w is None else np.asarray(w, dtype=np.float64)
+    m = float(w.sum())
+    if m == 0:
+        q = 0.0
+    else:
+        out = np.bincount(community[src], weights=w, minlength=used.size)
+        into = np.bincount(community[dst], weights=w, minlength=used.size)
+        q = float(w[community[src] == community[dst]].sum()) / m - resolution * float((out * into).sum()) / m ** 2
+    if not abs(q - float(modularity)) <= 1e-9:
+        _fail(f"communities: the run reports modularity {_num(modularity)}, these communities have {_num(q)}")
 
 
 # -- helpers -------------------------------------------------------------------

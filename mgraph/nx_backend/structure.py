@@ -588,9 +588,70 @@ def label_propagation_communities(G, **run):
     return clusters.values()
 
 
+def _community_declines(a):
+    G = a["G"]
+    if G.is_multigraph() and _parallel_edges(G):
+        return "networkx sums a multigraph's parallel edges; mgraph keeps the lightest"
+    return weight_name(a.get("weight"))
+
+
+def _parallel_edges(G) -> bool:
+    """Whether multigraph ``G`` (an NxGraph, or a networkx graph read through its public adjacency) has two edges
+    between one pair of nodes."""
+    if isinstance(G, NxGraph):
+        return G.num_edges != G.graph.num_edges + G.self_loops
+    return any(len(keys) > 1 for nbrs in G.adj.values() for keys in nbrs.values())
+
+
+def _loop_weights(G: NxGraph, weight):
+    """Each vertex's self-loop weight (networkx counts self-loops as communities reduced before; the mgraph graph
+    has none), read from the networkx graph; None where it has none."""
+    if G.self_loops == 0:
+        return None
+    source = G.networkx_graph()
+    if source is None:
+        raise NotImplementedError("the networkx graph with the self-loops is gone; mgraph's graph has none")
+    loops = np.zeros(len(G))
+    for u, _, w in nx.selfloop_edges(source, data=weight or "weight", default=1):
+        loops[G.index[u]] += w if weight is not None else 1
+    return loops
+
+
+def _communities(fn, G, weight, resolution, threshold, max_level, seed, run):
+    """networkx's list of node sets, from mgraph's community numbers per vertex."""
+    G = graph_of(G, weight)
+    if len(G) == 0:
+        return []
+    if weight is not None and G.negative_weights:
+        raise NotImplementedError("negative weights: mgraph's modularity needs non-negative degrees")
+    if isinstance(seed, int) and not isinstance(seed, bool):
+        run = {"seed": seed, **run}
+    kw = {} if threshold is None else {"threshold": threshold}
+    community = host(fn(G.for_weight(weight), resolution=resolution, max_level=max_level,
+                        self_loops=_loop_weights(G, weight), **kw, **options(run, G)).community).tolist()
+    sets = {}
+    for node, c in zip(G.node_list, community):
+        sets.setdefault(c, set()).add(node)
+    return list(sets.values())
+
+
+@declines(_community_declines)
+def louvain_communities(G, weight="weight", resolution=1, threshold=0.0000001, max_level=None, seed=None, **run):
+    """networkx's: a list of node sets, mgraph's Louvain (synchronous moves, so not networkx's partition for a
+    seed, but one of comparable modularity); directed graphs get the directed modularity, as in networkx."""
+    return _communities(api.louvain, G, weight, resolution, threshold, max_level, seed, run)
+
+
+@declines(_community_declines)
+def leiden_communities(G, weight="weight", resolution=1, max_level=None, seed=None, **run):
+    """networkx's (which networkx leaves to backends): a list of node sets, mgraph's Leiden.  Undirected graphs."""
+    undirected_only(G)
+    return _communities(api.leiden, G, weight, resolution, None, max_level, seed, run)
+
+
 FUNCTIONS = [connected_components, number_connected_components, is_connected, weakly_connected_components,
              number_weakly_connected_components, is_weakly_connected, node_connected_component, triangles, clustering,
              average_clustering, transitivity, core_number, k_truss, jaccard_coefficient, isolates, is_isolate,
              number_of_isolates, number_of_selfloops, is_negatively_weighted, reciprocity, overall_reciprocity,
              is_tree, is_forest, is_arborescence, is_branching, complement, reverse, ego_graph,
-             label_propagation_communities]
+             label_propagation_communities, louvain_communities, leiden_communities]

@@ -3,14 +3,20 @@
 With ``NETWORKX_FALLBACK_TO_NX=True`` every test of the modules that cover the
 backend's functions passes (tests/test_nx_backend.py runs them), and so did
 networkx's whole suite (networkx 3.6.1): calls the backend declines run in
-networkx, and the ones it runs agree.  So the table is empty.  A test that a
-future networkx adds and the backend cannot pass goes here, keyed by
+networkx, and the ones it runs agree, except the Louvain tests that expect
+networkx's exact partition for a seed.  A test that the backend cannot pass
+goes here, keyed by
 ``(file name, test name, class name or None)``, with the reason it fails;
 strict xfail, so that one that starts passing is noticed and removed.
 """
 from __future__ import annotations
 
-EXPECTED_FAILURES: dict = {}
+_LOUVAIN = ("networkx's Louvain moves one vertex at a time in the order its seed shuffles, and the test expects that "
+            "seed's exact partition; mgraph's moves are synchronous, so its partition differs, of comparable "
+            "modularity")
+EXPECTED_FAILURES: dict = {("test_louvain.py", name, None): _LOUVAIN for name in (
+    "test_karate_club_partition", "test_undirected_selfloops", "test_directed_partition", "test_none_weight_param",
+    "test_multigraph", "test_max_level")}
 
 
 def mark_expected_failures(items, expected: dict | None = None) -> None:

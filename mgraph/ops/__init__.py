@@ -51,7 +51,7 @@ __all__ = ["UNVISITED", "advance_visit", "advance_visit_pull", "advance_relax", 
            "advance_dependency", "tight_predecessors", "pull_sum", "prepare_pull", "l1_distance", "hook_components",
            "compress", "bitmap", "Bits", "id_range", "bit_test", "unvisited", "filter", "segment_min", "advance", "Functor", "first_claims",
            "functors", "neighbor_reduce", "intersect_count", "arcs", "advance_levels", "Levels", "visit_levels",
-           "Direction", "own_map", "tree_of", "Queue", "Count", "counting", "plain", "read_counts"]
+           "Direction", "own_map", "tree_of", "pair_sums", "Queue", "Count", "counting", "plain", "read_counts"]
 Levels = levels.Levels
 
 
@@ -306,6 +306,19 @@ def l1_distance(a, b, count=None):
     if count is not None and not 0 <= int(count) <= a.shape[0]:
         raise ValueError(f"l1_distance's count must be in 0..{a.shape[0]}, got {count}")
     return _impl(a).l1_distance(a, b, count)
+
+
+def pair_sums(a, b, weights=None):
+    """Compute: the distinct pairs (a[i], b[i]) of two 1-D arrays of non-negative integers, sorted by a then b, and
+    the sum of ``weights`` (float64) over each pair's entries, or how many entries where None: three arrays
+    (int64, int64, float64).  The sum of arc weights per (vertex, neighbour's community) from :func:`arcs`, and a
+    coarser graph's arcs from its communities' (Louvain)."""
+    xp = array_module(a)
+    if a.ndim != 1 or a.shape != b.shape or (weights is not None and weights.shape != a.shape):
+        raise ValueError("pair_sums needs 1-D arrays a, b (and weights) of one length")
+    if a.dtype.kind not in "iu" or b.dtype.kind not in "iu":
+        raise ValueError(f"pair_sums needs integer arrays, got {a.dtype} and {b.dtype}")
+    return segments.pair_sums(xp, a, b, weights)
 
 
 def own_map(graph, ufunc, *arrays, out):

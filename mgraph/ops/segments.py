@@ -69,6 +69,40 @@ def _runs(xp, k, vals):
     return runs_k, runs_v, ends - start
 
 
+def pair_sums(xp, a, b, weights):
+    """The distinct pairs (a[i], b[i]) of non-negative integers, sorted by a then b, and the sum of ``weights`` over
+    each pair's entries (how many entries where None).  One int64 key where it fits (a plain radix sort on the
+    GPU), else the two sorted as two keys; on a CPU each sum adds in the entries' order (the same bits every run),
+    on a GPU by atomics (the same to rounding)."""
+    a, b = a.astype(np.int64, copy=False), b.astype(np.int64, copy=False)
+    w = xp.ones(a.shape[0], dtype=np.float64) if weights is None else weights.astype(np.float64, copy=False)
+    if a.shape[0] == 0:
+        return a, b, w
+    span = int(b.max()) + 1
+    if (int(a.max()) + 1) * span < 2 ** 62:
+        key = a * span + b
+        order = np.argsort(key, kind="stable") if xp is np else xp.argsort(key)
+        key, w = key[order], w[order]
+        new = xp.ones(key.shape[0], dtype=bool)
+        xp.not_equal(key[1:], key[:-1], out=new[1:])
+        start = xp.flatnonzero(new)
+        first = key[start]
+        a, b = first // span, first % span
+    else:
+        order = xp.lexsort(xp.stack([b, a]))
+        a, b, w = a[order], b[order], w[order]
+        new = xp.ones(a.shape[0], dtype=bool)
+        new[1:] = (a[1:] != a[:-1]) | (b[1:] != b[:-1])
+        start = xp.flatnonzero(new)
+        a, b = a[start], b[start]
+    if xp is np:
+        total = np.add.reduceat(w, start)
+    else:  # a GPU: atomic adds, the same sums to rounding
+        total = xp.zeros(start.shape[0], dtype=np.float64)
+        xp.add.at(total, xp.cumsum(new) - 1, w)
+    return a, b, total
+
+
 def mode(xp, k, vals, num_rows, prefer, empty):
     """Per row, the most frequent of its ``vals`` (``k``: each value's row); ties go to ``prefer``'s entry where it
     is among the most frequent, else to the largest.  Rows without values get ``prefer`` (or ``empty``)."""

@@ -23,7 +23,7 @@ import time
 import numpy as np
 
 from mgraph import ops
-from mgraph.backend import allocation_error
+from mgraph.backend import allocation_error, to_host
 from mgraph.comm.exchange import COMBINES
 from mgraph.primitives.contract import ContractError, Primitive
 
@@ -90,6 +90,8 @@ def _drive(d, prim, ex, backend, group, sources, progress, max_supersteps):
                 for k, name in enumerate(totals):
                     column = [row[5 + k] for row in rows]
                     setattr(prim, name, sum(column) if k < len(prim.global_sums) else min(column))
+        if not finished and group.size > 1:
+            _gather_lists(prim, group, backend)
         own = 0 if finished else ex.own_count if ex.own_count is not None else ex.sub.count_own(frontier)
         flags = group.share((FLAGS, *where, float(finished), bool(finished or prim.converged(frontier)), int(own)))
         check.agreed(flags, (FLAGS, *where, float(finished)), 6, "converged")
@@ -198,6 +200,18 @@ def _drive(d, prim, ex, backend, group, sources, progress, max_supersteps):
     clock["frontier_sizes"] = [int(len(f)) if isinstance(f, ops.Queue) else f for f in sizes]
     records["frontier"] = [int(len(f)) if isinstance(f, ops.Queue) else f for f in records["frontier"]]
     return records, clock, check.result()
+
+
+def _gather_lists(prim, group, backend):
+    """Each of the primitive's ``global_lists`` becomes every device's entries concatenated in device order
+    (through the host: the lists are small next to the graph, Louvain's moves and coarse arcs)."""
+    names = tuple(prim.global_lists)
+    if not names:
+        return
+    mine = [to_host(getattr(prim, name)) for name in names]
+    rows = group.allgather(mine)
+    for k, name in enumerate(names):
+        setattr(prim, name, backend.asarray(np.concatenate([row[k] for row in rows])))
 
 
 def run_stats(records, clock):

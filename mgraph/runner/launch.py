@@ -26,7 +26,9 @@ import numpy as np
 from mgraph.backend import peak_bytes, reset_peak, to_host
 from mgraph.group import is_root
 from mgraph.primitives.contract import Primitive
-from mgraph.runner.enactor import run_stats
+from mgraph.comm.exchange import Exchange
+from mgraph.group import SoloGroup
+from mgraph.runner.enactor import drive, run_stats
 from mgraph.runner.options import RunOptions
 from mgraph.runner.workers import own_entries, workers_for
 
@@ -66,6 +68,18 @@ def run(opts: RunOptions, make, sources=(None,), *, count=None, check=None):
         for key, value in counted.items():
             stats[key] = workers.total(value)
     return arrays, stats, prims[0]
+
+
+def run_alone(graph, backend, make, max_supersteps=None):
+    """``make(graph)``'s primitive on the whole ``graph`` (a Graph), on ``backend`` in this process alone, outside
+    any group: each MPI rank that calls it runs the same.  The small coarse levels of a multilevel run (Louvain),
+    which every rank holds whole.  Returns (the result arrays where the device keeps them, the primitive)."""
+    g = graph.to(backend)
+    with backend.context():
+        prim = made(make, g)
+        _, _, results = drive(0, prim, Exchange(g, 1, None, "selective"), backend, SoloGroup(), [None],
+                              max_supersteps=max_supersteps)
+    return results, prim
 
 
 def _on_devices(work, parts, backends) -> list:

@@ -1,0 +1,463 @@
+"""Community detection by modularity: Louvain's local moving (and Leiden's refinement) on one level of the graph.
+
+One run of :class:`Louvain` is one level of the Louvain method (Blondel et al. 2008): every vertex starts in a
+community of its own (or in ``start``'s), vertices move to the neighbouring community of the largest modularity
+gain until the modularity stops improving, and the level ends with the arcs of the coarser graph whose vertices
+are the communities.  :class:`Leiden` (Traag, Waltman and van Eck 2019) refines each community into well-connected
+sub-communities before that, and the coarser graph's vertices are the sub-communities, each starting in its
+community.  The levels themselves (build the coarse graph, run the next level on it) are ``mgraph.louvain``'s.
+"""
+from __future__ import annotations
+
+import math
+import numbers
+
+import numpy as np
+
+from mgraph import ops
+from mgraph.primitives.contract import Primitive, owners_value
+
+MOVE, SETTLE, REBUILD, REFINE, AGGREGATE = "move", "settle", "rebuild", "refine", "aggregate"
+
+
+def check_resolution(resolution) -> float:
+    """``resolution`` (networkx's gamma) as a float: a finite real number >= 0."""
+    if isinstance(resolution, bool) or not isinstance(resolution, numbers.Real) or not math.isfinite(resolution) \
+            or resolution < 0:
+        raise ValueError(f"resolution must be a finite real number >= 0, got {resolution!r}")
+    return float(resolution)
+
+
+def sums(xp, at, weights, n):
+    """The sum of ``weights`` landing on each of ``n`` slots (``at``: each weight's slot), float64: a bincount on
+    the CPU; on a GPU atomic adds, which take an empty ``at`` too (CuPy's bincount reads its maximum first)."""
+    if xp is np:
+        return np.bincount(at, weights=weights, minlength=n).astype(np.float64, copy=False)
+    out = xp.zeros(n)
+    xp.add.at(out, at, weights.astype(np.float64, copy=False))
+    return out
+
+
+class Louvain(Primitive):
+    """``community``: each vertex's community after one level of Louvain's local moving, labelled by a vertex id
+    in the caller's numbering (the vertex whose starting community it is).
+
+    The modularity of a partition with resolution gamma is, as networkx
+    defines it, Q = inside / M - gamma * sum over communities of
+    out(c) * in(c) / M**2: ``inside`` the weight of the arcs within
+    communities, out(c) and in(c) the weighted out- and in-degrees of c's
+    members, M the total arc weight (an undirected graph counts each edge
+    both ways; a self-loop, ``loops``, once per direction).  Moving vertex u
+    into community c changes Q by a constant times
+    w(u, c) - gamma * (out(u) * in(c) + in(u) * out(c)) / S,
+    w(u, c) the weight of u's arcs to and from c's members, c's degrees
+    without u, and S = 2M for an undirected graph (where out = in = degree),
+    M for a directed one: each vertex scores the communities of its
+    neighbours with the weights summed per community (``ops.pair_sums``
+    over ``ops.arcs``) and the communities' degrees (``total_out``,
+    ``total_in``: one entry per vertex id of the whole graph, the same on
+    every device, changed by the moves every device publishes in
+    ``global_lists``).
+
+    Every vertex chooses at once, from the communities of the superstep
+    before, and two neighbours that moved at once on that stale view would
+    undo each other's gain (a swap, two singletons joining each other).  So
+    a round is two supersteps: the first proposes (each vertex whose best
+    community, ties to the smallest label, gains anything gets a priority,
+    a hash of its id, the round and ``seed``), the second moves the
+    proposers whose priority exceeds their neighbours' (an independent set,
+    as in Jones and Plassmann's colouring).  After the first round only the
+    vertices that moved, their neighbours and the proposers that did not
+    move are scored again (the vertex pruning of Leiden's fast local
+    moving).  Vertices apart may still join one community at once and
+    overshoot; so each device keeps the communities of the best modularity
+    seen, and where the moves end below it the level goes back to them.
+    The level ends when no vertex would gain by moving, or when ``WINDOW``
+    rounds raise the modularity by less than ``ROUND_GAIN``.
+    """
+
+    name = "louvain"
+    combine = {"community": owners_value, "priority": owners_value}
+    global_sums = ("moves", "inside", "weight", "pending")
+    MOVES = ("moved_from", "moved_to", "moved_out", "moved_in")
+    COARSE = ("coarse_a", "coarse_b", "coarse_w", "sub_label", "sub_community")
+    ACTIVE = 0.5  # of the vertices may join a sub-community in one superstep of Leiden's refinement
+    ROUND_GAIN = 1e-6  # WINDOW rounds that raise Q by less end the local moving
+    WINDOW = 4
+    MAX_SUPERSTEPS = 1000  # rounds of local moving in one level (and supersteps of refinement)
+    refine = False
+
+    def __init__(self, graph, resolution=1.0, loops=None, start=None, seed=0):
+        super().__init__(graph)
+        self.resolution = check_resolution(resolution)
+        self.seed = int(seed or 0)
+        g, xp, nv = graph, self.xp, self.num_vertices
+        self.n = g.num_global_vertices
+        self.ids = g.vertex_ids.astype(np.int64)
+        self.own = g.own_vertices
+        self.directed = g.directed
+        # whole-graph arrays in the caller's numbering: each device takes its vertices' entries
+        self.loops = xp.zeros(nv) if loops is None else xp.asarray(loops, dtype=np.float64)[self.ids]
+        self.start = None if start is None else xp.asarray(start, dtype=np.int64)[self.ids]
+        src, dst = ops.arcs(g)
+        w = g.weights
+        self.src, self.dst = src, dst
+        self.w = xp.ones(src.shape[0]) if w is None else w.astype(np.float64)
+        out = sums(xp, src, self.w, nv)
+        if self.directed:  # a vertex's in-arcs are its reverse's out-arcs; the neighbours of both ways count
+            rg = g.reverse()
+            rsrc, rdst = ops.arcs(rg)
+            rw = xp.ones(rsrc.shape[0]) if rg.weights is None else rg.weights.astype(np.float64)
+            self.k_out = out + self.loops
+            self.k_in = sums(xp, rsrc, rw, nv) + self.loops
+            self.nbr_src, self.nbr_dst = xp.concatenate([src, rsrc]), xp.concatenate([dst, rdst])
+            self.nbr_w = xp.concatenate([self.w, rw])
+            self.loop_factor = 1.0
+        else:
+            self.k_out = self.k_in = out + 2.0 * self.loops
+            self.nbr_src, self.nbr_dst, self.nbr_w = src, dst, self.w
+            self.loop_factor = 2.0
+        self.own_weight = float(g.own(self.k_out).sum())
+        self.phase = MOVE
+
+    @property
+    def global_lists(self):
+        """The moves of the superstep (every device's, for the community totals); at the end the coarser graph."""
+        return self.COARSE if self.phase == AGGREGATE else self.MOVES
+
+    # -- the state every superstep shares -------------------------------------------------------------------------
+    def _publish(self, moved, old, new):
+        """The moves of own vertices ``moved`` from communities ``old`` to ``new`` (old -1: joins only), for every
+        device's community totals."""
+        self.moved_from, self.moved_to = old.astype(np.int64), new.astype(np.int64)
+        self.moved_out = self.k_out[moved]
+        self.moved_in = self.k_in[moved]
+
+    def _apply(self, out_totals, in_totals):
+        """Every device's moves of the superstep before (gathered) into the totals, then no move pending."""
+        xp, n = self.xp, self.n
+        fr, to = self.moved_from, self.moved_to
+        left = fr >= 0
+        out_totals += sums(xp, to, self.moved_out, n)
+        out_totals -= sums(xp, fr[left], self.moved_out[left], n)
+        if in_totals is not out_totals:
+            in_totals += sums(xp, to, self.moved_in, n)
+            in_totals -= sums(xp, fr[left], self.moved_in[left], n)
+        self._publish(self.own[:0], fr[:0], fr[:0])
+
+    def _shares(self, moves=0, pending=0):
+        """This device's shares of the totals of a superstep."""
+        self.moves, self.pending, self.weight = moves, pending, self.own_weight
+
+    def reset(self, source=None):
+        xp, n = self.xp, self.n
+        self.phase = MOVE
+        self.community = self.ids.copy() if self.start is None else self.start.copy()
+        self.total_out = xp.zeros(n)
+        self.total_in = self.total_out if not self.directed else xp.zeros(n)
+        own = self.own
+        self._publish(own, xp.full(own.shape[0], -1, dtype=np.int64), self.community[own])
+        self.sub, self.history, self.proposed, self.snapshot = 0, [], False, None
+        self.priority = xp.full(self.num_vertices, -1, dtype=np.int64)
+        self.target = xp.full(self.num_vertices, -1, dtype=np.int64)
+        self.best_q, self.best = -np.inf, None
+        self.inside, self.square, self.M = 0.0, 0.0, 0.0
+        self._shares()
+        return self.frontier_of(None)
+
+    # -- local moving ---------------------------------------------------------------------------------------------
+    def _scores(self, rows, keys, weights, out_totals, in_totals, current):
+        """w(u, c) - gamma * (out(u) in(c) + in(u) out(c)) / S for pairs (u, c), c's totals without u where u is
+        in c (``current``: each vertex's community)."""
+        ko, ki = self.k_out[rows], self.k_in[rows]
+        mine = keys == current[rows]
+        t_in = in_totals[keys] - self.xp.where(mine, ki, 0.0)
+        t_out = out_totals[keys] - self.xp.where(mine, ko, 0.0)
+        return weights - self.resolution * (ko * t_in + ki * t_out) / self.scale
+
+    def _stay(self, rows, keys, weights, out_totals, in_totals, current):
+        """Each listed vertex's score for its own community (its arcs to it may be none)."""
+        xp, own = self.xp, self.own
+        stay = xp.zeros(self.num_vertices)
+        ko, ki, c = self.k_out[own], self.k_in[own], current[own]
+        stay[own] = -self.resolution * (ko * (in_totals[c] - ki) + ki * (out_totals[c] - ko)) / self.scale
+        mine = keys == current[rows]
+        stay[rows[mine]] += weights[mine]
+        return stay
+
+    def _best(self, rows, keys, scores, allowed):
+        """Per row among the ``allowed`` pairs (sorted by row, then key: ``ops.pair_sums``' order): the highest
+        score, ties to the smallest key."""
+        xp = self.xp
+        rows, keys, scores = rows[allowed], keys[allowed], scores[allowed]
+        if rows.shape[0] == 0:
+            return rows, keys, scores
+        top = xp.full(self.num_vertices, -np.inf)
+        xp.maximum.at(top, rows, scores)
+        at = xp.flatnonzero(scores == top[rows])  # in (row, key) order: a row's first is its smallest key
+        first = xp.ones(at.shape[0], dtype=bool)
+        first[1:] = rows[at[1:]] != rows[at[:-1]]
+        at = at[first]
+        return rows[at], keys[at], scores[at]
+
+    def _hash(self, ids, salt):
+        """A 64-bit hash of each id (caller ids), ``salt`` (the round) and the seed: the same on every device."""
+        x = ids.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15) + np.uint64((salt * 0xBF58476D1CE4E5B9
+                                                                               + self.seed * 0x94D049BB133111EB)
+                                                                              % (1 << 64))
+        x ^= x >> np.uint64(31)
+        x *= np.uint64(0xD6E8FEB86659FD93)
+        x ^= x >> np.uint64(32)
+        return x
+
+    def _active(self, ids, salt):
+        """Whether each vertex may join in refinement superstep ``salt``: true for about ``ACTIVE`` of them."""
+        return (self._hash(ids, salt) % np.uint64(1 << 16)) < np.uint64(int(self.ACTIVE * (1 << 16)))
+
+    def _measure(self):
+        """This device's share of the weight inside communities, and Q's square term (the same everywhere)."""
+        c = self.community
+        same = c[self.src] == c[self.dst]
+        self.inside = float((self.w * same).sum()) + self.loop_factor * float(self.graph.own(self.loops).sum())
+        self.square = float((self.total_out * self.total_in).sum())
+
+    def _move(self):
+        """Propose: each own vertex's best community (``target``), and a priority, above -1 where it would gain by
+        moving, which travels to the copies."""
+        self._apply(self.total_out, self.total_in)
+        self.M = float(self.weight)
+        self.scale = 2.0 * self.M if not self.directed else self.M
+        self._measure()
+        c, xp = self.community, self.xp
+        look = self._unsettled(c)
+        self.snapshot = c.copy()  # the state measured, kept where it turns out the best
+        self.sub += 1
+        self.proposed = True
+        arcs = look[self.nbr_src]
+        rows, keys, weights = ops.pair_sums(self.nbr_src[arcs], c[self.nbr_dst[arcs]], self.nbr_w[arcs])
+        old = self.priority.copy()
+        self.priority[self.own] = -1
+        if self.M > 0 and rows.shape[0]:
+            scores = self._scores(rows, keys, weights, self.total_out, self.total_in, c)
+            stay = self._stay(rows, keys, weights, self.total_out, self.total_in, c)
+            brows, bkeys, bscores = self._best(rows, keys, scores, keys != c[rows])
+            go = bscores > stay[brows]
+            brows, bkeys = brows[go], bkeys[go]
+            self.target[brows] = bkeys
+            self.priority[brows] = self._rank(self.ids[brows], self.sub)
+        pending = int((self.graph.own(self.priority) >= 0).sum())
+        self._shares(pending=pending)
+        changed = self.own[self.graph.own(self.priority) != self.graph.own(old)]
+        return changed.astype(self.graph.indices.dtype)
+
+    def _unsettled(self, c):
+        """The vertices to score again (a mask): at first all; then those that moved or have a neighbour that did
+        since the last proposal, and those that would have moved (the vertex pruning of Leiden's fast local
+        moving: a vertex whose neighbourhood did not change keeps its choice, though the totals changed)."""
+        xp = self.xp
+        if self.snapshot is None:
+            return xp.ones(self.num_vertices, dtype=bool)
+        moved = c != self.snapshot
+        look = self._neighbours_max(moved.astype(np.int32)) > 0  # int32: the atomics a GPU has
+        look |= moved
+        look |= self.priority >= 0
+        return look
+
+    def _neighbours_max(self, values):
+        """Per vertex, the largest of ``values`` among its neighbours both ways (-1 for none; own vertices only)."""
+        out = self.xp.full(self.num_vertices, -1, dtype=values.dtype)
+        self.xp.maximum.at(out, self.nbr_src, values[self.nbr_dst])
+        return out
+
+    def _commit(self):
+        """Move: each vertex that would gain and whose priority is above its neighbours' (an independent set, so
+        that no two neighbours move at once on stale communities)."""
+        self.proposed = False
+        own, c = self.own, self.community
+        ahead = self._neighbours_max(self.priority)[own]
+        mine = self.priority[own]
+        moved = own[(mine >= 0) & (mine > ahead)]
+        new = self.target[moved]
+        self._publish(moved, c[moved], new)
+        c[moved] = new
+        self._shares(moves=int(moved.shape[0]), pending=self.pending)
+        return moved.astype(self.graph.indices.dtype)
+
+    def _rank(self, ids, salt):
+        """A priority per vertex (caller ids) in round ``salt``: a hash, with the id's low bits below it so that
+        neighbours rarely tie (where they do, neither moves this round)."""
+        x = self._hash(ids, salt)
+        return ((x >> np.uint64(26)) << np.uint64(24) | (ids.astype(np.uint64) & np.uint64(0xFFFFFF))).astype(np.int64)
+
+    def modularity(self):
+        """Q of the communities measured in the last superstep of local moving (before its moves)."""
+        return self.inside / self.M - self.resolution * self.square / self.M ** 2 if self.M > 0 else 0.0
+
+    def _moving_done(self):
+        h = self.history
+        h.append((self.moves, self.modularity(), self.pending))
+        if h[-1][1] > self.best_q:
+            self.best_q, self.best = h[-1][1], self.snapshot
+        if h[-1][2] == 0:  # no vertex would gain by moving
+            return True
+        if len(h) > self.WINDOW and h[-1][1] - h[-1 - self.WINDOW][1] < self.ROUND_GAIN:
+            return True
+        return self.sub >= self.MAX_SUPERSTEPS
+
+    # -- the contract ---------------------------------------------------------------------------------------------
+    def iterate(self, frontier):
+        if self.phase == MOVE:
+            return self._commit() if self.proposed else self._move()
+        if self.phase == REFINE:
+            return self._refine()
+        if self.phase == SETTLE:
+            self._apply(self.total_out, self.total_in)
+            self._measure()
+        self._shares()
+        return self.frontier_of(None)
+
+    def converged(self, frontier):
+        if self.phase == MOVE:
+            return self.proposed and self._moving_done()
+        if self.phase == REFINE:
+            return self._refine_done()
+        return True
+
+    def next_phase(self):
+        if self.phase == MOVE:  # the moves ended: measure where they left the communities
+            self.phase = SETTLE
+            self._shares()
+            return self.frontier_of(None)
+        if self.phase == SETTLE:
+            if self.best_q > self.modularity():
+                # synchronous moves may have lost modularity since the best state: back to it, on every device (its
+                # snapshot holds the copies' values too), and the community totals rebuilt from every device's own
+                self.community = self.best
+                self.total_out[:] = 0.0
+                self.total_in[:] = 0.0
+                own = self.own
+                self._publish(own, self.xp.full(own.shape[0], -1, dtype=np.int64), self.community[own])
+                self.phase = REBUILD
+                self._shares()
+                return self.frontier_of(None)
+            self.phase = REBUILD
+        if self.phase == REBUILD:
+            self._apply(self.total_out, self.total_in)
+            if self.refine:
+                return self._begin_refine()
+            return self._aggregate(self.community)
+        if self.phase == REFINE:
+            self._apply(self.ref_out, self.ref_in)
+            return self._aggregate(self.refined)
+        return None
+
+    def _aggregate(self, labels):
+        """The coarser graph's arcs among ``labels`` (summed per pair of labels, loops as arcs from a label to
+        itself) and its vertices, every device's in ``global_lists``; for Leiden each sub-community's community."""
+        xp, own = self.xp, self.own
+        self.phase = AGGREGATE
+        a = xp.concatenate([labels[self.src], labels[own]])
+        b = xp.concatenate([labels[self.dst], labels[own]])
+        w = xp.concatenate([self.w, self.loop_factor * self.graph.own(self.loops)])
+        self.coarse_a, self.coarse_b, self.coarse_w = ops.pair_sums(a, b, w)
+        self.sub_label, self.sub_community, _ = ops.pair_sums(labels[own], self.community[own])
+        self._shares()
+        return self.frontier_of(None)
+
+    def coarse_graph(self):
+        """After the run, on every device: the coarser graph's arcs (label pairs a, b and their weights summed
+        over the devices; a == b: loops, weighted by the loop factor) and its vertices (the distinct labels, each
+        with its community)."""
+        a, b, w = ops.pair_sums(self.coarse_a, self.coarse_b, self.coarse_w)
+        labels, community, _ = ops.pair_sums(self.sub_label, self.sub_community)
+        return a, b, w, labels, community
+
+    def result(self):
+        return {"community": self.community}
+
+    def _begin_refine(self):
+        raise NotImplementedError  # Leiden's
+
+
+class Leiden(Louvain):
+    """``community`` as :class:`Louvain`'s level, and ``refined``: each community split into well-connected
+    sub-communities, which the coarser graph's vertices are (each starting in its community).
+
+    The refinement starts from singletons.  A vertex still alone (none has
+    joined it, it has joined none) that is well connected to its community
+    C (w(u, C - u) >= gamma * k(u) (k(C) - k(u)) / 2m) joins the
+    sub-community T of C among its neighbours' of the highest positive gain
+    w(u, T) - gamma * k(u) k(T) / 2m, ties to the smallest label.  Where the
+    Leiden algorithm picks T at random (weighted by the gain) one vertex at a
+    time, here every vertex chooses at once: in each superstep about half of
+    the vertices may join (a hash of id, superstep and ``seed``) and only
+    sub-communities whose label vertex may not join that superstep are
+    joined, so that no sub-community's vertex leaves it as another joins it,
+    and each sub-community stays connected.  Unlike Leiden, the sub-community
+    joined is not checked to be well connected itself.  The refinement ends
+    when no alone, well-connected vertex has a positive gain left.
+    """
+
+    name = "leiden"
+    refine = True
+    combine = {"community": owners_value, "priority": owners_value, "refined": owners_value}
+
+    def __init__(self, graph, resolution=1.0, loops=None, start=None, seed=0):
+        if graph.directed:
+            raise ValueError("leiden runs on undirected graphs, and this graph is directed (networkx's "
+                             "leiden_communities refuses directed graphs too)")
+        super().__init__(graph, resolution, loops, start, seed)
+
+    def reset(self, source=None):
+        frontier = super().reset(source)
+        self.refined = self.ids.copy()
+        return frontier
+
+    def _begin_refine(self):
+        xp, own = self.xp, self.own
+        self.phase = REFINE
+        self.refined = self.ids.copy()
+        self.ref_out = self.ref_in = xp.zeros(self.n)
+        self.fixed = xp.zeros(self.n, dtype=bool)
+        self._publish(own, xp.full(own.shape[0], -1, dtype=np.int64), self.ids[own])
+        self.rsub, self.pending = 0, 0
+        self._shares()
+        return self.frontier_of(None)
+
+    def _refine(self):
+        xp = self.xp
+        fr, to = self.moved_from, self.moved_to
+        self.fixed[fr[fr >= 0]] = True  # whoever joined, and whatever was joined, is alone no more
+        self.fixed[to[fr >= 0]] = True
+        self._apply(self.ref_out, self.ref_in)
+        c, r = self.community, self.refined
+        inside = c[self.nbr_src] == c[self.nbr_dst]
+        rows, keys, weights = ops.pair_sums(self.nbr_src[inside], r[self.nbr_dst[inside]], self.nbr_w[inside])
+        self.rsub += 1
+        if rows.shape[0] == 0:
+            self._shares()
+            return self.frontier_of(None)
+        # each vertex's weight to the rest of its community, against what a random graph would give
+        k = self.k_out
+        w_c = sums(xp, rows, weights, self.num_vertices)
+        rest = self.total_out[c] - k
+        connected = w_c - self.resolution * 2.0 * k * rest / self.scale >= 0
+        alone = ~self.fixed[self.ids]
+        free = (alone & connected)[rows]
+        scores = weights - self.resolution * 2.0 * k[rows] * self.ref_out[keys] / self.scale
+        brows, bkeys, bscores = self._best(rows, keys, scores, free & ~self._active(keys, self.rsub))
+        go = bscores > 0
+        movable = self._best(rows, keys, scores, free)
+        self.pending_here = int((movable[2] > 0).sum())
+        go &= self._active(self.ids[brows], self.rsub)
+        moved, new = brows[go], bkeys[go]
+        self._publish(moved, r[moved], new)
+        r[moved] = new
+        self._shares(moves=int(moved.shape[0]), pending=self.pending_here)
+        return moved.astype(self.graph.indices.dtype)
+
+    def _refine_done(self):
+        return self.rsub > 0 and (self.pending == 0 or self.rsub >= self.MAX_SUPERSTEPS)
+
+    def result(self):
+        return {"community": self.community, "refined": self.refined}

@@ -1,0 +1,374 @@
+"""Louvain and Leiden: modularity against networkx's louvain_communities (networkx's modularity as the judge), planted
+communities recovered, weights, resolution, directed graphs, several devices, the NetworkX backend and the CLI."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import networkx as nx
+import numpy as np
+import pytest
+
+import mgraph
+from mgraph import ops
+from mgraph.primitives.contract import Primitive
+from mgraph.primitives.louvain import Leiden
+
+from conftest import ROOT
+
+CHESAPEAKE = os.path.join(ROOT, "tests", "data", "chesapeake.mtx")
+FACEBOOK = os.path.join(ROOT, "tests", "data", "facebook_large_edges.csv")
+
+
+def partition(G, community):
+    """networkx's form (a list of node sets) of a community number per vertex in list(G) order."""
+    sets = {}
+    for node, c in zip(G, community.tolist()):
+        sets.setdefault(c, set()).add(node)
+    return list(sets.values())
+
+
+SEEDS = range(5)
+
+
+def nx_mean(G, weight=None, resolution=1):
+    """The mean modularity of networkx's louvain_communities over SEEDS (its partition depends on the order its seed
+    shuffles the vertices in: on weighted karate 0.4345 to 0.4449)."""
+    return np.mean([nx.community.modularity(G, nx.community.louvain_communities(G, weight=weight,
+                                                                                resolution=resolution, seed=s),
+                                            weight=weight, resolution=resolution) for s in SEEDS])
+
+
+def check(G, fn=mgraph.louvain, weight=None, resolution=1, tolerance=0.01, **run):
+    """The communities partition the vertices and the modularity in stats is networkx's of them; over SEEDS (which
+    order mgraph's simultaneous moves) the mean modularity is within ``tolerance`` (relative) of networkx's mean.
+    The run of seed 0 and its partition."""
+    g = mgraph.from_networkx(G, weight=weight)
+    runs = [fn(g, resolution=resolution, seed=s, **run) for s in SEEDS]
+    for r in runs:
+        c = r.community
+        assert c.shape == (len(G),) and c.dtype == np.int64
+        assert set(np.unique(c).tolist()) == set(range(r.stats["communities"]))
+        q = nx.community.modularity(G, partition(G, c), weight=weight, resolution=resolution)
+        assert r.stats["modularity"] == pytest.approx(q, abs=1e-9)
+    ours, theirs = np.mean([r.stats["modularity"] for r in runs]), nx_mean(G, weight, resolution)
+    assert ours >= theirs - tolerance * abs(theirs)
+    return runs[0], partition(G, runs[0].community)
+
+
+GRAPHS = {"karate": nx.karate_club_graph, "les_miserables": nx.les_miserables_graph,
+          "davis": nx.davis_southern_women_graph, "florentine": nx.florentine_families_graph}
+
+
+@pytest.mark.parametrize("fn", [mgraph.louvain, mgraph.leiden], ids=["louvain", "leiden"])
+@pytest.mark.parametrize("name", sorted(GRAPHS))
+def test_modularity_against_networkx(name, fn):
+    check(GRAPHS[name](), fn)
+
+
+@pytest.mark.parametrize("fn", [mgraph.louvain, mgraph.leiden], ids=["louvain", "leiden"])
+@pytest.mark.parametrize("name", ["karate", "les_miserables"])
+def test_weighted(name, fn):
+    check(GRAPHS[name](), fn, weight="weight")
+
+
+@pytest.mark.parametrize("resolution", [0.5, 2.0])
+def test_resolution(resolution):
+    r, parts = check(nx.karate_club_graph(), resolution=resolution)
+    few, _ = check(nx.karate_club_graph(), resolution=0.5)
+    many, _ = check(nx.karate_club_graph(), resolution=2.0)
+    assert few.stats["communities"] < many.stats["communities"]
+
+
+def test_chesapeake():
+    g = mgraph.load(CHESAPEAKE)
+    G = nx.from_scipy_sparse_array(g.to_scipy())
+    for fn in (mgraph.louvain, mgraph.leiden):
+        r = fn(g)
+        q = nx.community.modularity(G, partition(G, r.community), weight=None)
+        assert r.stats["modularity"] == pytest.approx(q, abs=1e-9)
+        assert q >= 0.99 * nx_mean(G)
+
+
+@pytest.mark.parametrize("fn", [mgraph.louvain, mgraph.leiden], ids=["louvain", "leiden"])
+def test_rmat(fn):
+    """A graph of little community structure (R-MAT 10, 1,024 vertices, 10,479 edges)."""
+    g = mgraph.load("rmat:10")
+    check(nx.from_scipy_sparse_array(g.to_scipy()), fn)
+
+
+@pytest.mark.parametrize("fn", [mgraph.louvain, mgraph.leiden], ids=["louvain", "leiden"])
+def test_planted_partition_recovered(fn):
+    G = nx.planted_partition_graph(8, 30, 0.5, 0.02, seed=1)
+    r = fn(mgraph.from_networkx(G))
+    assert sorted(map(sorted, partition(G, r.community))) == sorted(map(sorted, G.graph["partition"]))
+
+
+def test_random_partition_recovered_on_devices():
+    G = nx.random_partition_graph([40, 60, 50, 70, 30], 0.4, 0.01, seed=7)
+    for devices in (1, 3):
+        r = mgraph.louvain(mgraph.from_networkx(G), devices=devices)
+        got = sorted(map(sorted, partition(G, r.community)))
+        assert got == sorted(map(sorted, G.graph["partition"]))
+
+
+def test_directed_modularity():
+    """networkx's louvain takes a directed graph's directed modularity; so does mgraph's."""
+    G = nx.gnp_random_graph(80, 0.08, seed=3, directed=True)
+    r, _ = check(G)
+    assert r.stats["modularity"] > 0.2
+
+
+def test_leiden_refuses_directed():
+    with pytest.raises(ValueError, match="directed"):
+        mgraph.leiden(mgraph.from_networkx(nx.gnp_random_graph(20, 0.2, seed=1, directed=True)))
+
+
+@pytest.mark.parametrize("devices", [2, 3, 5])
+@pytest.mark.parametrize("fn", [mgraph.louvain, mgraph.leiden], ids=["louvain", "leiden"])
+def test_devices(fn, devices):
+    """Threads as devices: the same moves as one device (the communities' totals are every device's moves)."""
+    G = nx.les_miserables_graph()
+    one, _ = check(G, fn, weight="weight")
+    many, _ = check(G, fn, weight="weight", devices=devices)
+    assert (many.community == one.community).all()
+    assert many.stats["devices"] == devices
+
+
+def test_leiden_subcommunities_connected():
+    """Each refined sub-community lies in its community and is connected."""
+    G = nx.les_miserables_graph()
+    g = mgraph.from_networkx(G)
+    for devices in (1, 3):
+        r = mgraph.run(Leiden, g, devices=devices)
+        nodes = list(G)
+        for sub in np.unique(r.refined):
+            members = np.flatnonzero(r.refined == sub)
+            assert len(np.unique(r.community[members])) == 1
+            assert nx.is_connected(G.subgraph([nodes[i] for i in members]))
+        assert len(np.unique(r.refined)) > len(np.unique(r.community))
+
+
+def test_max_level_and_threshold():
+    G = nx.les_miserables_graph()
+    one = mgraph.louvain(mgraph.from_networkx(G), max_level=1)
+    assert one.stats["levels"] == 1 and len(one.stats["level_modularity"]) == 1
+    full = mgraph.louvain(mgraph.from_networkx(G))
+    assert full.stats["modularity"] > one.stats["modularity"]
+    assert all(b >= a for a, b in zip(full.stats["level_modularity"], full.stats["level_modularity"][1:]))
+    stop = mgraph.louvain(mgraph.from_networkx(G), threshold=1.0)  # any gain is below it: one level
+    assert stop.stats["levels"] == 1
+
+
+def test_arguments():
+    g = mgraph.from_networkx(nx.karate_club_graph())
+    for bad in (-1, float("nan"), "1", True):
+        with pytest.raises(ValueError, match="resolution"):
+            mgraph.louvain(g, resolution=bad)
+    with pytest.raises(ValueError, match="max_level"):
+        mgraph.louvain(g, max_level=0)
+    with pytest.raises(ValueError, match="threshold"):
+        mgraph.leiden(g, threshold=float("inf"))
+
+
+def test_negative_weights_refused():
+    g = mgraph.Graph.from_edges(np.array([0, 1, 2]), np.array([1, 2, 0]), np.array([1.0, -2.0, 1.0]))
+    for fn in (mgraph.louvain, mgraph.leiden):
+        with pytest.raises(ValueError, match="non-negative"):
+            fn(g)
+        with pytest.raises(ValueError, match="non-negative"):
+            fn(g, devices=2)
+
+
+def test_no_edges():
+    r = mgraph.louvain(mgraph.Graph.from_edges(np.array([], dtype=np.int64), np.array([], dtype=np.int64),
+                                               num_vertices=4))
+    assert r.community.tolist() == [0, 1, 2, 3] and r.stats["modularity"] == 0.0
+
+
+def test_labels_to_dict():
+    """Community numbers are not vertex ids: to_dict keys by the nodes and keeps the numbers."""
+    G = nx.relabel_nodes(nx.karate_club_graph(), {i: f"n{i}" for i in range(34)})
+    r = mgraph.louvain(G)
+    d = r.to_dict("community")
+    assert set(d) == set(G) and set(d.values()) == set(range(r.stats["communities"]))
+
+
+def test_pair_sums():
+    rng = np.random.default_rng(1)
+    a, b = rng.integers(0, 7, 500), rng.integers(0, 9, 500)
+    w = rng.random(500)
+    pa, pb, s = ops.pair_sums(a, b, w)
+    ref = {}
+    for x, y, z in zip(a.tolist(), b.tolist(), w.tolist()):
+        ref[(x, y)] = ref.get((x, y), 0.0) + z
+    assert list(zip(pa.tolist(), pb.tolist())) == sorted(ref)
+    assert np.allclose(s, [ref[k] for k in sorted(ref)])
+    _, _, counts = ops.pair_sums(a, b)
+    assert counts.sum() == 500
+    wide = np.array([2 ** 40, 0, 2 ** 40]), np.array([2 ** 40, 1, 2 ** 40])  # beyond one int64 key
+    assert [x.tolist() for x in ops.pair_sums(*wide)] == [[0, 2 ** 40], [1, 2 ** 40], [1.0, 2.0]]
+
+
+def test_networkx_backend():
+    G = nx.karate_club_graph()
+    for fn in (nx.community.louvain_communities, nx.community.leiden_communities):
+        parts = fn(G, backend="mgraph", seed=1)
+        assert isinstance(parts, list) and all(isinstance(p, set) for p in parts)
+        assert set().union(*parts) == set(G) and sum(map(len, parts)) == len(G)
+        assert nx.community.modularity(G, parts) >= 0.99 * nx.community.modularity(
+            G, nx.community.louvain_communities(G, seed=1))
+    with pytest.raises(nx.NetworkXNotImplemented):
+        nx.community.leiden_communities(nx.DiGraph(G), backend="mgraph")
+    assert nx.community.louvain_communities(nx.Graph(), backend="mgraph") == []
+
+
+def test_cli():
+    for name in ("louvain", "leiden"):
+        out = subprocess.run([sys.executable, "-m", "mgraph", name, CHESAPEAKE, "--devices", "2", "--validate"],
+                             capture_output=True, text=True, cwd=ROOT, env={**os.environ, "PYTHONPATH": ROOT},
+                             timeout=300)
+        assert out.returncode == 0, out.stderr
+        assert "communities" in out.stdout and "modularity" in out.stdout and "validation  PASS" in out.stdout
+
+
+@pytest.mark.gpu
+def test_gpu_pair_sums_twin():
+    """ops.pair_sums on CuPy against its NumPy run: the same pairs, the same sums to rounding (atomic adds)."""
+    cp = pytest.importorskip("cupy")
+    rng = np.random.default_rng(3)
+    for n, span in ((100_000, 50), (100_000, 2 ** 40)):  # one int64 key, and two keys (lexsort)
+        a, b = rng.integers(0, 1000, n), rng.integers(0, span, n)
+        w = rng.random(n)
+        want = ops.pair_sums(a, b, w)
+        got = ops.pair_sums(cp.asarray(a), cp.asarray(b), cp.asarray(w))
+        assert all(isinstance(x, cp.ndarray) for x in got)
+        assert (cp.asnumpy(got[0]) == want[0]).all() and (cp.asnumpy(got[1]) == want[1]).all()
+        assert np.allclose(cp.asnumpy(got[2]), want[2], rtol=1e-12)
+
+
+@pytest.mark.gpu
+def test_gpu_matches_numpy():
+    pytest.importorskip("cupy")
+    G = nx.les_miserables_graph()
+    g = mgraph.from_networkx(G, weight="weight")
+    for fn in (mgraph.louvain, mgraph.leiden):
+        cpu = fn(g, backend="numpy")
+        gpu = fn(g, backend="cupy")
+        assert gpu.stats["modularity"] == pytest.approx(cpu.stats["modularity"], abs=0.01)
+        q = nx.community.modularity(G, partition(G, gpu.community))
+        assert gpu.stats["modularity"] == pytest.approx(q, abs=1e-9)
+
+
+@pytest.mark.slow
+def test_facebook_large():
+    """One of the issue's floor graphs: within 1 % of networkx's modularity (networkx takes seconds here)."""
+    import pandas as pd
+
+    df = pd.read_csv(os.path.join(ROOT, "tests", "data", "facebook_large_edges.csv"))
+    G = nx.from_pandas_edgelist(df, "id_1", "id_2")
+    G.remove_edges_from(list(nx.selfloop_edges(G)))
+    r = mgraph.louvain(mgraph.from_networkx(G), devices=2)
+    q = nx.community.modularity(G, partition(G, r.community))
+    assert r.stats["modularity"] == pytest.approx(q, abs=1e-9)
+    assert q >= 0.99 * nx.community.modularity(G, nx.community.louvain_communities(G, seed=0))
+
+
+@pytest.mark.parametrize("ranks", [2, 3])
+def test_mpi(tmp_path, ranks):
+    """MPI ranks, each building only its part of the file's graph: the communities one device finds, gathered on
+    rank 0 and, with gather=False, kept by each rank for its own vertices."""
+    from conftest import run_mpi
+
+    out = tmp_path / "out.npz"
+    job = run_mpi(ranks, ["python", os.path.join(ROOT, "tests", "mpi_louvain_job.py"), out, CHESAPEAKE], timeout=300)
+    assert job.returncode == 0, job.stderr[-3000:]
+    got = np.load(out)
+    g = mgraph.load(CHESAPEAKE)
+    for name in ("louvain", "leiden"):
+        one = getattr(mgraph, name)(g)
+        assert int(got[name + "_devices"]) == ranks
+        assert (got[name] == one.community).all()
+        assert float(got[name + "_modularity"]) == pytest.approx(one.stats["modularity"], abs=1e-12)
+        order = np.argsort(got[name + "_own_vertices"])
+        assert (got[name + "_own_vertices"][order] == np.arange(g.num_vertices)).all()
+        assert (got[name + "_own_community"][order] == one.community).all()
+
+
+class _Everyone(Primitive):
+    """Each device lists its own vertices' caller ids; after the superstep every device holds every device's."""
+
+    name = "everyone"
+    global_lists = ("ids",)
+
+    def reset(self, source=None):
+        self.ids = self.graph.own(self.graph.vertex_ids).astype(np.int64)
+        return self.frontier_of(None)
+
+    def iterate(self, frontier):
+        self.seen = np.sort(self.ids)
+        self.ids = self.ids[:0]  # nothing to add this superstep
+        return self.frontier_of(None)
+
+    def converged(self, frontier):
+        return self.step > 0
+
+    def result(self):
+        n = self.graph.num_global_vertices
+        everyone = bool((self.seen == np.arange(n)).all()) if self.seen.shape[0] == n else False
+        return {"everyone": np.full(self.num_vertices, everyone)}
+
+
+@pytest.mark.parametrize("devices", [1, 2, 4])
+def test_global_lists(devices):
+    """The contract's global_lists: every device's entries, concatenated, on every device after the superstep."""
+    g = mgraph.load(CHESAPEAKE)
+    assert mgraph.run(_Everyone, g, devices=devices).everyone.all()
+
+
+def test_validate_communities():
+    """The CLI's --validate check: the reported modularity recomputed apart, the numbers 0 .. C-1."""
+    from mgraph.check.validate import ValidationError, validate_communities
+
+    g = mgraph.load(CHESAPEAKE)
+    for resolution in (1.0, 0.5):
+        r = mgraph.louvain(g, resolution=resolution)
+        validate_communities(g, r.community, r.stats["modularity"], resolution)
+        with pytest.raises(ValidationError, match="reports modularity"):
+            validate_communities(g, r.community, r.stats["modularity"] + 1e-6, resolution)
+    with pytest.raises(ValidationError, match="not 0"):
+        validate_communities(g, r.community + 1, r.stats["modularity"])
+    d = mgraph.from_networkx(nx.gnp_random_graph(50, 0.1, seed=2, directed=True))
+    r = mgraph.louvain(d)
+    validate_communities(d, r.community, r.stats["modularity"])
+
+
+def test_self_loops():
+    """networkx counts self-loops as communities reduced before; the backend reads them from the networkx graph and
+    mgraph.louvain takes them as ``self_loops``: the modularity reported is networkx's with them."""
+    G = nx.karate_club_graph()
+    G.add_weighted_edges_from([(i, i, 3.0 * i) for i in range(0, 34, 5)])
+    loops = np.zeros(34)
+    loops[0:34:5] = 3.0 * np.arange(0, 34, 5)
+    r = mgraph.louvain(mgraph.from_networkx(G, weight="weight"), self_loops=loops)
+    q = nx.community.modularity(G, partition(G, r.community))
+    assert r.stats["modularity"] == pytest.approx(q, abs=1e-9)
+    assert q >= 0.99 * nx_mean(G, "weight")
+    parts = nx.community.louvain_communities(G, backend="mgraph")
+    assert nx.community.modularity(G, parts) == pytest.approx(q, abs=1e-9)  # the same run
+    with pytest.raises(ValueError, match="self_loops"):
+        mgraph.louvain(mgraph.from_networkx(G), self_loops=loops[:5])
+
+
+def test_leiden_communities_connected():
+    """Leiden's guarantee: every community is connected (measured: Louvain leaves one disconnected community on
+    R-MAT 11 for one of these seeds, and on facebook_large)."""
+    g = mgraph.load("rmat:11")
+    G = nx.from_scipy_sparse_array(g.to_scipy())
+    for seed in range(3):
+        r = mgraph.leiden(g, seed=seed)
+        order = np.argsort(r.community, kind="stable")
+        groups = np.split(order, np.flatnonzero(np.diff(r.community[order])) + 1)
+        assert len(groups) == r.stats["communities"]
+        assert all(nx.is_connected(G.subgraph(members.tolist())) for members in groups)
