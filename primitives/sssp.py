@@ -17,6 +17,13 @@ class SSSP(Primitive):
     first tight in-arc (dist[u] + w == dist[v]): distances fall strictly along
     those arcs, so they form a tree.  With a zero weight the tree is walked from
     the source instead, a BFS over tight arcs that claims each vertex once.
+
+    On a CPU holding the whole graph (one device, compiled kernels) the
+    distances come from Dijkstra's algorithm in one compiled call
+    (``ops.whole_graph_kernel``) instead of a relaxation round per superstep,
+    which a long-diameter graph pays thousands of times; the tree is then
+    built as above.  Several devices, MPI ranks, GPUs and the NumPy twins
+    relax frontiers.
     """
 
     name = "sssp"
@@ -57,6 +64,10 @@ class SSSP(Primitive):
         self.phase = "relax"
         self.tree_level = 0
         self.weight_floor = self._floor
+        dijkstra = ops.whole_graph_kernel(self.graph, "shortest_distances")
+        if dijkstra is not None and source is not None:  # the whole graph on a CPU: Dijkstra, one call
+            dijkstra(self.graph, source, self.distance)
+            return self.frontier_of(None)
         return self.frontier_of(source)
 
     def iterate(self, frontier):

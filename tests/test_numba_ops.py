@@ -580,3 +580,69 @@ def test_without_numba_the_twins_serve_the_cpu():
                          cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["mgraph.ops.numpy_ops", "48"]
+
+
+# -- whole-graph algorithms: the one-device CPU paths of k-core, triangles and SSSP ------------------------------
+
+def _per_vertex(n, d):
+    return np.array([d[v] for v in range(n)], dtype=np.int64)
+
+
+@pytest.mark.parametrize("name", ["chesapeake", "small_und", "small_dir", "rand_dir", "star300_dir", "disconnected",
+                                  "grid20x15", "path60"])
+def test_core_numbers_by_peeling_equal_networkx_and_the_levels(name):
+    """One device peels in one compiled call (two supersteps: reset, and the end); the levels' frontier program runs
+    with the twins and on two devices; all equal networkx.core_number."""
+    c = get_case(name)
+    want = _per_vertex(c.n, nx.core_number(c.nx))
+    r = with_kernels("numba", mgraph.core_number, c.graph)
+    assert r.stats["supersteps"] == 2
+    np.testing.assert_array_equal(r.core, want)
+    assert same(r.core, numba_ops.core_numbers(c.graph))
+    levels = with_kernels("numpy", mgraph.core_number, c.graph)
+    assert levels.stats["supersteps"] > 2 or c.n < 3
+    assert same(levels.core, r.core)
+    np.testing.assert_array_equal(with_kernels("numba", mgraph.core_number, c.graph, devices=2).core, want)
+
+
+@pytest.mark.parametrize("name", ["rmat11", "chesapeake", "small_und", "rand_und", "grid", "star300"])
+def test_triangles_compact_forward_equal_networkx_and_the_intersections(name, threads):
+    g = graph(name) if name in GRAPHS else get_case(name).graph
+    want = _per_vertex(g.num_vertices, nx.triangles(nx.from_scipy_sparse_array(g.to_scipy())))
+    got = numba_ops.triangle_counts(g)
+    assert got.dtype == np.int64
+    np.testing.assert_array_equal(got, want)
+    r = with_kernels("numba", mgraph.triangles, g)
+    assert same(r.triangles, got) and r.stats["supersteps"] == 2
+    assert same(with_kernels("numpy", mgraph.triangles, g).triangles, got)  # the intersections' frontier program
+    np.testing.assert_array_equal(with_kernels("numba", mgraph.triangles, g, devices=2).triangles, want)
+
+
+def test_triangles_ignore_self_loops_as_networkx_does():
+    src, dst = np.array([0, 1, 2, 0, 1, 3, 3]), np.array([1, 2, 0, 0, 1, 0, 3])  # a triangle, loops at 0, 1, 3
+    g = Graph.from_edges(src, dst, num_vertices=5)
+    G = nx.Graph(list(zip(src.tolist(), dst.tolist())))
+    G.add_node(4)
+    np.testing.assert_array_equal(numba_ops.triangle_counts(g), _per_vertex(5, nx.triangles(G)))
+    np.testing.assert_array_equal(with_kernels("numba", mgraph.triangles, g).triangles, [1, 1, 1, 0, 0])
+
+
+@pytest.mark.parametrize("name", ["rmat11_w", "rmat11_w_i64", "grid", "rand_dir_float", "zero_heavy_dir", "zero_und",
+                                  "disconnected_dir"])
+def test_sssp_by_dijkstra_equals_scipy_and_the_relaxations(name):
+    g = graph(name) if name in GRAPHS else get_case(name).graph
+    s = source_of(g)
+    want = csgraph.dijkstra(g.to_scipy(), directed=g.directed, indices=s)
+    dist = np.full(g.num_vertices, np.inf)
+    dist[s] = 0.0
+    assert numba_ops.shortest_distances(g, s, dist) == int(np.isfinite(want).sum())
+    np.testing.assert_array_equal(dist, want)
+    r = with_kernels("numba", mgraph.sssp, g, s)
+    np.testing.assert_array_equal(r.distance, want)
+    validate.validate_sssp(g, s, r.distance, r.predecessor)
+    relaxed = with_kernels("numpy", mgraph.sssp, g, s)  # the frontier program, with the twins
+    assert relaxed.stats["supersteps"] > r.stats["supersteps"]
+    assert same(relaxed.distance, r.distance) and same(relaxed.predecessor, r.predecessor)
+    two = with_kernels("numba", mgraph.sssp, g, s, devices=2)
+    np.testing.assert_array_equal(two.distance, want)
+    validate.validate_sssp(g, s, two.distance, two.predecessor)

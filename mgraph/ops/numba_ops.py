@@ -1245,3 +1245,271 @@ def __getattr__(name):
     if name.startswith("__"):
         raise AttributeError(name)
     return getattr(numpy_ops, name)
+
+
+# ---- whole-graph CPU algorithms: where one device holds the whole graph --------------------------------------
+# The frontier programs of k-core, triangles and SSSP pay a superstep per peeling level or relaxation round; on a
+# CPU holding the whole graph the sequential-efficient algorithms below do the same work in one compiled call.
+# The primitives take them through ops.whole_graph_kernel (one device, compiled kernels selected), and keep their
+# frontier programs for parts of a larger graph, GPUs and the NumPy twins.
+
+@njit(cache=True)
+def _lower(u, dv, deg, bins, pos, vert):
+    """Batagelj–Zaversnik's step: a neighbour u of the vertex being removed (its core number dv) with a larger
+    degree loses one, moving to the front of its bucket and then into the bucket below."""
+    du = deg[u]
+    if du > dv:
+        pu = pos[u]
+        pw = bins[du]
+        w = vert[pw]
+        if u != w:
+            pos[u] = pw
+            vert[pu] = w
+            pos[w] = pu
+            vert[pw] = u
+        bins[du] += 1
+        deg[u] = du - 1
+
+
+@njit(cache=True)
+def _peel(indptr, indices, rindptr, rindices, both):
+    """Core numbers by bucket peeling (Batagelj & Zaversnik 2003, O(n + m)): vertices kept sorted by degree in
+    buckets; the vertex of least degree leaves with its degree as core number and each neighbour of larger degree
+    loses one per arc.  ``both``: a directed graph's degree and neighbours count in-arcs (``rindptr``) too."""
+    n = indptr.shape[0] - 1
+    deg = np.empty(n, np.int64)
+    top = 0
+    for v in range(n):
+        d = indptr[v + 1] - indptr[v]
+        if both:
+            d += rindptr[v + 1] - rindptr[v]
+        deg[v] = d
+        if d > top:
+            top = d
+    bins = np.zeros(top + 2, np.int64)
+    for v in range(n):
+        bins[deg[v]] += 1
+    start = 0
+    for d in range(top + 1):
+        count = bins[d]
+        bins[d] = start
+        start += count
+    pos = np.empty(n, np.int64)
+    vert = np.empty(n, np.int64)
+    for v in range(n):
+        pos[v] = bins[deg[v]]
+        vert[pos[v]] = v
+        bins[deg[v]] += 1
+    for d in range(top, 0, -1):
+        bins[d] = bins[d - 1]
+    bins[0] = 0
+    for i in range(n):
+        v = vert[i]
+        dv = deg[v]
+        for e in range(indptr[v], indptr[v + 1]):
+            _lower(indices[e], dv, deg, bins, pos, vert)
+        if both:
+            for e in range(rindptr[v], rindptr[v + 1]):
+                _lower(rindices[e], dv, deg, bins, pos, vert)
+    return deg
+
+
+def core_numbers(graph):
+    """Every vertex's core number (int64) on a whole graph, by sequential bucket peeling: ``networkx.core_number``
+    (a directed graph's degree is in-degree plus out-degree, its neighbours both ways)."""
+    if graph.directed:
+        r = graph.reverse()
+        return _peel(graph.indptr, graph.indices, r.indptr, r.indices, True)
+    return _peel(graph.indptr, graph.indices, graph.indptr, graph.indices, False)
+
+
+@njit(cache=True)
+def _orient(indptr, indices):
+    """The forward arcs: u -> v where (degree, id) of u is below v's, self-loops dropped; rows keep their order."""
+    n = indptr.shape[0] - 1
+    fptr = np.zeros(n + 1, np.int64)
+    for u in range(n):
+        du = indptr[u + 1] - indptr[u]
+        c = 0
+        for e in range(indptr[u], indptr[u + 1]):
+            v = indices[e]
+            dv = indptr[v + 1] - indptr[v]
+            if dv > du or (dv == du and v > u):
+                c += 1
+        fptr[u + 1] = fptr[u] + c
+    fidx = np.empty(fptr[n], indices.dtype)
+    for u in range(n):
+        du = indptr[u + 1] - indptr[u]
+        k = fptr[u]
+        for e in range(indptr[u], indptr[u + 1]):
+            v = indices[e]
+            dv = indptr[v + 1] - indptr[v]
+            if dv > du or (dv == du and v > u):
+                fidx[k] = v
+                k += 1
+    return fptr, fidx
+
+
+@njit(cache=True)
+def _triangles_range(fptr, fidx, lo, hi, tri, mark):
+    """Each triangle whose lowest corner (in the forward order) is in lo..hi - 1, found once: mark that corner's
+    forward neighbours, walk each one's forward neighbours; every corner of a triangle found counts one."""
+    for v in range(lo, hi):
+        stamp = v + 1
+        for e in range(fptr[v], fptr[v + 1]):
+            mark[fidx[e]] = stamp
+        for e in range(fptr[v], fptr[v + 1]):
+            u = fidx[e]
+            for f in range(fptr[u], fptr[u + 1]):
+                w = fidx[f]
+                if mark[w] == stamp:
+                    tri[v] += 1
+                    tri[u] += 1
+                    tri[w] += 1
+
+
+@njit(cache=True)
+def _triangles(fptr, fidx, n):
+    tri = np.zeros(n, np.int64)
+    mark = np.zeros(n, np.int64)
+    _triangles_range(fptr, fidx, 0, n, tri, mark)
+    return tri
+
+
+@njit(parallel=True, cache=True)
+def _triangles_ranges(fptr, fidx, bounds, tris, marks):
+    # each thread counts into its own row of tris (numba's thread id), summed after
+    for c in prange(bounds.shape[0] - 1):
+        t = numba.get_thread_id()
+        _triangles_range(fptr, fidx, bounds[c], bounds[c + 1], tris[t], marks[t])
+
+
+@njit(parallel=True, cache=True)
+def _sum_rows(tris, out, parts):
+    n = out.shape[0]
+    for c in prange(parts):
+        for v in range(n * c // parts, n * (c + 1) // parts):
+            s = 0
+            for t in range(tris.shape[0]):
+                s += tris[t, v]
+            out[v] = s
+
+
+@njit(cache=True)
+def _forward_work(fptr, fidx):
+    """Per vertex, the forward arcs its walk reads (its own and its forward neighbours'), as a prefix sum."""
+    n = fptr.shape[0] - 1
+    work = np.empty(n + 1, np.int64)
+    work[0] = 0
+    for v in range(n):
+        c = 1 + fptr[v + 1] - fptr[v]
+        for e in range(fptr[v], fptr[v + 1]):
+            u = fidx[e]
+            c += fptr[u + 1] - fptr[u]
+        work[v + 1] = work[v] + c
+    return work
+
+
+def triangle_counts(graph):
+    """How many triangles each vertex is a corner of (int64) on a whole undirected graph, ``networkx.triangles``
+    (self-loops ignored): each edge oriented from the lower to the higher (degree, id), every triangle found once
+    from its lowest corner by marking that corner's forward neighbours (Latapy's compact-forward, O(m^1.5)).
+    On several threads the vertices go in ranges balanced by the arcs their walks read, each thread counting into
+    its own array."""
+    if not segments.rows_sorted(graph):  # as ops.intersect_count: a row listing a neighbour twice is refused
+        raise ValueError("triangle counting needs each row's neighbours in increasing order; this graph's are not")
+    n = graph.num_vertices
+    fptr, fidx = _orient(graph.indptr, graph.indices)
+    t = _parallel(int(fptr[n]))
+    if t == 1:
+        return _triangles(fptr, fidx, n)
+    work = _forward_work(fptr, fidx)
+    parts = t * CHUNKS_PER_THREAD
+    bounds = np.searchsorted(work, np.arange(parts + 1) * (int(work[-1]) // parts + 1))
+    bounds[0], bounds[-1] = 0, n
+    tris = np.zeros((t, n), np.int64)  # numba.get_thread_id() is below get_num_threads(), set to t by _parallel
+    marks = np.zeros((t, n), np.int64)
+    _run_parallel(_triangles_ranges, fptr, fidx, bounds, tris, marks)
+    out = np.empty(n, np.int64)
+    _run_parallel(_sum_rows, tris, out, parts)
+    return out
+
+
+@njit(cache=True)
+def _sift_up(heap, hpos, dist, i):
+    v = heap[i]
+    dv = dist[v]
+    while i > 0:
+        p = (i - 1) >> 1
+        u = heap[p]
+        if dist[u] <= dv:
+            break
+        heap[i] = u
+        hpos[u] = i
+        i = p
+    heap[i] = v
+    hpos[v] = i
+
+
+@njit(cache=True)
+def _sift_down(heap, hpos, dist, i, size):
+    v = heap[i]
+    dv = dist[v]
+    while True:
+        c = 2 * i + 1
+        if c >= size:
+            break
+        if c + 1 < size and dist[heap[c + 1]] < dist[heap[c]]:
+            c += 1
+        u = heap[c]
+        if dist[u] >= dv:
+            break
+        heap[i] = u
+        hpos[u] = i
+        i = c
+    heap[i] = v
+    hpos[v] = i
+
+
+@njit(cache=True)
+def _dijkstra(indptr, indices, weights, has_w, source, dist):
+    """Dijkstra with an indexed binary heap (decrease-key in place): dist[v] = the least dist[u] + w over in-arcs,
+    settled in increasing order; ``dist`` holds inf but at the source.  Returns how many vertices were settled."""
+    n = indptr.shape[0] - 1
+    heap = np.empty(n, np.int64)
+    hpos = np.full(n, -1, np.int64)  # -1: never queued; -2: settled; else the heap index
+    heap[0] = source
+    hpos[source] = 0
+    size = 1
+    settled = 0
+    while size > 0:
+        u = heap[0]
+        hpos[u] = -2
+        settled += 1
+        size -= 1
+        if size > 0:
+            heap[0] = heap[size]
+            hpos[heap[0]] = 0
+            _sift_down(heap, hpos, dist, 0, size)
+        du = dist[u]
+        for e in range(indptr[u], indptr[u + 1]):
+            v = indices[e]
+            nd = du + (weights[e] if has_w else 1.0)
+            if nd < dist[v]:
+                dist[v] = nd
+                p = hpos[v]
+                if p == -1:
+                    heap[size] = v
+                    hpos[v] = size
+                    size += 1
+                    _sift_up(heap, hpos, dist, size - 1)
+                else:  # queued (a settled vertex cannot improve: weights are non-negative)
+                    _sift_up(heap, hpos, dist, p)
+    return settled
+
+
+def shortest_distances(graph, source, dist):
+    """Dijkstra from ``source`` on a whole graph with non-negative weights, into ``dist`` (float64, inf but 0 at the
+    source): each vertex's distance once settled, in one compiled call on one thread."""
+    weights, has_w = _weights(graph)
+    return int(_dijkstra(graph.indptr, graph.indices, weights, has_w, int(source), dist))
