@@ -526,3 +526,26 @@ def test_checker_on_a_partitioned_graph_checks_the_part_built_for_the_last_run()
     assert errors == [None, None]
     assert verdicts[0][0] is None and verdicts[1][0] is None
     assert "BFS rule" in verdicts[0][1] and verdicts[0][1] == verdicts[1][1]
+
+
+def test_cpu_runs_warm_up_first_and_take_a_thread_count(capsys, tmp_path, monkeypatch):
+    """On the CPU too the timed runs come after an untimed warm-up (numba compiles, or loads its cache, at the first
+    use), unless --no-warm-up; --threads is the run's threads option."""
+    import mgraph.api as api_module
+
+    calls = []
+    real = api_module.connected_components
+    monkeypatch.setattr(api_module, "connected_components", lambda g, **run: calls.append(run) or real(g, **run))
+    out_json = tmp_path / "cc.json"
+    code, out, _ = run(capsys, "cc", "grid:30x20", "--backend", "numpy", "--runs", 2, "--threads", 1,
+                       "--json", out_json)
+    assert code == 0 and "2 timed runs, after a warm-up" in field(out, "run")
+    assert len(calls) == 3 and all(c["threads"] == 1 for c in calls)  # the warm-up, then two timed runs
+    record = json.loads(out_json.read_text())
+    assert record["warm_up"] is True and len(record["times_s"]) == 2 and record["runs"][0]["threads"] == 1
+    calls.clear()
+    code, out, _ = run(capsys, "cc", "grid:30x20", "--backend", "numpy", "--no-warm-up", "--json", out_json)
+    assert code == 0 and "after a warm-up" not in field(out, "run") and len(calls) == 1 and "threads" not in calls[0]
+    assert json.loads(out_json.read_text())["warm_up"] is False
+    code, _, err = run(capsys, "cc", "grid:30x20", "--backend", "numpy", "--threads", 0)
+    assert code == 2 and "--threads" in err

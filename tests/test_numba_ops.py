@@ -182,6 +182,43 @@ def test_threads_follow_the_setting_numba_and_the_ranks_of_the_node(monkeypatch)
         numba_ops.configure(**old)
 
 
+def test_a_runs_threads_option_sets_its_kernels_threads_and_devices_divide_them(monkeypatch):
+    """threads= is the run's CPU threads in this process; devices=P worker threads take threads // P each (at least
+    one), so that P workers with their kernels' threads do not oversubscribe the cores; outside the run the
+    process's setting stands."""
+    import threading
+
+    monkeypatch.setattr(numba.config, "NUMBA_NUM_THREADS", 8)  # a pool of 8 (the kernels run on fewer here)
+    monkeypatch.setattr(numba_ops, "default_threads", lambda: 6)
+    seen = []
+    monkeypatch.setattr(numba_ops, "_parallel", lambda work: seen.append(
+        (threading.current_thread().name, numba_ops.threads())) or 1)
+    old = numba_ops.configure(threads=None)
+    try:
+        g = rmat(9)
+        for run, want in (({}, {6}), ({"threads": 1}, {1}), ({"threads": 8}, {8}), ({"devices": 2}, {3}),
+                          ({"devices": 4, "threads": 8}, {2}), ({"devices": 3, "threads": 2}, {1})):
+            seen.clear()
+            r = with_kernels("numba", mgraph.connected_components, g, **run)
+            np.testing.assert_array_equal(r.labels, validate.reference_components(g))
+            assert {t for _, t in seen} == want, run
+            workers = {name for name, _ in seen}
+            assert len(workers) == run.get("devices", 1), workers  # each worker thread asked for its own share
+            assert r.stats.get("threads") == run.get("threads")
+        assert numba_ops.threads() == 6  # outside a run
+        numba_ops.configure(threads=4)
+        seen.clear()
+        with_kernels("numba", mgraph.connected_components, g, devices=2)
+        assert {t for _, t in seen} == {2}
+        for bad in (0, -2, 1.5, True, "2"):
+            with pytest.raises(ValueError, match="threads must be a positive integer"):
+                mgraph.bfs(g, 0, threads=bad)
+        with pytest.raises(ValueError, match="more than numba's pool of 8"):
+            mgraph.bfs(g, 0, threads=9)
+    finally:
+        numba_ops.configure(**old)
+
+
 @pytest.mark.skipif(sys.platform != "linux", reason="reads the cores this process may use (Linux)")
 def test_ranks_under_mpiexec_split_the_cores():
     import os

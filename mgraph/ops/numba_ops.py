@@ -26,8 +26,9 @@ buffer; relaxation, path counting, dependencies and a user's functor run on
 one thread in the twins' order.  The thread count is :func:`configure`'s
 ``threads``, else ``NUMBA_NUM_THREADS`` where set, else the cores this process
 may use divided among the MPI ranks of its node, so that ``mpiexec -n P`` CPU
-ranks do not oversubscribe the cores.  Calls smaller than ``PARALLEL_ARCS``
-run on one thread.
+ranks do not oversubscribe the cores; a run's ``threads`` option overrides it
+for the run, and a run of P devices in worker threads divides it among them
+(:func:`threads`).  Calls smaller than ``PARALLEL_ARCS`` run on one thread.
 
 Names this module does not define (the id maps' translate and count_own, bitmaps) are the
 NumPy twins': ``mgraph.ops._impl`` hands NumPy arrays here and every
@@ -47,6 +48,7 @@ from numba.core import cgutils
 from numba.extending import intrinsic
 
 from mgraph import group
+from mgraph.backend import cpu_share
 from mgraph.ops import functors, numpy_ops, segments
 
 UNVISITED = -1
@@ -130,8 +132,17 @@ def default_threads() -> int:
 
 
 def threads() -> int:
-    """The number of threads the parallel kernels use in this process."""
-    return _settings["threads"] or default_threads()
+    """The number of threads the parallel kernels use in the calling thread: inside a run, the run's ``threads``
+    option (else :func:`configure`'s, else :func:`default_threads`) divided among the run's worker threads in this
+    process (``devices=P``: P threads share the cores, each taking threads // P, at least one), so that P workers
+    with their kernels' threads do not oversubscribe the cores; outside a run :func:`configure`'s, else the
+    default."""
+    share = cpu_share()
+    base = _settings["threads"] or default_threads()
+    if share is None:
+        return base
+    total, workers = share
+    return max(1, min((total or base) // workers, numba.config.NUMBA_NUM_THREADS))
 
 
 def _parallel(work: int) -> int:
