@@ -30,6 +30,11 @@ Modes (``--mode``, default ``bench``, the benchmark below):
   floor under the per-superstep overhead of several devices, which the
   scaling script's overhead experiment measures with its waits.  No R-MAT
   graph is generated.
+* ``threads``: on the CPU (``--backend numpy``), each primitive with each of
+  ``--threads`` counts of compiled-kernel threads (the run option ``threads``,
+  e.g. ``1,2``), their runs alternating after a warm-up at each; medians and
+  each count's speedup over the first (issue 36's floor: two threads >= 1.6x
+  one on BFS, PageRank and CC).
 * ``load``: the loaders' rate on files it writes first (``--formats`` of
   ``--edges`` random edges, ids below a power of two near edges / 2.4, in
   ``--dir`` or a temporary folder it removes): SNAP text (tab-separated, a
@@ -81,7 +86,7 @@ from mgraph.group import is_root, world  # noqa: E402
 from mgraph.io import generators  # noqa: E402
 from mgraph.report import code_version, fmt_figure, harmonic_mean, now, write_json  # noqa: E402
 
-MODES = ("bench", "trace", "profile", "peer", "hop", "load")
+MODES = ("bench", "trace", "profile", "peer", "hop", "load", "threads")
 HOP_CALLS = 2000  # --mode hop: calls per timed batch
 SSSP_WEIGHTS = DEFAULT_WEIGHTS  # integer weights 1..64, as Gunrock's SSSP benchmarks (and mgraph graph500) use
 PR_L1 = PR_L1_STOP  # PageRank runs until the rank vector's L1 change is below this (networkx's tol = PR_L1 / |V|)
@@ -133,7 +138,10 @@ def _arguments(argv):
                    help="bench on the CPU (--backend numpy; default on there): time scipy.sparse.csgraph, networkit "
                         "and igraph on one thread beside each primitive, alternating with mgraph's runs, and print "
                         f"mgraph's time over the fastest library's (issue 36's floor: <= {LIBRARY_FLOOR:g}x)")
-    p.add_argument("--mode", choices=MODES, default="bench", help="bench (default), trace, profile, peer, hop or load")
+    p.add_argument("--mode", choices=MODES, default="bench",
+                   help="bench (default), trace, profile, peer, hop, load or threads")
+    p.add_argument("--threads", help="CPU: the run option threads (the compiled kernels' threads) for every run; "
+                   "--mode threads: a comma list of counts to compare (default 1,2)")
     p.add_argument("--devices", type=int, default=None,
                    help="trace, peer: devices in this process (default 2); profile: 1; under mpiexec the ranks")
     p.add_argument("--top", type=int, default=25, help="profile: functions listed per table (default 25)")
@@ -154,13 +162,22 @@ def _arguments(argv):
         if world() is not None:
             p.error("--mode load times one process's loaders: run it without mpiexec")
         return args
+    try:
+        counts = [int(x) for x in (args.threads or ("1,2" if args.mode == "threads" else "")).split(",") if x.strip()]
+    except ValueError:
+        p.error(f"--threads takes a thread count (a comma list with --mode threads), got {args.threads!r}")
+    if any(c < 1 for c in counts) or (args.mode != "threads" and len(counts) > 1):
+        p.error(f"--threads takes a positive count (a comma list with --mode threads), got {args.threads!r}")
+    if (counts or args.mode == "threads") and args.backend != "numpy":
+        p.error("--threads and --mode threads are the CPU kernels' threads: add --backend numpy")
+    args.threads = counts if args.mode == "threads" else (counts[0] if counts else None)
     if args.mode == "hop":
         if args.runs < 1:
             p.error("--runs must be >= 1")
         if world() is not None:
             p.error("--mode hop times one device of one process: run it without mpiexec")
     if args.devices is None:
-        args.devices = 1 if args.mode in ("bench", "profile", "hop") else 2
+        args.devices = 1 if args.mode in ("bench", "profile", "hop", "threads") else 2
     if args.devices < 1 or args.top < 1:
         p.error("--devices and --top must be >= 1")
     if args.mode == "profile" and args.devices > 1 and world() is None:
@@ -206,7 +223,7 @@ def bench(name, graph, sources, args, backend, check, beside=None):
     """Warm-up, then ``args.runs`` timed runs per start (source, or the one start of CC and PageRank).  ``beside``
     (library -> its call on a start): each library is warmed up too, then runs once after each of mgraph's runs,
     from the same start, so that both see the same machine; the record's ``libraries`` has their medians."""
-    run = {"backend": backend}
+    run = {"backend": backend, **({"threads": args.threads} if args.threads else {})}
     params, starts = _params(name, graph), _starts(name, sources)
     beside = beside or {}
     run_primitive(name, graph, starts[0], run=run, **params)  # the warm-up: on the CPU it compiles the kernels
@@ -548,6 +565,15 @@ def _side_table(side, results) -> str:
     return _table(rows, ["side by side (same graph, same run)", "ms", "mgraph ms", "call overhead ms", ""])
 
 
+def _numba_pool():
+    """numba's thread pool (NUMBA_NUM_THREADS), the most threads a run may ask for (None where numba is missing)."""
+    try:
+        import numba
+    except ImportError:
+        return None
+    return numba.config.NUMBA_NUM_THREADS
+
+
 def _numba_threads():
     """The threads mgraph's compiled CPU kernels use in this process (None where numba is missing)."""
     try:
@@ -587,7 +613,34 @@ STEP_TIMES = (("compute_s", "compute"), ("package_s", "split+package"), ("push_s
 
 def _run_options(args, backend) -> dict:
     """mgraph's run options: ``--devices`` in this process; under mpiexec the ranks are the devices."""
-    return {"backend": backend} if world() is not None else {"backend": backend, "devices": args.devices}
+    run = {"backend": backend} if world() is not None else {"backend": backend, "devices": args.devices}
+    if isinstance(args.threads, int):
+        run["threads"] = args.threads
+    return run
+
+
+def thread_counts(name, graph, sources, args, backend) -> dict:
+    """``name`` with each of ``args.threads`` kernel thread counts (the run option), one warm-up at each, then
+    ``args.runs`` rounds per start, each round one run at every count: medians and speedups over the first count."""
+    params, starts = _params(name, graph), _starts(name, sources)
+    runs = {t: {"backend": backend, "devices": args.devices, "threads": t} for t in args.threads}
+    for t, run in runs.items():
+        _log(f"{name}: warm-up with {t} thread(s)")
+        run_primitive(name, graph, starts[0], run=run, **params)
+    times = {t: [] for t in runs}
+    for i, s in enumerate(starts):
+        _log(f"{name}: {args.runs} round(s) of {', '.join(map(str, runs))} thread(s) from start {i + 1}/{len(starts)}")
+        mine = {t: [] for t in runs}
+        for _ in range(args.runs):
+            for t, run in runs.items():
+                mine[t].append(run_primitive(name, graph, s, run=run, **params).stats["elapsed_s"])
+        for t in runs:
+            times[t].append(mine[t])
+    medians = {t: 1e3 * statistics.median(statistics.median(ts) for ts in times[t]) for t in runs}
+    first = args.threads[0]
+    return {"starts": starts, "times_s": {str(t): times[t] for t in runs},
+            "median_ms": {str(t): medians[t] for t in runs},
+            "speedup": {str(t): medians[first] / medians[t] for t in runs}}
 
 
 def trace(name, graph, sources, args, backend) -> dict:
@@ -819,6 +872,14 @@ def _report(args, argv, backend, device, graph, records) -> int:
                          *(f"{1e6 * sum(s[k] for s in mine):.1f}" for k, _ in STEP_TIMES),
                          sum(s["bytes"] for s in mine)])
         print(_table(rows, ["superstep", "device", "frontier", *(f"{label} us" for _, label in STEP_TIMES), "bytes"]))
+    if args.mode == "threads":
+        counts = [str(t) for t in args.threads]
+        print(f"compiled CPU kernels' threads (the run option), alternating; median of {args.runs} round(s) per "
+              f"start; numba's pool {_numba_pool()}; {now()}")
+        print(_table([[name, *(fmt_figure(r["median_ms"][t]) for t in counts),
+                       *(fmt_figure(r["speedup"][t], 3) for t in counts[1:])] for name, r in records.items()],
+                     ["primitive", *(f"{t} thread(s) ms" for t in counts),
+                      *(f"{t} over {counts[0]}" for t in counts[1:])]))
     for name, r in records.items() if args.mode == "profile" else ():
         for rank in r["ranks"]:
             print(f"\n{name}, rank {rank['rank']} ({rank['device']}): cProfile of {r['runs']} run(s) from start "
@@ -1024,8 +1085,8 @@ def _main(args, argv, backend) -> int:
         else {"spec": args.graph}
     spec.update(name=graph_name, seed=args.seed)
     sources = random_sources(graph, args.sources, args.seed)
-    if args.mode in ("trace", "profile"):
-        step = trace if args.mode == "trace" else profile
+    if args.mode in ("trace", "profile", "threads"):
+        step = {"trace": trace, "profile": profile, "threads": thread_counts}[args.mode]
         records = {name: step(name, _weighted(name, graph, args), sources, args, backend) for name in args.primitives}
         facts = dict(spec, vertices=graph.num_vertices, edges=graph.num_edges, generate_s=generate_s)
         return _report(args, argv, backend, device, facts, records)

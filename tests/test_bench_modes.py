@@ -296,3 +296,27 @@ def test_the_libraries_solve_the_problem_mgraph_solves():
             else:
                 raise AssertionError(f"no check for {lib}'s {name}")
     assert checked >= 3
+
+
+def test_threads_mode_alternates_thread_counts_and_gives_speedups(capsys, tmp_path):
+    numba = pytest.importorskip("numba")
+    counts = "1,2" if numba.config.NUMBA_NUM_THREADS >= 2 else "1,1"
+    out, record = _run(capsys, tmp_path, "--mode", "threads", "--primitives", "bfs,cc", "--threads", counts,
+                       "--runs", 2)
+    for name in ("bfs", "cc"):
+        r = record["results"][name]
+        for t in counts.split(","):
+            assert len(r["times_s"][t]) == len(r["starts"]) and all(len(x) == 2 for x in r["times_s"][t])
+            assert r["median_ms"][t] == pytest.approx(1e3 * statistics.median(
+                statistics.median(x) for x in r["times_s"][t]))
+        first, last = counts.split(",")
+        assert r["speedup"][last] == pytest.approx(r["median_ms"][first] / r["median_ms"][last])
+    assert "thread(s) ms" in out
+
+
+@pytest.mark.parametrize("argv", [["--threads", "1,2"], ["--threads", "0"], ["--threads", "x"],
+                                  ["--backend", "cupy", "--threads", "2"], ["--backend", "cupy", "--mode", "threads"]])
+def test_thread_count_errors(capsys, argv):
+    with pytest.raises(SystemExit) as e:
+        bench.main([*TINY, *argv])
+    assert e.value.code == 2 and "--threads" in capsys.readouterr().err

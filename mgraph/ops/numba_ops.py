@@ -41,15 +41,21 @@ import os
 import threading
 import weakref
 
-import numba
-import numpy as np
-from numba import njit, prange, types
-from numba.core import cgutils
-from numba.extending import intrinsic
+# OpenMP's threads (numba's "omp" layer) spin between parallel regions by default; on cores shared with other
+# processes a spinning thread takes the core from the one with work, and every fork-join waits for it (PageRank
+# at R-MAT 14 on two threads: 191 ms spinning, 9.7 passive; docs/perf-notes.md).  Sleep instead, unless the user
+# says otherwise; read when the OpenMP runtime loads, so before numba's first parallel call.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
-from mgraph import group
-from mgraph.backend import cpu_share
-from mgraph.ops import functors, numpy_ops, segments
+import numba  # noqa: E402
+import numpy as np  # noqa: E402
+from numba import njit, prange, types  # noqa: E402
+from numba.core import cgutils  # noqa: E402
+from numba.extending import intrinsic  # noqa: E402
+
+from mgraph import group  # noqa: E402
+from mgraph.backend import cpu_share  # noqa: E402
+from mgraph.ops import functors, numpy_ops, segments  # noqa: E402
 
 UNVISITED = -1
 KERNELS = ("numba", "numpy")
