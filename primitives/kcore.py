@@ -29,9 +29,10 @@ class KCore(Primitive):
 
     On a CPU holding the whole graph (one device, compiled kernels) the
     levels' supersteps would each scan the remaining vertices; there the run
-    peels in one compiled call instead (``ops.whole_graph_kernel``:
-    Batagelj–Zaversnik bucket peeling, O(n + m), the same core numbers), and
-    the run is reset alone.  Several devices, MPI ranks, GPUs and the NumPy
+    peels in one compiled call instead (``ops.whole_graph_kernel``: the same
+    levels on one thread, each arc read once, the remaining vertices kept in
+    a compact list and empty levels skipped; the same core numbers), and the
+    run is reset alone.  Several devices, MPI ranks, GPUs and the NumPy
     twins run the levels above.
     """
 

@@ -389,15 +389,14 @@ def library_calls(name, graph, lgraphs, available) -> dict:
         if lib not in available or (name in ("tc", "kcore") and directed):
             continue
         G = lgraphs.get(lib)
-        if lib == "scipy":
+        if lib == "scipy":  # directed=True: the CSR holds both arcs of an undirected edge already, and scipy's
+            # directed=False would add the matrix's transpose to it on every call
             if name in ("bfs", "dobfs"):
-                calls[lib] = lambda s, G=G: csgraph.breadth_first_order(G, s, directed=directed,
-                                                                        return_predecessors=True)
+                calls[lib] = lambda s, G=G: csgraph.breadth_first_order(G, s, directed=True, return_predecessors=True)
             elif name == "sssp":
-                calls[lib] = lambda s, G=G: csgraph.dijkstra(G, directed=directed, indices=s,
-                                                             return_predecessors=True)
+                calls[lib] = lambda s, G=G: csgraph.dijkstra(G, directed=True, indices=s, return_predecessors=True)
             elif name == "cc":
-                calls[lib] = lambda s, G=G: csgraph.connected_components(G, directed=directed, connection="weak")
+                calls[lib] = lambda s, G=G: csgraph.connected_components(G, directed=True, connection="weak")
         elif lib == "networkit":
             import networkit as nk
 

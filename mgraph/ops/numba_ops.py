@@ -1271,73 +1271,82 @@ def __getattr__(name):
 # frontier programs for parts of a larger graph, GPUs and the NumPy twins.
 
 @njit(cache=True)
-def _lower(u, dv, deg, bins, pos, vert):
-    """Batagelj–Zaversnik's step: a neighbour u of the vertex being removed (its core number dv) with a larger
-    degree loses one, moving to the front of its bucket and then into the bucket below."""
-    du = deg[u]
-    if du > dv:
-        pu = pos[u]
-        pw = bins[du]
-        w = vert[pw]
-        if u != w:
-            pos[u] = pw
-            vert[pu] = w
-            pos[w] = pu
-            vert[pw] = u
-        bins[du] += 1
-        deg[u] = du - 1
+def _peel_walk(indptr, indices, v, k, deg, queue, nq):
+    """v leaves at level k: each neighbour above k loses one, and one that falls to k joins the level's queue."""
+    for e in range(indptr[v], indptr[v + 1]):
+        u = indices[e]
+        du = deg[u]
+        if du > k:
+            du -= 1
+            deg[u] = du
+            if du == k:
+                queue[nq] = u
+                nq += 1
+    return nq
 
 
 @njit(cache=True)
-def _peel(indptr, indices, rindptr, rindices, both):
-    """Core numbers by bucket peeling (Batagelj & Zaversnik 2003, O(n + m)): vertices kept sorted by degree in
-    buckets; the vertex of least degree leaves with its degree as core number and each neighbour of larger degree
-    loses one per arc.  ``both``: a directed graph's degree and neighbours count in-arcs (``rindptr``) too."""
+def _peel(indptr, indices, rindptr, rindices, both, deg):
+    """Core numbers by level-synchronous peeling on one thread (ParK's order, Dasari et al. 2014): at level k the
+    remaining vertices of degree k leave, and with them every neighbour their leaving brings down to k; a degree
+    never falls below the level, so it ends as the core number.  Each arc reads one neighbour's degree (bucket
+    peeling, Batagelj–Zaversnik's, moves it between buckets: four random accesses, 4x slower at R-MAT 18); the
+    remaining vertices are scanned once per level, kept compact, and a level with none left is skipped.
+    ``both``: a directed graph's degree and neighbours count in-arcs (``rindptr``) too.  ``deg`` (int32 or int64)
+    receives the result."""
     n = indptr.shape[0] - 1
-    deg = np.empty(n, np.int64)
-    top = 0
     for v in range(n):
         d = indptr[v + 1] - indptr[v]
         if both:
             d += rindptr[v + 1] - rindptr[v]
         deg[v] = d
-        if d > top:
-            top = d
-    bins = np.zeros(top + 2, np.int64)
+    active = np.empty(n, deg.dtype)
     for v in range(n):
-        bins[deg[v]] += 1
-    start = 0
-    for d in range(top + 1):
-        count = bins[d]
-        bins[d] = start
-        start += count
-    pos = np.empty(n, np.int64)
-    vert = np.empty(n, np.int64)
-    for v in range(n):
-        pos[v] = bins[deg[v]]
-        vert[pos[v]] = v
-        bins[deg[v]] += 1
-    for d in range(top, 0, -1):
-        bins[d] = bins[d - 1]
-    bins[0] = 0
-    for i in range(n):
-        v = vert[i]
-        dv = deg[v]
-        for e in range(indptr[v], indptr[v + 1]):
-            _lower(indices[e], dv, deg, bins, pos, vert)
-        if both:
-            for e in range(rindptr[v], rindptr[v + 1]):
-                _lower(rindices[e], dv, deg, bins, pos, vert)
+        active[v] = v
+    queue = np.empty(n, deg.dtype)
+    na = n
+    k = 0
+    while na > 0:
+        nq = 0
+        kept = 0
+        for i in range(na):  # the level's first leavers; the rest stay, in order
+            v = active[i]
+            if deg[v] <= k:
+                queue[nq] = v
+                nq += 1
+            else:
+                active[kept] = v
+                kept += 1
+        h = 0
+        while h < nq:
+            v = queue[h]
+            h += 1
+            nq = _peel_walk(indptr, indices, v, k, deg, queue, nq)
+            if both:
+                nq = _peel_walk(rindptr, rindices, v, k, deg, queue, nq)
+        na = 0
+        low = -1
+        for i in range(kept):  # drop those the walks brought down to k; the next level is the least degree left
+            v = active[i]
+            d = deg[v]
+            if d > k:
+                active[na] = v
+                na += 1
+                if low < 0 or d < low:
+                    low = d
+        k = low
     return deg
 
 
 def core_numbers(graph):
-    """Every vertex's core number (int64) on a whole graph, by sequential bucket peeling: ``networkx.core_number``
-    (a directed graph's degree is in-degree plus out-degree, its neighbours both ways)."""
-    if graph.directed:
-        r = graph.reverse()
-        return _peel(graph.indptr, graph.indices, r.indptr, r.indices, True)
-    return _peel(graph.indptr, graph.indices, graph.indptr, graph.indices, False)
+    """Every vertex's core number (int64) on a whole graph, by sequential level-synchronous peeling:
+    ``networkx.core_number`` (a directed graph's degree is in-degree plus out-degree, its neighbours both ways)."""
+    n = graph.num_vertices
+    r = graph.reverse() if graph.directed else graph
+    wide = n >= 2**31 or int(graph.indptr[-1]) * 2 >= 2**31
+    deg = np.empty(n, np.int64 if wide else np.int32)
+    _peel(graph.indptr, graph.indices, r.indptr, r.indices, graph.directed, deg)
+    return deg.astype(np.int64, copy=False)
 
 
 @njit(cache=True)
