@@ -618,6 +618,46 @@ def _run_options(args, backend) -> dict:
     return run
 
 
+def control_speedups(counts, runs) -> dict:
+    """What the machine gives threads at all: a compute-bound loop (no memory traffic to speak of, no graph) split
+    into equal ranges, on each of ``counts`` threads, alternating, median of ``runs`` after a warm-up.  A shared
+    machine whose other cores are busy shows it here: the loop's speedup bounds any kernel's."""
+    import numba
+
+    @numba.njit(parallel=True)
+    def spin(a, parts):
+        out = np.zeros(parts)
+        n = a.shape[0]
+        for c in numba.prange(parts):
+            acc = 0.0
+            for i in range(n * c // parts, n * (c + 1) // parts):
+                x = a[i]
+                for _ in range(50):
+                    x = x * 1.0000001 + 1e-9
+                acc += x
+            out[c] = acc
+        return out.sum()
+
+    a = np.random.default_rng(0).random(1 << 20)
+    times = {t: [] for t in counts}
+    before = numba.get_num_threads()
+    try:
+        for t in counts:
+            numba.set_num_threads(t)
+            spin(a, 64)
+        for _ in range(max(runs, 3)):
+            for t in counts:
+                numba.set_num_threads(t)
+                t0 = time.perf_counter()
+                spin(a, 64)
+                times[t].append(time.perf_counter() - t0)
+    finally:
+        numba.set_num_threads(before)
+    medians = {t: 1e3 * statistics.median(ts) for t, ts in times.items()}
+    return {"median_ms": {str(t): medians[t] for t in counts},
+            "speedup": {str(t): medians[counts[0]] / medians[t] for t in counts}}
+
+
 def thread_counts(name, graph, sources, args, backend) -> dict:
     """``name`` with each of ``args.threads`` kernel thread counts (the run option), one warm-up at each, then
     ``args.runs`` rounds per start, each round one run at every count: medians and speedups over the first count."""
@@ -875,7 +915,8 @@ def _report(args, argv, backend, device, graph, records) -> int:
         counts = [str(t) for t in args.threads]
         print(f"compiled CPU kernels' threads (the run option), alternating; median of {args.runs} round(s) per "
               f"start; numba's pool {_numba_pool()}; {now()}")
-        print(_table([[name, *(fmt_figure(r["median_ms"][t]) for t in counts),
+        print(_table([[name if name != "control" else "control (compute-bound loop, no graph)",
+                       *(fmt_figure(r["median_ms"][t]) for t in counts),
                        *(fmt_figure(r["speedup"][t], 3) for t in counts[1:])] for name, r in records.items()],
                      ["primitive", *(f"{t} thread(s) ms" for t in counts),
                       *(f"{t} over {counts[0]}" for t in counts[1:])]))
@@ -1087,6 +1128,9 @@ def _main(args, argv, backend) -> int:
     if args.mode in ("trace", "profile", "threads"):
         step = {"trace": trace, "profile": profile, "threads": thread_counts}[args.mode]
         records = {name: step(name, _weighted(name, graph, args), sources, args, backend) for name in args.primitives}
+        if args.mode == "threads":
+            _log("a compute-bound control loop on each thread count")
+            records["control"] = control_speedups(args.threads, args.runs)
         facts = dict(spec, vertices=graph.num_vertices, edges=graph.num_edges, generate_s=generate_s)
         return _report(args, argv, backend, device, facts, records)
     results = {}
