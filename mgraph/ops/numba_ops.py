@@ -1498,15 +1498,22 @@ def _sift_down(heap, hpos, dist, i, size):
 
 
 @njit(cache=True)
-def _dijkstra(indptr, indices, weights, has_w, source, dist):
-    """Dijkstra with an indexed binary heap (decrease-key in place): dist[v] = the least dist[u] + w over in-arcs,
-    settled in increasing order; ``dist`` holds inf but at the source.  Returns how many vertices were settled."""
+def _dijkstra(indptr, indices, weights, has_w, sources, dist):
+    """Dijkstra with an indexed binary heap (decrease-key in place) from ``sources`` at their distances in ``dist``:
+    every other vertex's entry must be an upper bound that its own out-arcs have already relaxed (inf where
+    unreached), as a frontier relaxation leaves it; then no path from a source can improve a vertex below the
+    least key queued, so each vertex popped is final.  Returns how many vertices were settled."""
     n = indptr.shape[0] - 1
     heap = np.empty(n, np.int64)
     hpos = np.full(n, -1, np.int64)  # -1: never queued; -2: settled; else the heap index
-    heap[0] = source
-    hpos[source] = 0
-    size = 1
+    size = 0
+    for i in range(sources.shape[0]):
+        v = sources[i]
+        if hpos[v] == -1:
+            heap[size] = v
+            hpos[v] = size
+            size += 1
+            _sift_up(heap, hpos, dist, size - 1)
     settled = 0
     while size > 0:
         u = heap[0]
@@ -1534,8 +1541,11 @@ def _dijkstra(indptr, indices, weights, has_w, source, dist):
     return settled
 
 
-def shortest_distances(graph, source, dist):
-    """Dijkstra from ``source`` on a whole graph with non-negative weights, into ``dist`` (float64, inf but 0 at the
-    source): each vertex's distance once settled, in one compiled call on one thread."""
+def shortest_distances(graph, sources, dist):
+    """Dijkstra on a whole graph with non-negative weights from ``sources`` (a vertex or an array of them) at their
+    entries of ``dist`` (float64), in one compiled call on one thread: from one source, ``dist`` inf but 0 there;
+    or from a relaxation's frontier, ``dist`` as the relaxation left it (every vertex outside the frontier has
+    relaxed its out-arcs).  Every reached vertex ends at its distance; returns how many were settled."""
     weights, has_w = _weights(graph)
-    return int(_dijkstra(graph.indptr, graph.indices, weights, has_w, int(source), dist))
+    sources = np.atleast_1d(np.asarray(sources)).astype(np.int64, copy=False)
+    return int(_dijkstra(graph.indptr, graph.indices, weights, has_w, sources, dist))
