@@ -696,3 +696,46 @@ def test_sssp_by_dijkstra_equals_scipy_and_the_relaxations(name, monkeypatch):
     two = with_kernels("numba", mgraph.sssp, g, s, devices=2)
     np.testing.assert_array_equal(two.distance, want)
     validate.validate_sssp(g, s, two.distance, two.predecessor)
+
+
+# -- fused levels in one compiled call (for mgraph.ops.levels.advance_levels' CPU loop) ---------------------------
+
+@pytest.mark.parametrize("name, limit, max_levels, do_a", [
+    ("grid", 1 << 16, 1 << 30, None), ("grid", 60, 1 << 30, None), ("grid", 1 << 16, 7, None),
+    ("grid", 1 << 16, 1 << 30, 1e-3), ("path200", 1 << 16, 1 << 30, None), ("rand_dir_sparse", 1 << 16, 1 << 30, None)])
+def test_compiled_levels_are_the_loops_levels(name, limit, max_levels, do_a):
+    from mgraph.ops import levels
+
+    g = graph(name) if name in GRAPHS else get_case(name).graph
+    s = source_of(g) if name != "path200" else 0
+    got = []
+    for way in ("loop", "compiled"):
+        label = np.full(g.num_vertices, -1, np.int32)
+        pred = np.full(g.num_vertices, -1, g.indices.dtype)
+        label[s], pred[s] = 0, s
+        frontier = np.array([s], dtype=g.indices.dtype)
+        rule = None if do_a is None else levels.PullRule(g, 1, do_a)
+        args = (label, pred, 1)
+        old = numba_ops.configure(kernels="numba", threads=1)
+        try:
+            if way == "loop":
+                r = levels.advance_levels(g, frontier, functors.VISIT, args, 2, limit, max_levels, numba_ops.advance,
+                                          rule)
+            else:
+                r = numba_ops.advance_levels(g, frontier, functors.VISIT, args, 2, limit, max_levels, rule)
+        finally:
+            numba_ops.configure(**old)
+        got.append((r, label, pred))
+    (a, la, pa), (b, lb, pb) = got
+    assert b is not None and (a.levels, a.emitted) == (b.levels, b.emitted) and a.levels > 1
+    assert same(a.frontier, b.frontier) and same(la, lb) and same(pa, pb)
+    assert numba_ops.advance_levels(g, np.array([s], g.indices.dtype), functors.RELAX, (), 0, limit, 5) is None
+
+
+def test_compiled_levels_leave_what_does_not_fuse_to_the_loop():
+    leaves = np.arange(1, 2001)
+    g = Graph.from_edges(np.zeros(2000, np.int64), leaves)  # a hub of more than FUSE_DEGREE arcs: no fusing
+    label = np.full(g.num_vertices, -1, np.int32)
+    f = np.array([1], dtype=g.indices.dtype)
+    assert numba_ops.advance_levels(g, f, functors.VISIT, (label, label.astype(g.indices.dtype), 1), 2, 1 << 16,
+                                    100) is None

@@ -56,6 +56,7 @@ from numba.extending import intrinsic  # noqa: E402
 from mgraph import group  # noqa: E402
 from mgraph.backend import cpu_share  # noqa: E402
 from mgraph.ops import functors, numpy_ops, segments  # noqa: E402
+from mgraph.ops import levels as lv  # noqa: E402
 
 UNVISITED = -1
 KERNELS = ("numba", "numpy")
@@ -245,16 +246,22 @@ _BIT_INDEX = _bit_index_table()
 
 @njit(cache=True)
 def _sorted_ids(out, k, words, summary):
+    res = np.empty(k, out.dtype)
+    return res[:_sorted_into(out, k, words, summary, res)]
+
+
+@njit(cache=True)
+def _sorted_into(out, k, words, summary, res):
     """The distinct vertex ids of ``out[:k]`` in increasing order: set as bits of ``words`` (a bitmap of the
     vertices) and of ``summary`` (a bit per word), then read off in order, a summary bit at a time, each word cleared
-    as it is read, so that both are all zero again.  O(k + n / 4096), where a sort of k would cost k log k."""
+    as it is read, so that both are all zero again.  O(k + n / 4096), where a sort of k would cost k log k.
+    ``_sorted_into`` writes them to ``res`` and returns how many there are."""
     one = np.uint64(1)
     for i in range(k):
         v = out[i]
         w = v >> 6
         words[w] |= one << np.uint64(v & 63)
         summary[w >> 6] |= one << np.uint64(w & 63)
-    res = np.empty(k, out.dtype)
     j = 0
     for s in range(summary.shape[0]):
         x = summary[s]
@@ -272,7 +279,7 @@ def _sorted_ids(out, k, words, summary):
                 y ^= bit
                 res[j] = (w << 6) + _BIT_INDEX[(bit * _DE_BRUIJN) >> np.uint64(58)]
                 j += 1
-    return res[:j]
+    return j
 
 
 _local = threading.local()
@@ -1549,3 +1556,55 @@ def shortest_distances(graph, sources, dist):
     weights, has_w = _weights(graph)
     sources = np.atleast_1d(np.asarray(sources)).astype(np.int64, copy=False)
     return int(_dijkstra(graph.indptr, graph.indices, weights, has_w, sources, dist))
+
+
+# ---- fused levels: a traversal's small levels in one compiled call ----------------------------------------------
+
+@njit(cache=True)
+def _visit_levels(indptr, indices, frontier, label, pred, level, limit, max_levels, has_rule, rule_n, rule_arcs,
+                  visited, do_a, words, summary):
+    """The built-in visit level after level, as mgraph.ops.levels.advance_levels' loop runs it with
+    :func:`advance_visit`: each level's claims in arc order, emitted in increasing order; stop after a level that
+    emitted nothing, whose output's out-arcs exceed ``limit``, the ``max_levels``-th, or after which the pull rule
+    (``has_rule``: levels.PullRule's test on its floats) would switch to pulling.  (output, levels, emitted)."""
+    none = np.zeros(0, np.float64)
+    n = label.shape[0]
+    out = np.empty(n, indices.dtype)  # a level's claims, in arc order
+    bufs = np.empty((2, n), indices.dtype)  # the levels' frontiers, in turn
+    cur = frontier
+    levels = 0
+    emitted = 0
+    while True:
+        k = _visit_range(indptr, indices, none, False, cur, 0, cur.shape[0], label, pred, level, none, False, out, 0)
+        nxt = bufs[levels & 1]
+        m = _sorted_into(out, k, words, summary, nxt)
+        cur = nxt[:m]
+        levels += 1
+        emitted += m
+        visited += m
+        if m == 0 or levels >= max_levels or _degree_sum(indptr, cur) > limit:
+            break
+        if has_rule:
+            forward = m * rule_arcs / rule_n
+            backward = (rule_n - visited) * rule_n / max(visited, 1)
+            if forward > backward * do_a:
+                break
+        level += 1
+    return cur.copy(), levels, emitted
+
+
+def advance_levels(graph, frontier, functor, args, level_at, limit, max_levels, rule=None):
+    """mgraph.ops.levels.advance_levels for the built-in visit (``functors.VISIT``) in one compiled call: the same
+    levels, labels, predecessors and output as its loop of :func:`advance_visit` on one thread (``Levels``); None
+    for any other functor, or where the levels do not fuse (a part of a larger graph, a hub, a frontier past
+    ``limit`` arcs): the loop then runs as it does."""
+    if functor is not functors.VISIT or not (max_levels > 1 and lv.fusable(graph) and 0 < frontier.shape[0] <= limit
+                                             and _degree_sum(graph.indptr, frontier) <= limit):
+        return None
+    label, pred, level = args
+    has_rule = rule is not None
+    out, levels, emitted = _visit_levels(
+        graph.indptr, graph.indices, frontier, label, pred, int(level), int(limit), int(max_levels), has_rule,
+        float(rule.n if has_rule else 1), float(rule.arcs if has_rule else 1), int(rule.visited if has_rule else 0),
+        float(rule.do_a if has_rule else 0.0), *_bits(graph.num_vertices))
+    return lv.Levels(out, int(levels), int(emitted))
