@@ -3,7 +3,7 @@
 
     PYTHONPATH=$PWD python3 scripts/bench.py --scale 24 --json results/bench.json
     PYTHONPATH=$PWD python3 scripts/bench.py --graph grid:4096x4096 --primitives bfs,sssp   # long diameter
-    python3 scripts/bench.py --backend numpy --scale 12          # CPU, for testing
+    NUMBA_NUM_THREADS=1 OMP_NUM_THREADS=1 python3 scripts/bench.py --backend numpy --scale 20   # CPU vs libraries
 
 Modes (``--mode``, default ``bench``, the benchmark below):
 
@@ -46,6 +46,18 @@ Modes (``--mode``, default ``bench``, the benchmark below):
   line-aware reader alone beside them (``--no-baselines`` leaves it out) and
   the SNAP floors at 10 M edges (parse >= 12, load >= 6 M edges/s on the
   project's 2-core CPU box).  No R-MAT graph is generated.
+
+On the CPU (``--backend numpy``; ``--no-libraries`` leaves it out) the
+default primitives add core numbers (kcore) and triangles (tc), and the CPU
+libraries installed (the ``bench`` extra: networkit, python-igraph; scipy
+always) run beside each primitive on the same graph: each warmed up once,
+then once after each of mgraph's timed runs from the same start, so that both
+see the same machine; networkit on one thread.  The last table gives each
+library's median, mgraph's whole API call (what a user waits for, as for a
+library's call) and the run's own time, and mgraph's call over the fastest
+library's against issue 36's floor (<= 1.5x on one thread: run with
+``NUMBA_NUM_THREADS=1 OMP_NUM_THREADS=1``).  mgraph's warm-up includes
+numba's compilation.
 
 Beside the table (``--no-baselines`` leaves it out): the wall time of a whole
 ``mgraph.bfs`` call, with NumPy results and with ``output="device"``, next to
