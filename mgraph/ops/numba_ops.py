@@ -231,6 +231,25 @@ def _balanced(indptr, rows, has_rows, nrows, parts):
     return bounds, offsets
 
 
+_ROW_BOUNDS = {}  # id(indptr) -> (a weak reference to it, {(rows, parts): _balanced's bounds over its first rows})
+
+
+def _row_bounds(indptr, nrows, parts):
+    """_balanced's bounds over the first ``nrows`` rows themselves, kept per CSR offsets array (a graph's offsets
+    never change): a pull or a hook of every row asks for the same ranges every iteration, and the prefix sum
+    over every row is serial work that a second thread would otherwise wait for."""
+    key = id(indptr)
+    got = _ROW_BOUNDS.get(key)
+    if got is None or got[0]() is not indptr:
+        if len(_ROW_BOUNDS) >= 64:  # graphs of many sizes in one process: keep the last few
+            _ROW_BOUNDS.clear()
+        got = _ROW_BOUNDS[key] = (weakref.ref(indptr), {})
+    bounds = got[1].get((nrows, parts))
+    if bounds is None:
+        bounds = got[1][(nrows, parts)] = _balanced(indptr, indptr, False, nrows, parts)[0]
+    return bounds
+
+
 def _bit_index_table():
     """For a word with one bit set, its bit's index at ((word * _DE_BRUIJN) >> 58): the de Bruijn sequence's six-bit
     windows are all distinct."""
@@ -442,7 +461,7 @@ def advance_visit_pull(rgraph, label, pred, level, frontier_bits):
     t = _parallel(int(rgraph.indptr[rows]))
     if t == 1:
         return _visit_pull(rgraph.indptr, rgraph.indices, label, pred, level, bits, rows)
-    bounds, _ = _balanced(rgraph.indptr, rgraph.indptr, False, rows, t * CHUNKS_PER_THREAD)
+    bounds = _row_bounds(rgraph.indptr, rows, t * CHUNKS_PER_THREAD)
     out = np.empty(max(rows, 1), rgraph.indices.dtype)
     counts = np.zeros(bounds.shape[0] - 1, np.int64)
     _run_parallel(_visit_pull_ranges, rgraph.indptr, rgraph.indices, label, pred, level, bits, bounds, out, counts)
@@ -477,7 +496,7 @@ def tight_predecessors(rgraph, dist, pred):
     if t == 1:
         _tight_range(rgraph.indptr, rgraph.indices, weights, has_w, dist, pred, 0, rows)
         return
-    bounds, _ = _balanced(rgraph.indptr, rgraph.indptr, False, rows, t * CHUNKS_PER_THREAD)
+    bounds = _row_bounds(rgraph.indptr, rows, t * CHUNKS_PER_THREAD)
     _run_parallel(_tight_ranges, rgraph.indptr, rgraph.indices, weights, has_w, dist, pred, bounds)
 
 
@@ -720,7 +739,8 @@ def _hook_rows(graph, rows, nrows, parent, pairs_below, lo, hi, skip):
         return
     parts = t * CHUNKS_PER_THREAD
     if hi is None:
-        bounds = _balanced(graph.indptr, rows, has_rows, nrows, parts)[0]
+        bounds = _balanced(graph.indptr, rows, True, nrows, parts)[0] if has_rows else \
+            _row_bounds(graph.indptr, nrows, parts)
     else:  # a few arcs per row: rows in equal ranges
         bounds = np.arange(parts + 1, dtype=np.int64) * nrows // parts
     skipped = np.empty(nrows if skip >= 0 else 0, np.bool_)
@@ -868,7 +888,7 @@ def pull_sum(rgraph, x, scale=1.0, shift=0.0):
     if t == 1:
         _pull_range(rgraph.indptr, rgraph.indices, weights, has_w, x, scale, scaled, shift, shifted, y, 0, n)
     else:
-        bounds, _ = _balanced(rgraph.indptr, rgraph.indptr, False, n, t * CHUNKS_PER_THREAD)
+        bounds = _row_bounds(rgraph.indptr, n, t * CHUNKS_PER_THREAD)
         _run_parallel(_pull_ranges, rgraph.indptr, rgraph.indices, weights, has_w, x, scale, scaled, shift, shifted,
                       y, bounds)
     return y
@@ -1058,7 +1078,8 @@ def neighbor_reduce(graph, values, op, rows=None, weighted=False, prefer=None, e
     weights = graph.weights if weighted else None
     work = int(graph.indptr[-1]) if not has_rows else num_rows * max(1, graph.num_arcs // max(graph.num_vertices, 1))
     t = _parallel(work)
-    bounds = None if t == 1 else _balanced(graph.indptr, listed, has_rows, num_rows, t * CHUNKS_PER_THREAD)[0]
+    bounds = None if t == 1 else _balanced(graph.indptr, listed, True, num_rows, t * CHUNKS_PER_THREAD)[0] \
+        if has_rows else _row_bounds(graph.indptr, num_rows, t * CHUNKS_PER_THREAD)
     if op == "mode":
         out = np.empty(num_rows, values.dtype)
         has_prefer = prefer is not None
