@@ -7,7 +7,10 @@ the GPU pays no copy to the host.
 Every function takes the run options by keyword (checked once, in
 mgraph.runner.options.RunOptions): ``backend``, ``devices``, ``partitioner``,
 ``duplication``, ``communication``, ``seed``, ``workers``, ``gather``,
-``output`` and ``max_supersteps``, the supersteps one source's run may take
+``output``, ``threads`` (the CPU threads of the compiled kernels for this
+run: default ``NUMBA_NUM_THREADS`` where set, else this process's cores
+divided among the MPI ranks of its node; ``devices=P`` worker threads divide
+them, each device taking threads // P) and ``max_supersteps``, the supersteps one source's run may take
 (default ``4 * num_vertices + 1000``, at least what the primitive's own limit
 needs, such as PageRank's ``max_iter``): a run that reaches it ends with a
 ContractError (a ValueError) naming the primitive, the phase and the

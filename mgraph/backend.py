@@ -35,6 +35,7 @@ class Backend:
     def __init__(self, name: str, device: int = 0):
         self.name = name
         self.device = device
+        self.cpu_share = None  # a CPU run's (threads option or None, worker threads of this process): context()
         if name == "cupy":
             import cupy
 
@@ -72,9 +73,16 @@ class Backend:
 
     @contextlib.contextmanager
     def context(self):
-        """Make this device current in the calling thread, with its own non-blocking stream (GPU)."""
+        """Make this device current in the calling thread, with its own non-blocking stream (GPU); on the CPU, give
+        the calling thread this device's share of the compiled kernels' threads (:func:`cpu_share`)."""
         if not self.is_gpu:
-            yield
+            old = getattr(_CPU, "share", None)
+            if self.cpu_share is not None:
+                _CPU.share = self.cpu_share
+            try:
+                yield
+            finally:
+                _CPU.share = old
             return
         with self.xp.cuda.Device(self.device):
             with _stream(self.device, threading.get_ident()):
@@ -95,6 +103,14 @@ class Backend:
 
 
 _STREAMS = {}
+_CPU = threading.local()
+
+
+def cpu_share():
+    """The calling thread's share of a CPU run's threads, set by its device's ``context()``: (the run's ``threads``
+    option or None for the default, how many worker threads of this process divide them), or None outside a run.
+    mgraph.ops.numba_ops reads it (``threads()``)."""
+    return getattr(_CPU, "share", None)
 
 
 def _stream(device: int, thread: int):

@@ -12,9 +12,11 @@
 
 GRAPH is a file (.mtx, edge list, .csv, .npz) or a generator spec
 (rmat:SCALE[:EF], grid:WxH, er:N:M).  Run times come from the result's stats
-(CUDA events on a GPU); loading or generating is timed separately, and GPU
-backends get one untimed warm-up run first so that kernel compilation stays
-out of the numbers.  A user error (bad file, spec, option or vertex) is one
+(CUDA events on a GPU); loading or generating is timed separately, and
+every backend gets one untimed warm-up run first (``--no-warm-up`` skips it)
+so that kernel compilation stays out of the numbers: CUDA kernels on a GPU,
+numba's compiled CPU kernels on the CPU (compiled at a process's first use,
+or loaded from numba's disk cache, which still takes a second or more).  A user error (bad file, spec, option or vertex) is one
 line on stderr and exit status 2; a failed ``--validate`` is exit status 1.
 
 What the command shares with scripts/bench.py and scaling.py is public here (the primitives, their sources and
@@ -215,8 +217,14 @@ def _parser() -> argparse.ArgumentParser:
                        help="devices of one process run in threads (for one process per device start MPI ranks: "
                             "mpiexec -n P mgraph ...)")
         q.add_argument("--seed", type=int, default=0, help="seed for random sources, weights and partitioning")
+        q.add_argument("--threads", type=positive, metavar="N",
+                       help="CPU backend: threads of the compiled kernels in this process, divided among --devices "
+                            "(default NUMBA_NUM_THREADS where set, else the cores divided among the node's MPI ranks)")
         q.add_argument("--max-supersteps", type=positive, metavar="N",
                        help="end a run that has not finished after N supersteps, with an error (default 4|V| + 1000)")
+        q.add_argument("--warm-up", action=argparse.BooleanOptionalAction, default=True,
+                       help="one untimed run before the timed ones, so that compiling the kernels (CUDA on a GPU, "
+                            "numba's on the CPU) stays out of the times (default on)")
         q.add_argument("--validate", action="store_true", help="check every run against a CPU reference")
         q.add_argument("--json", metavar="FILE", help="write one JSON record of this invocation")
         q.add_argument("--output", metavar="FILE",
@@ -450,7 +458,7 @@ def _run(args) -> int:
     run = {"backend": backend, "devices": args.devices, "seed": args.seed}
     # only when given, so that the API's per-primitive defaults apply
     run.update({k: getattr(args, k) for k in ("partitioner", "duplication", "communication", "workers",
-                                              "max_supersteps") if getattr(args, k)})
+                                              "max_supersteps", "threads") if getattr(args, k)})
     if getattr(args, "no_gather", False):
         run["gather"] = False
     with on_device(graph_device(graph, run)):  # sources and checks where this process's graph or part lives
@@ -474,17 +482,17 @@ def _run(args) -> int:
             "validation": {"status": ("FAIL" if failures else "PASS") if args.validate else "not run",
                            "failures": failures},
             "backend": backend.name, "devices": sorted({r.stats["device"] for r in results}),
-            "warm_up": backend.is_gpu, "version": code_version(), "date": now(),
+            "warm_up": args.warm_up, "version": code_version(), "date": now(),
         })
     return 1 if failures else 0
 
 
 def _runs(args, graph, run, params):
-    """The sources, the results of the runs from them (after a warm-up on a GPU) and, with --validate, the
-    failures of their checks."""
+    """The sources, the results of the runs from them (after a warm-up run, which compiles the kernels: CUDA's on
+    a GPU, numba's on the CPU) and, with --validate, the failures of their checks."""
     name = args.command
     sources = _sources(args, graph, dict(run, communication=run.get("communication", "selective")))
-    if resolve(run["backend"]).is_gpu:
+    if args.warm_up:
         with status("warm-up run"):
             run_primitive(name, graph, sources[0], run=run, **params)
     results = []
@@ -534,7 +542,7 @@ def _print_summary(args, graph, load_s, sources, results, summary, failures):
     print(f"graph       {args.graph}: {_describe(graph)} (load/generate {load_s:.3g} s)")
     extra = {"bfs": f", {args.direction}" if name == "bfs" else "", "dobfs": ", direction-optimizing"}.get(name, "")
     print(f"run         {name}{extra} on {stats['backend']} ({stats['device']}), {len(results)} timed run"
-          f"{'s' if len(results) > 1 else ''}{', after a warm-up' if resolve(args.backend).is_gpu else ''}")
+          f"{'s' if len(results) > 1 else ''}{', after a warm-up' if args.warm_up else ''}")
     if stats.get("devices", 1) > 1:
         per = stats["per_device"]
         mean = lambda key: 1e6 * sum(sum(r[key]) for r in per) / len(per) / max(stats["supersteps"], 1)  # noqa: E731

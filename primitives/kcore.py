@@ -26,6 +26,14 @@ class KCore(Primitive):
     smallest remaining degree.  A removal's losses at a copy travel to its
     owner and are summed there (``combine`` "sum"), so a vertex's degree is
     kept only where it is owned.
+
+    On a CPU holding the whole graph (one device, compiled kernels) the
+    levels' supersteps would each scan the remaining vertices; there the run
+    peels in one compiled call instead (``ops.whole_graph_kernel``: the same
+    levels on one thread, each arc read once, the remaining vertices kept in
+    a compact list and empty levels skipped; the same core numbers), and the
+    run is reset alone.  Several devices, MPI ranks, GPUs and the NumPy
+    twins run the levels above.
     """
 
     name = "core_number"
@@ -36,6 +44,12 @@ class KCore(Primitive):
 
     def reset(self, source=None):
         g, xp = self.graph, self.xp
+        peel = ops.whole_graph_kernel(g, "core_numbers")
+        if peel is not None:  # the whole graph on a CPU: sequential peeling, one call
+            self.core = peel(g)
+            self.lost = xp.zeros(self.num_vertices, dtype=np.int32)  # declared for the exchange; nothing is lost
+            self.removed, self.remaining, self.lowest = g.num_vertices, 0, np.inf
+            return self.frontier_of(None)
         self.deg = g.out_degree().astype(np.int64)
         if g.directed:
             self.deg += g.reverse().out_degree()

@@ -3,7 +3,7 @@
 
     PYTHONPATH=$PWD python3 scripts/bench.py --scale 24 --json results/bench.json
     PYTHONPATH=$PWD python3 scripts/bench.py --graph grid:4096x4096 --primitives bfs,sssp   # long diameter
-    python3 scripts/bench.py --backend numpy --scale 12          # CPU, for testing
+    NUMBA_NUM_THREADS=1 OMP_NUM_THREADS=1 python3 scripts/bench.py --backend numpy --scale 20   # CPU vs libraries
 
 Modes (``--mode``, default ``bench``, the benchmark below):
 
@@ -30,6 +30,11 @@ Modes (``--mode``, default ``bench``, the benchmark below):
   floor under the per-superstep overhead of several devices, which the
   scaling script's overhead experiment measures with its waits.  No R-MAT
   graph is generated.
+* ``threads``: on the CPU (``--backend numpy``), each primitive with each of
+  ``--threads`` counts of compiled-kernel threads (the run option ``threads``,
+  e.g. ``1,2``), their runs alternating after a warm-up at each; medians and
+  each count's speedup over the first (issue 36's floor: two threads >= 1.6x
+  one on BFS, PageRank and CC).
 * ``load``: the loaders' rate on files it writes first (``--formats`` of
   ``--edges`` random edges, ids below a power of two near edges / 2.4, in
   ``--dir`` or a temporary folder it removes): SNAP text (tab-separated, a
@@ -41,6 +46,18 @@ Modes (``--mode``, default ``bench``, the benchmark below):
   line-aware reader alone beside them (``--no-baselines`` leaves it out) and
   the SNAP floors at 10 M edges (parse >= 12, load >= 6 M edges/s on the
   project's 2-core CPU box).  No R-MAT graph is generated.
+
+On the CPU (``--backend numpy``; ``--no-libraries`` leaves it out) the
+default primitives add core numbers (kcore) and triangles (tc), and the CPU
+libraries installed (the ``bench`` extra: networkit, python-igraph; scipy
+always) run beside each primitive on the same graph: each warmed up once,
+then once after each of mgraph's timed runs from the same start, so that both
+see the same machine; networkit on one thread.  The last table gives each
+library's median, mgraph's whole API call (what a user waits for, as for a
+library's call) and the run's own time, and mgraph's call over the fastest
+library's against issue 36's floor (<= 1.5x on one thread: run with
+``NUMBA_NUM_THREADS=1 OMP_NUM_THREADS=1``).  mgraph's warm-up includes
+numba's compilation.
 
 Beside the table (``--no-baselines`` leaves it out): the wall time of a whole
 ``mgraph.bfs`` call, with NumPy results and with ``output="device"``, next to
@@ -81,7 +98,7 @@ from mgraph.group import is_root, world  # noqa: E402
 from mgraph.io import generators  # noqa: E402
 from mgraph.report import code_version, fmt_figure, harmonic_mean, now, write_json  # noqa: E402
 
-MODES = ("bench", "trace", "profile", "peer", "hop", "load")
+MODES = ("bench", "trace", "profile", "peer", "hop", "load", "threads")
 HOP_CALLS = 2000  # --mode hop: calls per timed batch
 SSSP_WEIGHTS = DEFAULT_WEIGHTS  # integer weights 1..64, as Gunrock's SSSP benchmarks (and mgraph graph500) use
 PR_L1 = PR_L1_STOP  # PageRank runs until the rank vector's L1 change is below this (networkx's tol = PR_L1 / |V|)
@@ -96,12 +113,16 @@ FLOORS = {
     "pr": ("ms_per_iteration", "<=", 3.5, "ms/iter"),
     "bc": ("median_ms", "<=", 18, "ms/source"),
 }
-BENCHED = tuple(FLOORS)  # the primitives with floors; the others run from the command line (mgraph tc ...)
+BENCHED = tuple(FLOORS)  # the primitives with GPU floors, benchmarked by default on a GPU
+# On the CPU (--backend numpy) the default adds core numbers and triangles, which the CPU libraries compare on
+CPU_BENCHED = ("bfs", "dobfs", "sssp", "cc", "pr", "kcore", "tc")
+CHOICES = BENCHED + ("kcore", "tc")
 BASELINE_PR_ITERATIONS = 20
 # --mode load: the formats it writes, and the floors of issue 22 on a 10 M-edge SNAP edge list (2-core CPU box)
 LOAD_FORMATS = ("txt", "txt.gz", "csv", "mtx")
 LOAD_FLOOR_EDGES = 10_000_000
 LOAD_FLOORS = {"parse": 12.0, "load": 6.0}  # M edges/s, SNAP .txt
+LIBRARY_FLOOR = 1.5  # issue 36: on one CPU thread, mgraph's time <= 1.5x the fastest single-threaded library's
 
 
 def _log(message: str) -> None:
@@ -114,7 +135,8 @@ def _arguments(argv):
     p.add_argument("--edge-factor", type=int, default=16, help="edges per vertex (default 16)")
     p.add_argument("--graph", metavar="SPEC", help="a generator spec instead of R-MAT --scale: grid:4096x4096 or "
                    "rgg:22 (long-diameter graphs, where the per-superstep cost shows); the floors are R-MAT 24's")
-    p.add_argument("--primitives", default=",".join(BENCHED), help=f"comma list of {','.join(BENCHED)}")
+    p.add_argument("--primitives", help=f"comma list of {','.join(CHOICES)} (default {','.join(BENCHED)}; with "
+                   f"--backend numpy {','.join(CPU_BENCHED)})")
     p.add_argument("--runs", type=int, default=5, help="timed runs per source (default 5)")
     p.add_argument("--sources", type=int, default=8, help="random sources for traversals and BC (default 8)")
     p.add_argument("--seed", type=int, default=0, help="seed for the graph, sources and weights")
@@ -124,7 +146,14 @@ def _arguments(argv):
     p.add_argument("--json", metavar="FILE", help="write the full results here")
     p.add_argument("--baselines", action=argparse.BooleanOptionalAction, default=True,
                    help="bench: also time the API call around BFS and the SpMV PageRank / BFS a user would write")
-    p.add_argument("--mode", choices=MODES, default="bench", help="bench (default), trace, profile, peer, hop or load")
+    p.add_argument("--libraries", action=argparse.BooleanOptionalAction, default=None,
+                   help="bench on the CPU (--backend numpy; default on there): time scipy.sparse.csgraph, networkit "
+                        "and igraph on one thread beside each primitive, alternating with mgraph's runs, and print "
+                        f"mgraph's time over the fastest library's (issue 36's floor: <= {LIBRARY_FLOOR:g}x)")
+    p.add_argument("--mode", choices=MODES, default="bench",
+                   help="bench (default), trace, profile, peer, hop, load or threads")
+    p.add_argument("--threads", help="CPU: the run option threads (the compiled kernels' threads) for every run; "
+                   "--mode threads: a comma list of counts to compare (default 1,2)")
     p.add_argument("--devices", type=int, default=None,
                    help="trace, peer: devices in this process (default 2); profile: 1; under mpiexec the ranks")
     p.add_argument("--top", type=int, default=25, help="profile: functions listed per table (default 25)")
@@ -145,13 +174,22 @@ def _arguments(argv):
         if world() is not None:
             p.error("--mode load times one process's loaders: run it without mpiexec")
         return args
+    try:
+        counts = [int(x) for x in (args.threads or ("1,2" if args.mode == "threads" else "")).split(",") if x.strip()]
+    except ValueError:
+        p.error(f"--threads takes a thread count (a comma list with --mode threads), got {args.threads!r}")
+    if any(c < 1 for c in counts) or (args.mode != "threads" and len(counts) > 1):
+        p.error(f"--threads takes a positive count (a comma list with --mode threads), got {args.threads!r}")
+    if (counts or args.mode == "threads") and args.backend != "numpy":
+        p.error("--threads and --mode threads are the CPU kernels' threads: add --backend numpy")
+    args.threads = counts if args.mode == "threads" else (counts[0] if counts else None)
     if args.mode == "hop":
         if args.runs < 1:
             p.error("--runs must be >= 1")
         if world() is not None:
             p.error("--mode hop times one device of one process: run it without mpiexec")
     if args.devices is None:
-        args.devices = 1 if args.mode in ("bench", "profile", "hop") else 2
+        args.devices = 1 if args.mode in ("bench", "profile", "hop", "threads") else 2
     if args.devices < 1 or args.top < 1:
         p.error("--devices and --top must be >= 1")
     if args.mode == "profile" and args.devices > 1 and world() is None:
@@ -165,10 +203,16 @@ def _arguments(argv):
         p.error(f"--sizes takes MiB as a comma list of numbers, got {args.sizes!r}")
     if not args.sizes or min(args.sizes) <= 0:
         p.error("--sizes must list positive sizes in MiB")
+    if args.primitives is None:
+        args.primitives = ",".join(CPU_BENCHED if args.backend == "numpy" else BENCHED)
     args.primitives = [x.strip() for x in args.primitives.split(",") if x.strip()]
-    unknown = sorted(set(args.primitives) - set(BENCHED))
+    unknown = sorted(set(args.primitives) - set(CHOICES))
     if unknown:
-        p.error(f"unknown primitive {unknown[0]!r}: choose from {', '.join(BENCHED)}")
+        p.error(f"unknown primitive {unknown[0]!r}: choose from {', '.join(CHOICES)}")
+    if args.libraries is None:
+        args.libraries = args.backend == "numpy"
+    elif args.libraries and args.backend != "numpy":
+        p.error("--libraries compares the CPU libraries with mgraph's CPU backend: add --backend numpy")
     if args.runs < 1 or args.sources < 1:
         p.error("--runs and --sources must be >= 1")
     return args
@@ -187,18 +231,37 @@ def _weighted(name, graph, args):
     return generators.with_random_weights(graph, *SSSP_WEIGHTS, seed=args.seed) if name == "sssp" else graph
 
 
-def bench(name, graph, sources, args, backend, check):
-    """Warm-up, then ``args.runs`` timed runs per start (source, or the one start of CC and PageRank)."""
-    run = {"backend": backend}
+def bench(name, graph, sources, args, backend, check, beside=None):
+    """Warm-up, then ``args.runs`` timed runs per start (source, or the one start of CC and PageRank).  ``beside``
+    (library -> its call on a start): each library is warmed up too, then runs once after each of mgraph's runs,
+    from the same start, so that both see the same machine; the record's ``libraries`` has their medians."""
+    run = {"backend": backend, **({"threads": args.threads} if args.threads else {})}
     params, starts = _params(name, graph), _starts(name, sources)
-    run_primitive(name, graph, starts[0], run=run, **params)
+    beside = beside or {}
+    run_primitive(name, graph, starts[0], run=run, **params)  # the warm-up: on the CPU it compiles the kernels
+    for lib, call in beside.items():
+        _log(f"{name}: warming up {lib}")
+        call(starts[0])
     per_start = []
+    lib_times = {lib: [] for lib in beside}
     for i, s in enumerate(starts):
-        _log(f"{name}: {args.runs} run(s) from start {i + 1}/{len(starts)}")
-        results = [run_primitive(name, graph, s, run=run, **params) for _ in range(args.runs)]
+        _log(f"{name}: {args.runs} run(s) from start {i + 1}/{len(starts)}"
+             + (f", each followed by {', '.join(beside)}" if beside else ""))
+        results, walls, mine = [], [], {lib: [] for lib in beside}
+        for _ in range(args.runs):
+            t = time.perf_counter()
+            results.append(run_primitive(name, graph, s, run=run, **params))
+            walls.append(time.perf_counter() - t)
+            for lib, call in beside.items():
+                t = time.perf_counter()
+                call(s)
+                mine[lib].append(time.perf_counter() - t)
+        for lib in beside:
+            lib_times[lib].append(mine[lib])
         times = [r.stats["elapsed_s"] for r in results]
         middle = sorted(results, key=lambda r: r.stats["elapsed_s"])[(len(results) - 1) // 2]
-        per_start.append({"start": s, "times_s": times, "median_s": statistics.median(times),
+        per_start.append({"start": s, "times_s": times, "median_s": statistics.median(times), "call_s": walls,
+                          "call_median_s": statistics.median(walls),
                           "iterations": middle.stats["iterations"], "supersteps": middle.stats["supersteps"],
                           **{k: middle.stats[k] for k in ("edges_in_component", "arcs_traversed", "converged",
                                                           "ms_per_iteration") if k in middle.stats}})
@@ -206,8 +269,19 @@ def bench(name, graph, sources, args, backend, check):
         "median_ms": 1e3 * statistics.median(p["median_s"] for p in per_start),
         "iterations": statistics.median(p["iterations"] for p in per_start),
         "supersteps": statistics.median(p["supersteps"] for p in per_start),
+        "call_median_ms": 1e3 * statistics.median(p["call_median_s"] for p in per_start),
         "starts": per_start,
     }
+    if beside:
+        # per library the median over starts of its per-start medians, as mgraph's; the ratio compares the whole
+        # API call (what a user waits for, as a library's call is) with the fastest library
+        record["libraries"] = {lib: {"median_ms": 1e3 * statistics.median(statistics.median(t) for t in ts),
+                                     "times_s": ts} for lib, ts in lib_times.items()}
+        fastest = min(record["libraries"], key=lambda lib: record["libraries"][lib]["median_ms"])
+        record["fastest_library"] = fastest
+        record["library_ratio"] = record["call_median_ms"] / record["libraries"][fastest]["median_ms"]
+        record["library_floor"] = LIBRARY_FLOOR
+        record["library_met"] = record["library_ratio"] <= LIBRARY_FLOOR
     # a superstep's cost where the host drives each one: the run's time over its supersteps (small levels run
     # several to a superstep on one device, so a long-diameter traversal has far fewer supersteps than levels)
     record["us_per_superstep"] = 1e3 * record["median_ms"] / max(record["supersteps"], 1)
@@ -223,6 +297,9 @@ def bench(name, graph, sources, args, backend, check):
         message = check(results[-1], starts[-1])  # the last run from the last start
         record["validation"] = "PASS" if message is None else f"FAIL: {message}"
         record["validation_s"] = time.perf_counter() - t0
+    if name not in FLOORS:  # core numbers and triangles: no GPU floor, only the CPU libraries' (above)
+        record["floor"], record["met"] = None, None
+        return record
     figure, op, bound, unit = FLOORS[name]
     record["floor"] = {"figure": figure, "op": op, "bound": bound, "unit": unit}
     if args.graph is None and (args.scale, args.edge_factor) == (FLOOR_SCALE, FLOOR_EDGE_FACTOR):
@@ -230,6 +307,145 @@ def bench(name, graph, sources, args, backend, check):
     else:
         record["met"] = None  # the floors are set for scale 24 only
     return record
+
+
+# -- the CPU libraries beside mgraph (--backend numpy) ----------------------------------------------------------
+# What each library runs for a primitive: the same problem on the same graph (built once per graph, untimed).
+# BFS: scipy's breadth_first_order (with predecessors, as mgraph gives), networkit's BFS, igraph's bfs; SSSP:
+# scipy's dijkstra (predecessors too), networkit's Dijkstra; CC: scipy's connected_components, networkit's and
+# igraph's; PageRank: networkit's power iteration to the same L1 stop and igraph's PRPACK solve; core numbers:
+# networkit's CoreDecomposition, igraph's coreness; triangles at each vertex: networkit's local clustering
+# coefficient (turbo) and igraph's transitivity_local_undirected, which count them.
+LIBRARIES = {
+    "bfs": ("scipy", "networkit", "igraph"), "dobfs": ("scipy", "networkit", "igraph"),
+    "sssp": ("scipy", "networkit"), "cc": ("scipy", "networkit", "igraph"), "pr": ("networkit", "igraph"),
+    "kcore": ("networkit", "igraph"), "tc": ("networkit", "igraph"),
+}
+
+
+def library_versions() -> dict:
+    """The libraries that can be imported here, with their versions and thread settings: networkit on one thread
+    (``setNumberOfThreads(1)``); igraph and scipy.sparse.csgraph run on one thread; set ``OMP_NUM_THREADS=1`` too,
+    before Python starts, for any library built with OpenMP."""
+    out = {}
+    import scipy
+
+    out["scipy"] = scipy.__version__
+    try:
+        import networkit as nk
+
+        nk.setNumberOfThreads(1)
+        out["networkit"] = f"{nk.__version__} ({nk.getMaxNumberOfThreads()} thread)"
+    except ImportError:
+        pass
+    try:
+        import igraph
+
+        out["igraph"] = igraph.__version__
+    except ImportError:
+        pass
+    out["OMP_NUM_THREADS"] = os.environ.get("OMP_NUM_THREADS")
+    return out
+
+
+class LibraryGraphs:
+    """``graph`` (a whole NumPy Graph) as each library holds it, built on first use: a scipy CSR matrix (the same
+    arrays), a networkit Graph and an igraph Graph (each undirected edge once, with its weight)."""
+
+    def __init__(self, graph):
+        self.graph, self._made = graph, {}
+
+    def _edges(self):
+        g = self.graph
+        src = np.repeat(np.arange(g.num_vertices, dtype=np.int64), np.diff(g.indptr))
+        dst = g.indices.astype(np.int64)
+        w = g.weights
+        if not g.directed:  # each edge once
+            keep = src < dst
+            src, dst, w = src[keep], dst[keep], None if w is None else w[keep]
+        return src, dst, w
+
+    def get(self, lib):
+        if lib not in self._made:
+            g = self.graph
+            if lib == "scipy":
+                import scipy.sparse as sparse
+
+                data = g.weights if g.weights is not None else np.ones(g.num_arcs, dtype=np.float64)
+                self._made[lib] = sparse.csr_matrix((data, g.indices, g.indptr), shape=(g.num_vertices,) * 2)
+            elif lib == "networkit":
+                import networkit as nk
+
+                src, dst, w = self._edges()
+                coo = (src, dst) if w is None else (w.astype(np.float64), (src, dst))
+                self._made[lib] = nk.graph.GraphFromCoo(coo, n=g.num_vertices, weighted=w is not None,
+                                                        directed=g.directed)
+            else:
+                import igraph
+
+                src, dst, w = self._edges()
+                ig = igraph.Graph(n=g.num_vertices, edges=np.column_stack((src, dst)), directed=g.directed)
+                if w is not None:
+                    ig.es["weight"] = w.tolist()
+                self._made[lib] = ig
+        return self._made[lib]
+
+
+def library_calls(name, graph, lgraphs, available) -> dict:
+    """library -> a call of its ``name`` on a start (source or None), for the libraries installed."""
+    import scipy.sparse.csgraph as csgraph
+
+    calls = {}
+    directed = graph.directed
+    for lib in LIBRARIES[name]:
+        if lib not in available or (name in ("tc", "kcore") and directed):
+            continue
+        G = lgraphs.get(lib)
+        if lib == "scipy":  # directed=True: the CSR holds both arcs of an undirected edge already, and scipy's
+            # directed=False would add the matrix's transpose to it on every call
+            if name in ("bfs", "dobfs"):
+                calls[lib] = lambda s, G=G: csgraph.breadth_first_order(G, s, directed=True, return_predecessors=True)
+            elif name == "sssp":
+                calls[lib] = lambda s, G=G: csgraph.dijkstra(G, directed=True, indices=s, return_predecessors=True)
+            elif name == "cc":
+                calls[lib] = lambda s, G=G: csgraph.connected_components(G, directed=True, connection="weak")
+        elif lib == "networkit":
+            import networkit as nk
+
+            def nk_run(algorithm):
+                algorithm.run()
+                return algorithm
+            if name in ("bfs", "dobfs"):
+                calls[lib] = lambda s, G=G: nk_run(nk.distance.BFS(G, s, storePaths=False))
+            elif name == "sssp":
+                calls[lib] = lambda s, G=G: nk_run(nk.distance.Dijkstra(G, s, storePaths=False))
+            elif name == "cc":
+                calls[lib] = lambda s, G=G: nk_run(nk.components.WeaklyConnectedComponents(G) if directed
+                                                   else nk.components.ConnectedComponents(G))
+            elif name == "pr":
+                def pagerank(s, G=G):
+                    # sinks' rank spread over every vertex, as networkx and mgraph do
+                    pr = nk.centrality.PageRank(G, damp=0.85, tol=PR_L1,
+                                                distributeSinks=nk.centrality.SinkHandling.DistributeSinks)
+                    pr.norm = nk.centrality.Norm.L1_NORM
+                    return nk_run(pr)
+                calls[lib] = pagerank
+            elif name == "kcore":
+                calls[lib] = lambda s, G=G: nk_run(nk.centrality.CoreDecomposition(G))
+            elif name == "tc":
+                calls[lib] = lambda s, G=G: nk_run(nk.centrality.LocalClusteringCoefficient(G, turbo=True))
+        else:
+            if name in ("bfs", "dobfs"):
+                calls[lib] = lambda s, G=G: G.bfs(s)
+            elif name == "cc":
+                calls[lib] = lambda s, G=G: G.connected_components(mode="weak")
+            elif name == "pr":
+                calls[lib] = lambda s, G=G: G.pagerank(damping=0.85)
+            elif name == "kcore":
+                calls[lib] = lambda s, G=G: G.coreness()
+            elif name == "tc":
+                calls[lib] = lambda s, G=G: G.transitivity_local_undirected(mode="zero")
+    return calls
 
 
 def _timed(backend, fn):
@@ -360,6 +576,41 @@ def _side_table(side, results) -> str:
     return _table(rows, ["side by side (same graph, same run)", "ms", "mgraph ms", "call overhead ms", ""])
 
 
+def _numba_pool():
+    """numba's thread pool (NUMBA_NUM_THREADS), the most threads a run may ask for (None where numba is missing)."""
+    try:
+        import numba
+    except ImportError:
+        return None
+    return numba.config.NUMBA_NUM_THREADS
+
+
+def _numba_threads():
+    """The threads mgraph's compiled CPU kernels use in this process (None where numba is missing)."""
+    try:
+        from mgraph.ops import numba_ops
+    except ImportError:
+        return None
+    return numba_ops.threads()
+
+
+def _library_table(results, libraries) -> str:
+    """Per primitive: mgraph's whole call and the run's own time, each library's, and mgraph over the fastest."""
+    libs = [lib for lib in ("scipy", "networkit", "igraph") if lib in libraries]
+    rows = []
+    for name, r in results.items():
+        lib_ms = r.get("libraries", {})
+        rows.append([name, fmt_figure(r["call_median_ms"]), fmt_figure(r["median_ms"]),
+                     *(fmt_figure(lib_ms[lib]["median_ms"]) if lib in lib_ms else "-" for lib in libs),
+                     r.get("fastest_library", "-"), fmt_figure(r.get("library_ratio"), 3),
+                     "-" if "library_met" not in r else "yes" if r["library_met"] else "no"])
+    threads = _numba_threads()
+    head = (f"CPU libraries beside mgraph (same graph, same run, alternating; medians; mgraph's numba threads: "
+            f"{threads}; {', '.join(f'{k} {v}' for k, v in libraries.items())})")
+    return head + "\n" + _table(rows, ["primitive", "mgraph call ms", "mgraph run ms", *(f"{lib} ms" for lib in libs),
+                                       "fastest", "mgraph / fastest", f"<= {LIBRARY_FLOOR:g}x"])
+
+
 def _table(rows, header) -> str:
     widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
     line = lambda r: "  ".join(str(c).rjust(w) if i else str(c).ljust(w) for i, (c, w) in enumerate(zip(r, widths)))
@@ -373,7 +624,74 @@ STEP_TIMES = (("compute_s", "compute"), ("package_s", "split+package"), ("push_s
 
 def _run_options(args, backend) -> dict:
     """mgraph's run options: ``--devices`` in this process; under mpiexec the ranks are the devices."""
-    return {"backend": backend} if world() is not None else {"backend": backend, "devices": args.devices}
+    run = {"backend": backend} if world() is not None else {"backend": backend, "devices": args.devices}
+    if isinstance(args.threads, int):
+        run["threads"] = args.threads
+    return run
+
+
+def control_speedups(counts, runs) -> dict:
+    """What the machine gives threads at all: a compute-bound loop (no memory traffic to speak of, no graph) split
+    into equal ranges, on each of ``counts`` threads, alternating, median of ``runs`` after a warm-up.  A shared
+    machine whose other cores are busy shows it here: the loop's speedup bounds any kernel's."""
+    import numba
+
+    @numba.njit(parallel=True)
+    def spin(a, parts):
+        out = np.zeros(parts)
+        n = a.shape[0]
+        for c in numba.prange(parts):
+            acc = 0.0
+            for i in range(n * c // parts, n * (c + 1) // parts):
+                x = a[i]
+                for _ in range(50):
+                    x = x * 1.0000001 + 1e-9
+                acc += x
+            out[c] = acc
+        return out.sum()
+
+    a = np.random.default_rng(0).random(1 << 20)
+    times = {t: [] for t in counts}
+    before = numba.get_num_threads()
+    try:
+        for t in counts:
+            numba.set_num_threads(t)
+            spin(a, 64)
+        for _ in range(max(runs, 3)):
+            for t in counts:
+                numba.set_num_threads(t)
+                t0 = time.perf_counter()
+                spin(a, 64)
+                times[t].append(time.perf_counter() - t0)
+    finally:
+        numba.set_num_threads(before)
+    medians = {t: 1e3 * statistics.median(ts) for t, ts in times.items()}
+    return {"median_ms": {str(t): medians[t] for t in counts},
+            "speedup": {str(t): medians[counts[0]] / medians[t] for t in counts}}
+
+
+def thread_counts(name, graph, sources, args, backend) -> dict:
+    """``name`` with each of ``args.threads`` kernel thread counts (the run option), one warm-up at each, then
+    ``args.runs`` rounds per start, each round one run at every count: medians and speedups over the first count."""
+    params, starts = _params(name, graph), _starts(name, sources)
+    runs = {t: {"backend": backend, "devices": args.devices, "threads": t} for t in args.threads}
+    for t, run in runs.items():
+        _log(f"{name}: warm-up with {t} thread(s)")
+        run_primitive(name, graph, starts[0], run=run, **params)
+    times = {t: [] for t in runs}
+    for i, s in enumerate(starts):
+        _log(f"{name}: {args.runs} round(s) of {', '.join(map(str, runs))} thread(s) from start {i + 1}/{len(starts)}")
+        mine = {t: [] for t in runs}
+        for _ in range(args.runs):
+            for t, run in runs.items():
+                mine[t].append(run_primitive(name, graph, s, run=run, **params).stats["elapsed_s"])
+        for t in runs:
+            times[t].append(mine[t])
+    medians = {t: 1e3 * statistics.median(statistics.median(ts) for ts in times[t]) for t in runs}
+    first = args.threads[0]
+    return {"starts": starts, "times_s": {str(t): times[t] for t in runs},
+            "median_ms": {str(t): medians[t] for t in runs},
+            "speedup": {str(t): medians[first] / medians[t] for t in runs}}
 
 
 def trace(name, graph, sources, args, backend) -> dict:
@@ -605,6 +923,15 @@ def _report(args, argv, backend, device, graph, records) -> int:
                          *(f"{1e6 * sum(s[k] for s in mine):.1f}" for k, _ in STEP_TIMES),
                          sum(s["bytes"] for s in mine)])
         print(_table(rows, ["superstep", "device", "frontier", *(f"{label} us" for _, label in STEP_TIMES), "bytes"]))
+    if args.mode == "threads":
+        counts = [str(t) for t in args.threads]
+        print(f"compiled CPU kernels' threads (the run option), alternating; median of {args.runs} round(s) per "
+              f"start; numba's pool {_numba_pool()}; {now()}")
+        print(_table([[name if name != "control" else "control (compute-bound loop, no graph)",
+                       *(fmt_figure(r["median_ms"][t]) for t in counts),
+                       *(fmt_figure(r["speedup"][t], 3) for t in counts[1:])] for name, r in records.items()],
+                     ["primitive", *(f"{t} thread(s) ms" for t in counts),
+                      *(f"{t} over {counts[0]}" for t in counts[1:])]))
     for name, r in records.items() if args.mode == "profile" else ():
         for rank in r["ranks"]:
             print(f"\n{name}, rank {rank['rank']} ({rank['device']}): cProfile of {r['runs']} run(s) from start "
@@ -810,17 +1137,30 @@ def _main(args, argv, backend) -> int:
         else {"spec": args.graph}
     spec.update(name=graph_name, seed=args.seed)
     sources = random_sources(graph, args.sources, args.seed)
-    if args.mode in ("trace", "profile"):
-        step = trace if args.mode == "trace" else profile
+    if args.mode in ("trace", "profile", "threads"):
+        step = {"trace": trace, "profile": profile, "threads": thread_counts}[args.mode]
         records = {name: step(name, _weighted(name, graph, args), sources, args, backend) for name in args.primitives}
+        if args.mode == "threads":
+            _log("a compute-bound control loop on each thread count")
+            records["control"] = control_speedups(args.threads, args.runs)
         facts = dict(spec, vertices=graph.num_vertices, edges=graph.num_edges, generate_s=generate_s)
         return _report(args, argv, backend, device, facts, records)
     results = {}
+    libraries = library_versions() if args.libraries else None
+    lgraphs = {}  # weighted or not -> the graph as the libraries hold it, built once
     for name in args.primitives:
         g = _weighted(name, graph, args)
         check = checker(name, g) if args.validate else None
-        results[name] = bench(name, g, sources, args, backend, check)
-        del g, check  # free the weighted copy and the CPU references before the next primitive
+        beside = None
+        if args.libraries:
+            key = name == "sssp"
+            if key not in lgraphs:
+                _log(f"building the libraries' graphs{' (weighted)' if key else ''}")
+                lgraphs[key] = LibraryGraphs(g)
+            beside = library_calls(name, g, lgraphs[key], libraries)
+        results[name] = bench(name, g, sources, args, backend, check, beside)
+        del g, check, beside  # free the weighted copy and the CPU references before the next primitive
+    lgraphs.clear()
     side = None
     if args.baselines:
         _log("timing the API call around BFS, and the array-library baselines")
@@ -834,12 +1174,13 @@ def _main(args, argv, backend) -> int:
                           generate_s=generate_s),
             "options": {k: v for k, v in vars(args).items() if k != "json"},
             "sources": sources, "sssp_weights": SSSP_WEIGHTS, "pagerank_l1_stop": PR_L1,
-            "results": results, "side_by_side": side,
+            "results": results, "side_by_side": side, "libraries": libraries,
+            "numba_threads": _numba_threads() if backend.name == "numpy" else None,
         })
         _log(f"wrote {args.json}")
     rows = []
     for name, r in results.items():
-        figure, op, bound, unit = FLOORS[name]
+        figure, op, bound, unit = FLOORS.get(name, (None, "", "none", ""))
         time_ms = r["ms_per_iteration"] if name == "pr" else r["median_ms"]
         rows.append([name + (" (ms/iter)" if name == "pr" else " (per source)" if name == "bc" else ""),
                      fmt_figure(time_ms), fmt_figure(r.get("graph500_gteps")), fmt_figure(r.get("directed_gteps")),
@@ -855,6 +1196,8 @@ def _main(args, argv, backend) -> int:
     print(_table(rows, ["primitive", "time ms", "GTEPS (Graph500)", "GTEPS (directed)", "iterations", "supersteps",
                         "us / superstep",
                         f"floor (scale {FLOOR_SCALE})", "met" if met_known else "met (n/a)", "valid"]))
+    if args.libraries:
+        print(_library_table(results, libraries))
     failed = [name for name, r in results.items() if r.get("validation", "").startswith("FAIL")]
     for name in failed:
         print(f"{name}: {results[name]['validation']}")

@@ -108,7 +108,8 @@ def test_hop_times_one_devices_exchange_and_reads_per_superstep(capsys, tmp_path
 
 @pytest.mark.parametrize("argv", [["--mode", "peer", "--devices", "1"], ["--mode", "peer", "--sizes", "0"],
                                   ["--mode", "peer", "--sizes", "a,b"], ["--mode", "trace", "--devices", "0"],
-                                  ["--mode", "hop", "--runs", "0"]])
+                                  ["--mode", "hop", "--runs", "0"],
+                                  ["--backend", "cupy", "--libraries"]])
 def test_user_errors(capsys, argv):
     with pytest.raises(SystemExit) as e:
         bench.main([*TINY, *argv])
@@ -201,3 +202,123 @@ def test_bench_runs_a_long_diameter_graph_with_its_supersteps(capsys, tmp_path):
         assert 1 <= r["supersteps"] < r["iterations"]  # the grid's small levels run several to a superstep
         assert r["us_per_superstep"] == pytest.approx(1e3 * r["median_ms"] / r["supersteps"])
     assert "grid:40x30: 1,200 vertices" in out
+
+
+def test_bench_on_the_cpu_times_the_libraries_beside_mgraph(capsys, tmp_path):
+    """--backend numpy puts scipy.sparse.csgraph, networkit and igraph (those installed) beside each primitive, each
+    warmed up and run after each of mgraph's runs from the same start, with mgraph's call over the fastest."""
+    names = ("bfs", "sssp", "cc", "pr", "kcore", "tc")
+    out, record = _run(capsys, tmp_path, "--primitives", ",".join(names), "--runs", 2, "--sources", 2,
+                       "--no-baselines")
+    libraries = record["libraries"]
+    assert "scipy" in libraries and record["numba_threads"] >= 1
+    for name in names:
+        r = record["results"][name]
+        assert r["validation"] == "PASS"
+        expected = [lib for lib in bench.LIBRARIES[name] if lib in libraries]
+        assert sorted(r.get("libraries", {})) == sorted(expected), name
+        if not expected:
+            continue
+        starts = 2 if name in ("bfs", "sssp") else 1
+        for lib in expected:
+            times = r["libraries"][lib]["times_s"]
+            assert len(times) == starts and all(len(t) == 2 and min(t) > 0 for t in times)
+            assert r["libraries"][lib]["median_ms"] == pytest.approx(
+                1e3 * statistics.median(statistics.median(t) for t in times))
+        fastest = min(expected, key=lambda lib: r["libraries"][lib]["median_ms"])
+        assert r["fastest_library"] == fastest
+        assert r["library_ratio"] == pytest.approx(r["call_median_ms"] / r["libraries"][fastest]["median_ms"])
+        assert r["library_met"] == (r["library_ratio"] <= bench.LIBRARY_FLOOR)
+        assert len(r["starts"][0]["call_s"]) == 2 and r["call_median_ms"] >= r["median_ms"] > 0
+    assert "mgraph / fastest" in out and "CPU libraries beside mgraph" in out
+    _, record = _run(capsys, tmp_path, "--primitives", "cc", "--runs", 1, "--no-baselines", "--no-libraries")
+    assert "libraries" not in record["results"]["cc"] and record["libraries"] is None
+
+
+def test_the_libraries_solve_the_problem_mgraph_solves():
+    """What bench.py times for each library answers the primitive's question on the same graph: levels, distances,
+    components, ranks, core numbers and triangles equal mgraph's (a library that is not installed is skipped)."""
+    import numpy as np
+
+    g = generators.rmat(9, 8, seed=3)
+    w = generators.with_random_weights(g, 1, 64, seed=3)
+    available = bench.library_versions()
+    plain, weighted = bench.LibraryGraphs(g), bench.LibraryGraphs(w)
+    s = int(np.flatnonzero(np.diff(g.indptr))[0])
+    depth = mgraph.bfs(g, s).depth
+    dist = mgraph.sssp(w, s).distance
+    labels = mgraph.connected_components(g).labels
+    core = mgraph.core_number(g).core
+    tri = mgraph.triangles(g).triangles
+    rank = mgraph.pagerank(g, tol=1e-12).rank
+    deg = np.diff(g.indptr)
+    checked = 0
+    for name, graph, lgraphs in (("bfs", g, plain), ("sssp", w, weighted), ("cc", g, plain), ("pr", g, plain),
+                                 ("kcore", g, plain), ("tc", g, plain)):
+        for lib, call in bench.library_calls(name, graph, lgraphs, available).items():
+            got = call(s)
+            checked += 1
+            if lib == "scipy" and name == "bfs":
+                order, pred = got
+                assert sorted(order.tolist()) == np.flatnonzero(depth >= 0).tolist()
+                assert all(depth[pred[v]] == depth[v] - 1 for v in order[1:])
+            elif lib == "scipy" and name == "sssp":
+                np.testing.assert_array_equal(got[0], dist)
+            elif lib == "scipy" and name == "cc":
+                assert got[0] == len(set(labels.tolist()))
+            elif lib == "networkit" and name == "bfs":
+                d = np.array(got.getDistances())
+                np.testing.assert_array_equal(np.where(depth >= 0, d, -1), depth)
+            elif lib == "networkit" and name == "sssp":
+                d = np.array(got.getDistances())
+                np.testing.assert_array_equal(d[np.isfinite(dist)], dist[np.isfinite(dist)])
+            elif lib == "networkit" and name == "cc":
+                assert got.numberOfComponents() == len(set(labels.tolist()))
+            elif lib == "networkit" and name == "pr":
+                scores = np.array(got.scores())  # on an undirected graph, a multiple of the ranks
+                assert np.abs(scores / scores.sum() - rank).sum() < 1e-5  # stopped at L1 change 1e-6
+            elif lib == "networkit" and name == "kcore":
+                np.testing.assert_array_equal(np.array(got.scores()).astype(np.int64), core)
+            elif lib == "networkit" and name == "tc":
+                np.testing.assert_allclose(np.array(got.scores()) * deg * (deg - 1) / 2, tri, atol=1e-6)
+            elif lib == "igraph" and name == "bfs":
+                vids, _, parents = got
+                assert sorted(vids) == np.flatnonzero(depth >= 0).tolist()
+                assert all(depth[parents[v]] == depth[v] - 1 for v in vids if v != s)
+            elif lib == "igraph" and name == "cc":
+                assert len(got) == len(set(labels.tolist()))
+            elif lib == "igraph" and name == "pr":
+                assert np.abs(np.array(got) - rank).sum() < 1e-5
+            elif lib == "igraph" and name == "kcore":
+                np.testing.assert_array_equal(got, core)
+            elif lib == "igraph" and name == "tc":
+                np.testing.assert_allclose(np.array(got) * deg * (deg - 1) / 2, tri, atol=1e-6)
+            else:
+                raise AssertionError(f"no check for {lib}'s {name}")
+    assert checked >= 3
+
+
+def test_threads_mode_alternates_thread_counts_and_gives_speedups(capsys, tmp_path):
+    numba = pytest.importorskip("numba")
+    counts = "1,2" if numba.config.NUMBA_NUM_THREADS >= 2 else "1,1"
+    out, record = _run(capsys, tmp_path, "--mode", "threads", "--primitives", "bfs,cc", "--threads", counts,
+                       "--runs", 2)
+    for name in ("bfs", "cc"):
+        r = record["results"][name]
+        for t in counts.split(","):
+            assert len(r["times_s"][t]) == len(r["starts"]) and all(len(x) == 2 for x in r["times_s"][t])
+            assert r["median_ms"][t] == pytest.approx(1e3 * statistics.median(
+                statistics.median(x) for x in r["times_s"][t]))
+        first, last = counts.split(",")
+        assert r["speedup"][last] == pytest.approx(r["median_ms"][first] / r["median_ms"][last])
+    control = record["results"]["control"]  # what the machine gives threads at all, beside the primitives
+    assert set(control["median_ms"]) == set(counts.split(",")) and min(control["median_ms"].values()) > 0
+    assert "thread(s) ms" in out and "control (compute-bound loop, no graph)" in out
+
+
+@pytest.mark.parametrize("argv", [["--threads", "1,2"], ["--threads", "0"], ["--threads", "x"],
+                                  ["--backend", "cupy", "--threads", "2"], ["--backend", "cupy", "--mode", "threads"]])
+def test_thread_count_errors(capsys, argv):
+    with pytest.raises(SystemExit) as e:
+        bench.main([*TINY, *argv])
+    assert e.value.code == 2 and "--threads" in capsys.readouterr().err

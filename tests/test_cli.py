@@ -288,9 +288,12 @@ def test_bench_smoke(tmp_path):
                           capture_output=True, text=True, env=subprocess_env(), timeout=120)
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.strip().splitlines()
-    names = [line.split()[0] for line in lines[-6:]]
-    assert names == ["bfs", "dobfs", "sssp", "cc", "pr", "bc"]  # the primitives with floors; the table comes last
-    assert all(line.split()[-1] == "PASS" for line in lines[-6:])
+    # on the CPU: the primitives the CPU libraries compare; mgraph's table, then the libraries' beside it, last
+    cpu = ["bfs", "dobfs", "sssp", "cc", "pr", "kcore", "tc"]
+    head = next(i for i, line in enumerate(lines) if line.startswith("CPU libraries beside mgraph"))
+    assert [line.split()[0] for line in lines[head - 7:head]] == cpu
+    assert all(line.split()[-1] == "PASS" for line in lines[head - 7:head])
+    assert [line.split()[0] for line in lines[-7:]] == cpu
     record = json.loads(out_json.read_text())
     assert {"date", "command", "version", "device", "graph", "results"} <= set(record)
     assert record["graph"]["scale"] == 8 and record["graph"]["generate_s"] > 0
@@ -526,3 +529,26 @@ def test_checker_on_a_partitioned_graph_checks_the_part_built_for_the_last_run()
     assert errors == [None, None]
     assert verdicts[0][0] is None and verdicts[1][0] is None
     assert "BFS rule" in verdicts[0][1] and verdicts[0][1] == verdicts[1][1]
+
+
+def test_cpu_runs_warm_up_first_and_take_a_thread_count(capsys, tmp_path, monkeypatch):
+    """On the CPU too the timed runs come after an untimed warm-up (numba compiles, or loads its cache, at the first
+    use), unless --no-warm-up; --threads is the run's threads option."""
+    import mgraph.api as api_module
+
+    calls = []
+    real = api_module.connected_components
+    monkeypatch.setattr(api_module, "connected_components", lambda g, **run: calls.append(run) or real(g, **run))
+    out_json = tmp_path / "cc.json"
+    code, out, _ = run(capsys, "cc", "grid:30x20", "--backend", "numpy", "--runs", 2, "--threads", 1,
+                       "--json", out_json)
+    assert code == 0 and "2 timed runs, after a warm-up" in field(out, "run")
+    assert len(calls) == 3 and all(c["threads"] == 1 for c in calls)  # the warm-up, then two timed runs
+    record = json.loads(out_json.read_text())
+    assert record["warm_up"] is True and len(record["times_s"]) == 2 and record["runs"][0]["threads"] == 1
+    calls.clear()
+    code, out, _ = run(capsys, "cc", "grid:30x20", "--backend", "numpy", "--no-warm-up", "--json", out_json)
+    assert code == 0 and "after a warm-up" not in field(out, "run") and len(calls) == 1 and "threads" not in calls[0]
+    assert json.loads(out_json.read_text())["warm_up"] is False
+    code, _, err = run(capsys, "cc", "grid:30x20", "--backend", "numpy", "--threads", 0)
+    assert code == 2 and "--threads" in err

@@ -182,6 +182,43 @@ def test_threads_follow_the_setting_numba_and_the_ranks_of_the_node(monkeypatch)
         numba_ops.configure(**old)
 
 
+def test_a_runs_threads_option_sets_its_kernels_threads_and_devices_divide_them(monkeypatch):
+    """threads= is the run's CPU threads in this process; devices=P worker threads take threads // P each (at least
+    one), so that P workers with their kernels' threads do not oversubscribe the cores; outside the run the
+    process's setting stands."""
+    import threading
+
+    monkeypatch.setattr(numba.config, "NUMBA_NUM_THREADS", 8)  # a pool of 8 (the kernels run on fewer here)
+    monkeypatch.setattr(numba_ops, "default_threads", lambda: 6)
+    seen = []
+    monkeypatch.setattr(numba_ops, "_parallel", lambda work: seen.append(
+        (threading.current_thread().name, numba_ops.threads())) or 1)
+    old = numba_ops.configure(threads=None)
+    try:
+        g = rmat(9)
+        for run, want in (({}, {6}), ({"threads": 1}, {1}), ({"threads": 8}, {8}), ({"devices": 2}, {3}),
+                          ({"devices": 4, "threads": 8}, {2}), ({"devices": 3, "threads": 2}, {1})):
+            seen.clear()
+            r = with_kernels("numba", mgraph.connected_components, g, **run)
+            np.testing.assert_array_equal(r.labels, validate.reference_components(g))
+            assert {t for _, t in seen} == want, run
+            workers = {name for name, _ in seen}
+            assert len(workers) == run.get("devices", 1), workers  # each worker thread asked for its own share
+            assert r.stats.get("threads") == run.get("threads")
+        assert numba_ops.threads() == 6  # outside a run
+        numba_ops.configure(threads=4)
+        seen.clear()
+        with_kernels("numba", mgraph.connected_components, g, devices=2)
+        assert {t for _, t in seen} == {2}
+        for bad in (0, -2, 1.5, True, "2"):
+            with pytest.raises(ValueError, match="threads must be a positive integer"):
+                mgraph.bfs(g, 0, threads=bad)
+        with pytest.raises(ValueError, match="more than numba's pool of 8"):
+            mgraph.bfs(g, 0, threads=9)
+    finally:
+        numba_ops.configure(**old)
+
+
 @pytest.mark.skipif(sys.platform != "linux", reason="reads the cores this process may use (Linux)")
 def test_ranks_under_mpiexec_split_the_cores():
     import os
@@ -580,3 +617,125 @@ def test_without_numba_the_twins_serve_the_cpu():
                          cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["mgraph.ops.numpy_ops", "48"]
+
+
+# -- whole-graph algorithms: the one-device CPU paths of k-core, triangles and SSSP ------------------------------
+
+def _per_vertex(n, d):
+    return np.array([d[v] for v in range(n)], dtype=np.int64)
+
+
+@pytest.mark.parametrize("name", ["chesapeake", "small_und", "small_dir", "rand_dir", "star300_dir", "disconnected",
+                                  "grid20x15", "path60"])
+def test_core_numbers_by_peeling_equal_networkx_and_the_levels(name):
+    """One device peels in one compiled call (two supersteps: reset, and the end); the levels' frontier program runs
+    with the twins and on two devices; all equal networkx.core_number."""
+    c = get_case(name)
+    want = _per_vertex(c.n, nx.core_number(c.nx))
+    r = with_kernels("numba", mgraph.core_number, c.graph)
+    assert r.stats["supersteps"] == 2
+    np.testing.assert_array_equal(r.core, want)
+    assert same(r.core, numba_ops.core_numbers(c.graph))
+    levels = with_kernels("numpy", mgraph.core_number, c.graph)
+    assert levels.stats["supersteps"] > 2 or c.n < 3
+    assert same(levels.core, r.core)
+    np.testing.assert_array_equal(with_kernels("numba", mgraph.core_number, c.graph, devices=2).core, want)
+
+
+@pytest.mark.parametrize("name", ["rmat11", "chesapeake", "small_und", "rand_und", "grid", "star300"])
+def test_triangles_compact_forward_equal_networkx_and_the_intersections(name, threads):
+    g = graph(name) if name in GRAPHS else get_case(name).graph
+    want = _per_vertex(g.num_vertices, nx.triangles(nx.from_scipy_sparse_array(g.to_scipy())))
+    got = numba_ops.triangle_counts(g)
+    assert got.dtype == np.int64
+    np.testing.assert_array_equal(got, want)
+    r = with_kernels("numba", mgraph.triangles, g)
+    assert same(r.triangles, got) and r.stats["supersteps"] == 2
+    assert same(with_kernels("numpy", mgraph.triangles, g).triangles, got)  # the intersections' frontier program
+    np.testing.assert_array_equal(with_kernels("numba", mgraph.triangles, g, devices=2).triangles, want)
+
+
+def test_triangles_ignore_self_loops_as_networkx_does():
+    src, dst = np.array([0, 1, 2, 0, 1, 3, 3]), np.array([1, 2, 0, 0, 1, 0, 3])  # a triangle, loops at 0, 1, 3
+    g = Graph.from_edges(src, dst, num_vertices=5)
+    G = nx.Graph(list(zip(src.tolist(), dst.tolist())))
+    G.add_node(4)
+    np.testing.assert_array_equal(numba_ops.triangle_counts(g), _per_vertex(5, nx.triangles(G)))
+    np.testing.assert_array_equal(with_kernels("numba", mgraph.triangles, g).triangles, [1, 1, 1, 0, 0])
+
+
+@pytest.mark.parametrize("name", ["rmat11_w", "rmat11_w_i64", "grid", "rand_dir_float", "zero_heavy_dir", "zero_und",
+                                  "disconnected_dir", "path200_w"])
+def test_sssp_by_dijkstra_equals_scipy_and_the_relaxations(name, monkeypatch):
+    g = graph(name) if name in GRAPHS else get_case(name).graph
+    s = source_of(g)
+    want = csgraph.dijkstra(g.to_scipy(), directed=g.directed, indices=s)
+    dist = np.full(g.num_vertices, np.inf)
+    dist[s] = 0.0
+    assert numba_ops.shortest_distances(g, s, dist) == int(np.isfinite(want).sum())
+    np.testing.assert_array_equal(dist, want)
+    # a relaxation stopped after a few rounds, finished by Dijkstra from its frontier
+    dist, marks = np.full(g.num_vertices, np.inf), np.zeros(g.num_vertices, np.int32)
+    dist[s] = 0.0
+    frontier = np.array([s], dtype=g.indices.dtype)
+    for stamp in range(1, 4):
+        frontier = ops.advance_relax(g, frontier, dist, marks, stamp)
+    numba_ops.shortest_distances(g, frontier, dist)
+    np.testing.assert_array_equal(dist, want)
+    # whole runs: past DIJKSTRA_AFTER rounds (the grid's, the path's) Dijkstra finishes the distances
+    calls = []
+    real = numba_ops.shortest_distances
+    monkeypatch.setattr(numba_ops, "shortest_distances", lambda *a: calls.append(a[1].shape[0]) or real(*a))
+    r = with_kernels("numba", mgraph.sssp, g, s)
+    np.testing.assert_array_equal(r.distance, want)
+    validate.validate_sssp(g, s, r.distance, r.predecessor)
+    levels = validate.reference_bfs_depth(g, s).max()
+    assert len(calls) == (1 if levels > 64 else 0), (levels, calls)
+    relaxed = with_kernels("numpy", mgraph.sssp, g, s)  # the frontier program to the end, with the twins
+    assert same(relaxed.distance, r.distance) and same(relaxed.predecessor, r.predecessor)
+    two = with_kernels("numba", mgraph.sssp, g, s, devices=2)
+    np.testing.assert_array_equal(two.distance, want)
+    validate.validate_sssp(g, s, two.distance, two.predecessor)
+
+
+# -- fused levels in one compiled call (for mgraph.ops.levels.advance_levels' CPU loop) ---------------------------
+
+@pytest.mark.parametrize("name, limit, max_levels, do_a", [
+    ("grid", 1 << 16, 1 << 30, None), ("grid", 60, 1 << 30, None), ("grid", 1 << 16, 7, None),
+    ("grid", 1 << 16, 1 << 30, 1e-3), ("path200", 1 << 16, 1 << 30, None), ("rand_dir_sparse", 1 << 16, 1 << 30, None)])
+def test_compiled_levels_are_the_loops_levels(name, limit, max_levels, do_a):
+    from mgraph.ops import levels
+
+    g = graph(name) if name in GRAPHS else get_case(name).graph
+    s = source_of(g) if name != "path200" else 0
+    got = []
+    for way in ("loop", "compiled"):
+        label = np.full(g.num_vertices, -1, np.int32)
+        pred = np.full(g.num_vertices, -1, g.indices.dtype)
+        label[s], pred[s] = 0, s
+        frontier = np.array([s], dtype=g.indices.dtype)
+        rule = None if do_a is None else levels.PullRule(g, 1, do_a)
+        args = (label, pred, 1)
+        old = numba_ops.configure(kernels="numba", threads=1)
+        try:
+            if way == "loop":
+                r = levels.advance_levels(g, frontier, functors.VISIT, args, 2, limit, max_levels, numba_ops.advance,
+                                          rule)
+            else:
+                r = numba_ops.advance_levels(g, frontier, functors.VISIT, args, 2, limit, max_levels, rule)
+        finally:
+            numba_ops.configure(**old)
+        got.append((r, label, pred))
+    (a, la, pa), (b, lb, pb) = got
+    assert b is not None and (a.levels, a.emitted) == (b.levels, b.emitted) and a.levels > 1
+    assert same(a.frontier, b.frontier) and same(la, lb) and same(pa, pb)
+    assert numba_ops.advance_levels(g, np.array([s], g.indices.dtype), functors.RELAX, (), 0, limit, 5) is None
+
+
+def test_compiled_levels_leave_what_does_not_fuse_to_the_loop():
+    leaves = np.arange(1, 2001)
+    g = Graph.from_edges(np.zeros(2000, np.int64), leaves)  # a hub of more than FUSE_DEGREE arcs: no fusing
+    label = np.full(g.num_vertices, -1, np.int32)
+    f = np.array([1], dtype=g.indices.dtype)
+    assert numba_ops.advance_levels(g, f, functors.VISIT, (label, label.astype(g.indices.dtype), 1), 2, 1 << 16,
+                                    100) is None

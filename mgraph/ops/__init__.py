@@ -51,7 +51,8 @@ __all__ = ["UNVISITED", "advance_visit", "advance_visit_pull", "advance_relax", 
            "advance_dependency", "tight_predecessors", "pull_sum", "prepare_pull", "l1_distance", "hook_components",
            "compress", "bitmap", "Bits", "id_range", "bit_test", "unvisited", "filter", "segment_min", "advance", "Functor", "first_claims",
            "functors", "neighbor_reduce", "intersect_count", "arcs", "advance_levels", "Levels", "visit_levels",
-           "Direction", "own_map", "tree_of", "pair_sums", "Queue", "Count", "counting", "plain", "read_counts"]
+           "Direction", "own_map", "tree_of", "pair_sums", "Queue", "Count", "counting", "plain", "read_counts",
+           "whole_graph_kernel"]
 Levels = levels.Levels
 
 
@@ -419,3 +420,14 @@ def bit_test(bits, ids):
 def filter(frontier, keep):
     """The frontier's vertices where ``keep`` (a boolean array over the frontier) holds."""
     return plain(frontier)[keep]
+
+
+def whole_graph_kernel(graph, name):
+    """The compiled CPU algorithm ``name`` of :mod:`.numba_ops` (``core_numbers``, ``triangle_counts``,
+    ``shortest_distances``) where ``graph`` is whole (one device holds every vertex's arcs), on the CPU, with the
+    compiled kernels selected; else None: a GPU, a part of a larger graph, or the NumPy twins, where the primitive
+    runs its frontier program."""
+    if graph.xp is not np or not levels.is_whole(graph):
+        return None
+    impl = _impl(graph.indptr)
+    return getattr(impl, name) if impl is not numpy_ops else None

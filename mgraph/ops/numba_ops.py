@@ -26,8 +26,9 @@ buffer; relaxation, path counting, dependencies and a user's functor run on
 one thread in the twins' order.  The thread count is :func:`configure`'s
 ``threads``, else ``NUMBA_NUM_THREADS`` where set, else the cores this process
 may use divided among the MPI ranks of its node, so that ``mpiexec -n P`` CPU
-ranks do not oversubscribe the cores.  Calls smaller than ``PARALLEL_ARCS``
-run on one thread.
+ranks do not oversubscribe the cores; a run's ``threads`` option overrides it
+for the run, and a run of P devices in worker threads divides it among them
+(:func:`threads`).  Calls smaller than ``PARALLEL_ARCS`` run on one thread.
 
 Names this module does not define (the id maps' translate and count_own, bitmaps) are the
 NumPy twins': ``mgraph.ops._impl`` hands NumPy arrays here and every
@@ -40,14 +41,22 @@ import os
 import threading
 import weakref
 
-import numba
-import numpy as np
-from numba import njit, prange, types
-from numba.core import cgutils
-from numba.extending import intrinsic
+# OpenMP's threads (numba's "omp" layer) spin between parallel regions by default; on cores shared with other
+# processes a spinning thread takes the core from the one with work, and every fork-join waits for it (PageRank
+# at R-MAT 14 on two threads: 191 ms spinning, 9.7 passive; docs/perf-notes.md).  Sleep instead, unless the user
+# says otherwise; read when the OpenMP runtime loads, so before numba's first parallel call.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
-from mgraph import group
-from mgraph.ops import functors, numpy_ops, segments
+import numba  # noqa: E402
+import numpy as np  # noqa: E402
+from numba import njit, prange, types  # noqa: E402
+from numba.core import cgutils  # noqa: E402
+from numba.extending import intrinsic  # noqa: E402
+
+from mgraph import group  # noqa: E402
+from mgraph.backend import cpu_share  # noqa: E402
+from mgraph.ops import functors, numpy_ops, segments  # noqa: E402
+from mgraph.ops import levels as lv  # noqa: E402
 
 UNVISITED = -1
 KERNELS = ("numba", "numpy")
@@ -130,8 +139,17 @@ def default_threads() -> int:
 
 
 def threads() -> int:
-    """The number of threads the parallel kernels use in this process."""
-    return _settings["threads"] or default_threads()
+    """The number of threads the parallel kernels use in the calling thread: inside a run, the run's ``threads``
+    option (else :func:`configure`'s, else :func:`default_threads`) divided among the run's worker threads in this
+    process (``devices=P``: P threads share the cores, each taking threads // P, at least one), so that P workers
+    with their kernels' threads do not oversubscribe the cores; outside a run :func:`configure`'s, else the
+    default."""
+    share = cpu_share()
+    base = _settings["threads"] or default_threads()
+    if share is None:
+        return base
+    total, workers = share
+    return max(1, min((total or base) // workers, numba.config.NUMBA_NUM_THREADS))
 
 
 def _parallel(work: int) -> int:
@@ -213,6 +231,25 @@ def _balanced(indptr, rows, has_rows, nrows, parts):
     return bounds, offsets
 
 
+_ROW_BOUNDS = {}  # id(indptr) -> (a weak reference to it, {(rows, parts): _balanced's bounds over its first rows})
+
+
+def _row_bounds(indptr, nrows, parts):
+    """_balanced's bounds over the first ``nrows`` rows themselves, kept per CSR offsets array (a graph's offsets
+    never change): a pull or a hook of every row asks for the same ranges every iteration, and the prefix sum
+    over every row is serial work that a second thread would otherwise wait for."""
+    key = id(indptr)
+    got = _ROW_BOUNDS.get(key)
+    if got is None or got[0]() is not indptr:
+        if len(_ROW_BOUNDS) >= 64:  # graphs of many sizes in one process: keep the last few
+            _ROW_BOUNDS.clear()
+        got = _ROW_BOUNDS[key] = (weakref.ref(indptr), {})
+    bounds = got[1].get((nrows, parts))
+    if bounds is None:
+        bounds = got[1][(nrows, parts)] = _balanced(indptr, indptr, False, nrows, parts)[0]
+    return bounds
+
+
 def _bit_index_table():
     """For a word with one bit set, its bit's index at ((word * _DE_BRUIJN) >> 58): the de Bruijn sequence's six-bit
     windows are all distinct."""
@@ -228,16 +265,22 @@ _BIT_INDEX = _bit_index_table()
 
 @njit(cache=True)
 def _sorted_ids(out, k, words, summary):
+    res = np.empty(k, out.dtype)
+    return res[:_sorted_into(out, k, words, summary, res)]
+
+
+@njit(cache=True)
+def _sorted_into(out, k, words, summary, res):
     """The distinct vertex ids of ``out[:k]`` in increasing order: set as bits of ``words`` (a bitmap of the
     vertices) and of ``summary`` (a bit per word), then read off in order, a summary bit at a time, each word cleared
-    as it is read, so that both are all zero again.  O(k + n / 4096), where a sort of k would cost k log k."""
+    as it is read, so that both are all zero again.  O(k + n / 4096), where a sort of k would cost k log k.
+    ``_sorted_into`` writes them to ``res`` and returns how many there are."""
     one = np.uint64(1)
     for i in range(k):
         v = out[i]
         w = v >> 6
         words[w] |= one << np.uint64(v & 63)
         summary[w >> 6] |= one << np.uint64(w & 63)
-    res = np.empty(k, out.dtype)
     j = 0
     for s in range(summary.shape[0]):
         x = summary[s]
@@ -255,7 +298,7 @@ def _sorted_ids(out, k, words, summary):
                 y ^= bit
                 res[j] = (w << 6) + _BIT_INDEX[(bit * _DE_BRUIJN) >> np.uint64(58)]
                 j += 1
-    return res[:j]
+    return j
 
 
 _local = threading.local()
@@ -418,7 +461,7 @@ def advance_visit_pull(rgraph, label, pred, level, frontier_bits):
     t = _parallel(int(rgraph.indptr[rows]))
     if t == 1:
         return _visit_pull(rgraph.indptr, rgraph.indices, label, pred, level, bits, rows)
-    bounds, _ = _balanced(rgraph.indptr, rgraph.indptr, False, rows, t * CHUNKS_PER_THREAD)
+    bounds = _row_bounds(rgraph.indptr, rows, t * CHUNKS_PER_THREAD)
     out = np.empty(max(rows, 1), rgraph.indices.dtype)
     counts = np.zeros(bounds.shape[0] - 1, np.int64)
     _run_parallel(_visit_pull_ranges, rgraph.indptr, rgraph.indices, label, pred, level, bits, bounds, out, counts)
@@ -453,7 +496,7 @@ def tight_predecessors(rgraph, dist, pred):
     if t == 1:
         _tight_range(rgraph.indptr, rgraph.indices, weights, has_w, dist, pred, 0, rows)
         return
-    bounds, _ = _balanced(rgraph.indptr, rgraph.indptr, False, rows, t * CHUNKS_PER_THREAD)
+    bounds = _row_bounds(rgraph.indptr, rows, t * CHUNKS_PER_THREAD)
     _run_parallel(_tight_ranges, rgraph.indptr, rgraph.indices, weights, has_w, dist, pred, bounds)
 
 
@@ -696,7 +739,8 @@ def _hook_rows(graph, rows, nrows, parent, pairs_below, lo, hi, skip):
         return
     parts = t * CHUNKS_PER_THREAD
     if hi is None:
-        bounds = _balanced(graph.indptr, rows, has_rows, nrows, parts)[0]
+        bounds = _balanced(graph.indptr, rows, True, nrows, parts)[0] if has_rows else \
+            _row_bounds(graph.indptr, nrows, parts)
     else:  # a few arcs per row: rows in equal ranges
         bounds = np.arange(parts + 1, dtype=np.int64) * nrows // parts
     skipped = np.empty(nrows if skip >= 0 else 0, np.bool_)
@@ -844,7 +888,7 @@ def pull_sum(rgraph, x, scale=1.0, shift=0.0):
     if t == 1:
         _pull_range(rgraph.indptr, rgraph.indices, weights, has_w, x, scale, scaled, shift, shifted, y, 0, n)
     else:
-        bounds, _ = _balanced(rgraph.indptr, rgraph.indptr, False, n, t * CHUNKS_PER_THREAD)
+        bounds = _row_bounds(rgraph.indptr, n, t * CHUNKS_PER_THREAD)
         _run_parallel(_pull_ranges, rgraph.indptr, rgraph.indices, weights, has_w, x, scale, scaled, shift, shifted,
                       y, bounds)
     return y
@@ -1034,7 +1078,8 @@ def neighbor_reduce(graph, values, op, rows=None, weighted=False, prefer=None, e
     weights = graph.weights if weighted else None
     work = int(graph.indptr[-1]) if not has_rows else num_rows * max(1, graph.num_arcs // max(graph.num_vertices, 1))
     t = _parallel(work)
-    bounds = None if t == 1 else _balanced(graph.indptr, listed, has_rows, num_rows, t * CHUNKS_PER_THREAD)[0]
+    bounds = None if t == 1 else _balanced(graph.indptr, listed, True, num_rows, t * CHUNKS_PER_THREAD)[0] \
+        if has_rows else _row_bounds(graph.indptr, num_rows, t * CHUNKS_PER_THREAD)
     if op == "mode":
         out = np.empty(num_rows, values.dtype)
         has_prefer = prefer is not None
@@ -1245,3 +1290,342 @@ def __getattr__(name):
     if name.startswith("__"):
         raise AttributeError(name)
     return getattr(numpy_ops, name)
+
+
+# ---- whole-graph CPU algorithms: where one device holds the whole graph --------------------------------------
+# The frontier programs of k-core, triangles and SSSP pay a superstep per peeling level or relaxation round; on a
+# CPU holding the whole graph the sequential-efficient algorithms below do the same work in one compiled call.
+# The primitives take them through ops.whole_graph_kernel (one device, compiled kernels selected), and keep their
+# frontier programs for parts of a larger graph, GPUs and the NumPy twins.
+
+@njit(cache=True)
+def _peel_walk(indptr, indices, v, k, deg, queue, nq):
+    """v leaves at level k: each neighbour above k loses one, and one that falls to k joins the level's queue."""
+    for e in range(indptr[v], indptr[v + 1]):
+        u = indices[e]
+        du = deg[u]
+        if du > k:
+            du -= 1
+            deg[u] = du
+            if du == k:
+                queue[nq] = u
+                nq += 1
+    return nq
+
+
+@njit(cache=True)
+def _peel(indptr, indices, rindptr, rindices, both, deg):
+    """Core numbers by level-synchronous peeling on one thread (ParK's order, Dasari et al. 2014): at level k the
+    remaining vertices of degree k leave, and with them every neighbour their leaving brings down to k; a degree
+    never falls below the level, so it ends as the core number.  Each arc reads one neighbour's degree (bucket
+    peeling, Batagelj–Zaversnik's, moves it between buckets: four random accesses, 4x slower at R-MAT 18); the
+    remaining vertices are scanned once per level, kept compact, and a level with none left is skipped.
+    ``both``: a directed graph's degree and neighbours count in-arcs (``rindptr``) too.  ``deg`` (int32 or int64)
+    receives the result."""
+    n = indptr.shape[0] - 1
+    for v in range(n):
+        d = indptr[v + 1] - indptr[v]
+        if both:
+            d += rindptr[v + 1] - rindptr[v]
+        deg[v] = d
+    active = np.empty(n, deg.dtype)
+    for v in range(n):
+        active[v] = v
+    queue = np.empty(n, deg.dtype)
+    na = n
+    k = 0
+    while na > 0:
+        nq = 0
+        kept = 0
+        for i in range(na):  # the level's first leavers; the rest stay, in order
+            v = active[i]
+            if deg[v] <= k:
+                queue[nq] = v
+                nq += 1
+            else:
+                active[kept] = v
+                kept += 1
+        h = 0
+        while h < nq:
+            v = queue[h]
+            h += 1
+            nq = _peel_walk(indptr, indices, v, k, deg, queue, nq)
+            if both:
+                nq = _peel_walk(rindptr, rindices, v, k, deg, queue, nq)
+        na = 0
+        low = -1
+        for i in range(kept):  # drop those the walks brought down to k; the next level is the least degree left
+            v = active[i]
+            d = deg[v]
+            if d > k:
+                active[na] = v
+                na += 1
+                if low < 0 or d < low:
+                    low = d
+        k = low
+    return deg
+
+
+def core_numbers(graph):
+    """Every vertex's core number (int64) on a whole graph, by sequential level-synchronous peeling:
+    ``networkx.core_number`` (a directed graph's degree is in-degree plus out-degree, its neighbours both ways)."""
+    n = graph.num_vertices
+    r = graph.reverse() if graph.directed else graph
+    wide = n >= 2**31 or int(graph.indptr[-1]) * 2 >= 2**31
+    deg = np.empty(n, np.int64 if wide else np.int32)
+    _peel(graph.indptr, graph.indices, r.indptr, r.indices, graph.directed, deg)
+    return deg.astype(np.int64, copy=False)
+
+
+@njit(cache=True)
+def _orient(indptr, indices):
+    """The forward arcs: u -> v where (degree, id) of u is below v's, self-loops dropped; rows keep their order."""
+    n = indptr.shape[0] - 1
+    fptr = np.zeros(n + 1, np.int64)
+    for u in range(n):
+        du = indptr[u + 1] - indptr[u]
+        c = 0
+        for e in range(indptr[u], indptr[u + 1]):
+            v = indices[e]
+            dv = indptr[v + 1] - indptr[v]
+            if dv > du or (dv == du and v > u):
+                c += 1
+        fptr[u + 1] = fptr[u] + c
+    fidx = np.empty(fptr[n], indices.dtype)
+    for u in range(n):
+        du = indptr[u + 1] - indptr[u]
+        k = fptr[u]
+        for e in range(indptr[u], indptr[u + 1]):
+            v = indices[e]
+            dv = indptr[v + 1] - indptr[v]
+            if dv > du or (dv == du and v > u):
+                fidx[k] = v
+                k += 1
+    return fptr, fidx
+
+
+@njit(cache=True)
+def _triangles_range(fptr, fidx, lo, hi, tri, mark):
+    """Each triangle whose lowest corner (in the forward order) is in lo..hi - 1, found once: mark that corner's
+    forward neighbours, walk each one's forward neighbours; every corner of a triangle found counts one."""
+    for v in range(lo, hi):
+        stamp = v + 1
+        for e in range(fptr[v], fptr[v + 1]):
+            mark[fidx[e]] = stamp
+        for e in range(fptr[v], fptr[v + 1]):
+            u = fidx[e]
+            for f in range(fptr[u], fptr[u + 1]):
+                w = fidx[f]
+                if mark[w] == stamp:
+                    tri[v] += 1
+                    tri[u] += 1
+                    tri[w] += 1
+
+
+@njit(cache=True)
+def _triangles(fptr, fidx, n):
+    tri = np.zeros(n, np.int64)
+    mark = np.zeros(n, np.int64)
+    _triangles_range(fptr, fidx, 0, n, tri, mark)
+    return tri
+
+
+@njit(parallel=True, cache=True)
+def _triangles_ranges(fptr, fidx, bounds, tris, marks):
+    # each thread counts into its own row of tris (numba's thread id), summed after
+    for c in prange(bounds.shape[0] - 1):
+        t = numba.get_thread_id()
+        _triangles_range(fptr, fidx, bounds[c], bounds[c + 1], tris[t], marks[t])
+
+
+@njit(parallel=True, cache=True)
+def _sum_rows(tris, out, parts):
+    n = out.shape[0]
+    for c in prange(parts):
+        for v in range(n * c // parts, n * (c + 1) // parts):
+            s = 0
+            for t in range(tris.shape[0]):
+                s += tris[t, v]
+            out[v] = s
+
+
+@njit(cache=True)
+def _forward_work(fptr, fidx):
+    """Per vertex, the forward arcs its walk reads (its own and its forward neighbours'), as a prefix sum."""
+    n = fptr.shape[0] - 1
+    work = np.empty(n + 1, np.int64)
+    work[0] = 0
+    for v in range(n):
+        c = 1 + fptr[v + 1] - fptr[v]
+        for e in range(fptr[v], fptr[v + 1]):
+            u = fidx[e]
+            c += fptr[u + 1] - fptr[u]
+        work[v + 1] = work[v] + c
+    return work
+
+
+def triangle_counts(graph):
+    """How many triangles each vertex is a corner of (int64) on a whole undirected graph, ``networkx.triangles``
+    (self-loops ignored): each edge oriented from the lower to the higher (degree, id), every triangle found once
+    from its lowest corner by marking that corner's forward neighbours (Latapy's compact-forward, O(m^1.5)).
+    On several threads the vertices go in ranges balanced by the arcs their walks read, each thread counting into
+    its own array."""
+    if not segments.rows_sorted(graph):  # as ops.intersect_count: a row listing a neighbour twice is refused
+        raise ValueError("triangle counting needs each row's neighbours in increasing order; this graph's are not")
+    n = graph.num_vertices
+    fptr, fidx = _orient(graph.indptr, graph.indices)
+    t = _parallel(int(fptr[n]))
+    if t == 1:
+        return _triangles(fptr, fidx, n)
+    work = _forward_work(fptr, fidx)
+    parts = t * CHUNKS_PER_THREAD
+    bounds = np.searchsorted(work, np.arange(parts + 1) * (int(work[-1]) // parts + 1))
+    bounds[0], bounds[-1] = 0, n
+    tris = np.zeros((t, n), np.int64)  # numba.get_thread_id() is below get_num_threads(), set to t by _parallel
+    marks = np.zeros((t, n), np.int64)
+    _run_parallel(_triangles_ranges, fptr, fidx, bounds, tris, marks)
+    out = np.empty(n, np.int64)
+    _run_parallel(_sum_rows, tris, out, parts)
+    return out
+
+
+@njit(cache=True)
+def _sift_up(heap, hpos, dist, i):
+    v = heap[i]
+    dv = dist[v]
+    while i > 0:
+        p = (i - 1) >> 1
+        u = heap[p]
+        if dist[u] <= dv:
+            break
+        heap[i] = u
+        hpos[u] = i
+        i = p
+    heap[i] = v
+    hpos[v] = i
+
+
+@njit(cache=True)
+def _sift_down(heap, hpos, dist, i, size):
+    v = heap[i]
+    dv = dist[v]
+    while True:
+        c = 2 * i + 1
+        if c >= size:
+            break
+        if c + 1 < size and dist[heap[c + 1]] < dist[heap[c]]:
+            c += 1
+        u = heap[c]
+        if dist[u] >= dv:
+            break
+        heap[i] = u
+        hpos[u] = i
+        i = c
+    heap[i] = v
+    hpos[v] = i
+
+
+@njit(cache=True)
+def _dijkstra(indptr, indices, weights, has_w, sources, dist):
+    """Dijkstra with an indexed binary heap (decrease-key in place) from ``sources`` at their distances in ``dist``:
+    every other vertex's entry must be an upper bound that its own out-arcs have already relaxed (inf where
+    unreached), as a frontier relaxation leaves it; then no path from a source can improve a vertex below the
+    least key queued, so each vertex popped is final.  Returns how many vertices were settled."""
+    n = indptr.shape[0] - 1
+    heap = np.empty(n, np.int64)
+    hpos = np.full(n, -1, np.int64)  # -1: never queued; -2: settled; else the heap index
+    size = 0
+    for i in range(sources.shape[0]):
+        v = sources[i]
+        if hpos[v] == -1:
+            heap[size] = v
+            hpos[v] = size
+            size += 1
+            _sift_up(heap, hpos, dist, size - 1)
+    settled = 0
+    while size > 0:
+        u = heap[0]
+        hpos[u] = -2
+        settled += 1
+        size -= 1
+        if size > 0:
+            heap[0] = heap[size]
+            hpos[heap[0]] = 0
+            _sift_down(heap, hpos, dist, 0, size)
+        du = dist[u]
+        for e in range(indptr[u], indptr[u + 1]):
+            v = indices[e]
+            nd = du + (weights[e] if has_w else 1.0)
+            if nd < dist[v]:
+                dist[v] = nd
+                p = hpos[v]
+                if p == -1:
+                    heap[size] = v
+                    hpos[v] = size
+                    size += 1
+                    _sift_up(heap, hpos, dist, size - 1)
+                else:  # queued (a settled vertex cannot improve: weights are non-negative)
+                    _sift_up(heap, hpos, dist, p)
+    return settled
+
+
+def shortest_distances(graph, sources, dist):
+    """Dijkstra on a whole graph with non-negative weights from ``sources`` (a vertex or an array of them) at their
+    entries of ``dist`` (float64), in one compiled call on one thread: from one source, ``dist`` inf but 0 there;
+    or from a relaxation's frontier, ``dist`` as the relaxation left it (every vertex outside the frontier has
+    relaxed its out-arcs).  Every reached vertex ends at its distance; returns how many were settled."""
+    weights, has_w = _weights(graph)
+    sources = np.atleast_1d(np.asarray(sources)).astype(np.int64, copy=False)
+    return int(_dijkstra(graph.indptr, graph.indices, weights, has_w, sources, dist))
+
+
+# ---- fused levels: a traversal's small levels in one compiled call ----------------------------------------------
+
+@njit(cache=True)
+def _visit_levels(indptr, indices, frontier, label, pred, level, limit, max_levels, has_rule, rule_n, rule_arcs,
+                  visited, do_a, words, summary):
+    """The built-in visit level after level, as mgraph.ops.levels.advance_levels' loop runs it with
+    :func:`advance_visit`: each level's claims in arc order, emitted in increasing order; stop after a level that
+    emitted nothing, whose output's out-arcs exceed ``limit``, the ``max_levels``-th, or after which the pull rule
+    (``has_rule``: levels.PullRule's test on its floats) would switch to pulling.  (output, levels, emitted)."""
+    none = np.zeros(0, np.float64)
+    n = label.shape[0]
+    out = np.empty(n, indices.dtype)  # a level's claims, in arc order
+    bufs = np.empty((2, n), indices.dtype)  # the levels' frontiers, in turn
+    cur = frontier
+    levels = 0
+    emitted = 0
+    while True:
+        k = _visit_range(indptr, indices, none, False, cur, 0, cur.shape[0], label, pred, level, none, False, out, 0)
+        nxt = bufs[levels & 1]
+        m = _sorted_into(out, k, words, summary, nxt)
+        cur = nxt[:m]
+        levels += 1
+        emitted += m
+        visited += m
+        if m == 0 or levels >= max_levels or _degree_sum(indptr, cur) > limit:
+            break
+        if has_rule:
+            forward = m * rule_arcs / rule_n
+            backward = (rule_n - visited) * rule_n / max(visited, 1)
+            if forward > backward * do_a:
+                break
+        level += 1
+    return cur.copy(), levels, emitted
+
+
+def advance_levels(graph, frontier, functor, args, level_at, limit, max_levels, rule=None):
+    """mgraph.ops.levels.advance_levels for the built-in visit (``functors.VISIT``) in one compiled call: the same
+    levels, labels, predecessors and output as its loop of :func:`advance_visit` on one thread (``Levels``); None
+    for any other functor, or where the levels do not fuse (a part of a larger graph, a hub, a frontier past
+    ``limit`` arcs): the loop then runs as it does."""
+    if functor is not functors.VISIT or not (max_levels > 1 and lv.fusable(graph) and 0 < frontier.shape[0] <= limit
+                                             and _degree_sum(graph.indptr, frontier) <= limit):
+        return None
+    label, pred, level = args
+    has_rule = rule is not None
+    out, levels, emitted = _visit_levels(
+        graph.indptr, graph.indices, frontier, label, pred, int(level), int(limit), int(max_levels), has_rule,
+        float(rule.n if has_rule else 1), float(rule.arcs if has_rule else 1), int(rule.visited if has_rule else 0),
+        float(rule.do_a if has_rule else 0.0), *_bits(graph.num_vertices))
+    return lv.Levels(out, int(levels), int(emitted))

@@ -4,7 +4,8 @@
 and resolved: the backend (once), the devices (bounded by what can exist: a
 graph of n vertices splits over at most n devices, and one process starts at
 most :func:`thread_limit` worker threads), the partitioner, duplication,
-communication, seed, workers, gather, output and the superstep bound.  A
+communication, seed, workers, gather, output, the superstep bound and the CPU
+threads.  A
 mistake is a ValueError with a one-line message naming the option.
 """
 from __future__ import annotations
@@ -22,7 +23,7 @@ from mgraph.parts import subgraph
 from mgraph.parts.partitioned import PartitionedGraph
 
 RUN_OPTIONS = ("backend", "devices", "partitioner", "duplication", "communication", "seed", "workers", "gather",
-               "output", "max_supersteps")
+               "output", "max_supersteps", "threads")
 OUTPUTS = ("numpy", "device")
 WORKERS = ("auto", "threads")
 
@@ -112,7 +113,11 @@ class RunOptions:
                              "'device' (arrays where the run's device keeps them: CuPy on a GPU)")
         self.max_supersteps = self._supersteps(run.get("max_supersteps"), graph.num_vertices, least_supersteps)
         ids, count = self._device_ids(run.get("devices", 1), graph.num_vertices)
+        self.threads = self._threads(run.get("threads"))
         self.backends = self._backends(run.get("backend", "auto"), ids, count)
+        if not self.backends[0].is_gpu:  # each worker thread's kernels take their share of the run's threads
+            for b in self.backends:
+                b.cpu_share = (self.threads, len(self.backends))
         self.workers = "mpi" if self.world is not None else "threads" if self.num_devices > 1 else "solo"
         self._graph = graph
 
@@ -121,6 +126,25 @@ class RunOptions:
         """The run's graph: on one device, the caller's Graph on that device (copied there on first use, then kept
         by the Graph); else as given (its parts are built from it)."""
         return self._graph.to(self.backends[0]) if self.workers == "solo" else self._graph
+
+    @staticmethod
+    def _threads(value):
+        """The CPU threads of the run in this process (None: the default, ``NUMBA_NUM_THREADS`` where set, else this
+        process's cores divided among the MPI ranks of its node), divided among its worker threads (devices=P: each
+        device's kernels use threads // P, at least one); no more than numba's pool.  Ignored on a GPU."""
+        if value is None:
+            return None
+        if not _integer(value) or value < 1:
+            raise ValueError(f"threads must be a positive integer (or None: the default), got {value!r}")
+        try:
+            import numba
+        except ImportError:  # no compiled kernels: the NumPy twins run on one thread
+            return int(value)
+        pool = numba.config.NUMBA_NUM_THREADS
+        if value > pool:
+            raise ValueError(f"threads={value} is more than numba's pool of {pool} (NUMBA_NUM_THREADS, set before "
+                             "Python starts, enlarges it)")
+        return int(value)
 
     @staticmethod
     def _supersteps(value, n, least):
@@ -191,6 +215,8 @@ class RunOptions:
         """The stats that describe where the run ran."""
         b = self.backends[0]
         out = {"backend": b.name, "device": b.device_name(), "devices": self.num_devices}
+        if not b.is_gpu and self.threads is not None:
+            out["threads"] = self.threads
         if self.num_devices > 1:
             name = self.partitioner if isinstance(self.partitioner, str) else getattr(self.partitioner, "__name__",
                                                                                        "callable")
