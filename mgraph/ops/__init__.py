@@ -136,8 +136,14 @@ def advance_levels(graph, frontier, functor, *args, level, limit=levels.FUSE_ARC
         return Levels(out, 1, int(out.shape[0]))
     rule = None if until_pull is None else levels.PullRule(graph, *until_pull)
     if xp is np:
+        impl = _impl(graph.indptr)
+        if impl is not numpy_ops:  # the compiled loop runs a visit's fused levels in one call
+            fused = impl.advance_levels(graph, frontier, functor, args, names.index(level), int(limit),
+                                        int(max_levels), rule)
+            if fused is not None:
+                return fused
         return levels.advance_levels(graph, frontier, functor, args, names.index(level), int(limit),
-                                     int(max_levels), _impl(graph.indptr).advance, rule)
+                                     int(max_levels), impl.advance, rule)
     from mgraph.ops import cupy_levels, cupy_ops
 
     return cupy_levels.advance_levels(graph, frontier, functor, args, names.index(level), int(limit),
