@@ -228,3 +228,28 @@ def test_shipped_primitives_in_batched_runs_equal_scipy():
     for r in (mgraph.bfs(g, 0), mgraph.bfs(g, 0, direction="auto"), mgraph.sssp(g, 0)):
         values = r.depth if hasattr(r, "depth") else r.distance
         np.testing.assert_array_equal(values, ref)
+
+
+class Watched(Heads):
+    """Counts the frontiers still alive at each iterate: a batch must keep counts, not frontiers (each may be as
+    large as the graph)."""
+
+    def reset(self, source=None):
+        import weakref
+
+        self.refs, self.most, self.weakref = [], 0, weakref
+        return super().reset(source)
+
+    def iterate(self, frontier):
+        self.most = max(self.most, sum(r() is not None for r in self.refs))
+        out = super().iterate(frontier)
+        if isinstance(out, ops.Queue):
+            self.refs.append(self.weakref.ref(out))
+        return out
+
+
+def test_a_batch_keeps_counts_not_frontiers():
+    prims = []
+    r = mgraph.run(lambda graph: prims.append(Watched(graph)) or prims[-1], path_graph(300))
+    assert len(prims[0].refs) >= 300 and prims[0].most <= 2  # the frontier iterated, and the one before at most
+    assert r.stats["frontier_sizes"][-1] == 0 and all(isinstance(s, int) for s in r.stats["frontier_sizes"])

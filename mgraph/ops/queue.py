@@ -18,6 +18,7 @@ interfaces).  On the CPU the count is a NumPy word, and the same code paths run.
 from __future__ import annotations
 
 import threading
+import weakref
 
 import numpy as np
 
@@ -94,6 +95,11 @@ class Queue:
     def __cuda_array_interface__(self):  # CuPy code on a GPU queue: cupy.asarray(q), q as an index
         return self.array().__cuda_array_interface__
 
+    def tally(self) -> "Tally":
+        """This queue's count without its buffer: what the enactor keeps of a superstep until it reads a batch's
+        counts (holding the buffers would hold a batch's frontiers, each up to the graph's size)."""
+        return Tally(self.counts, self.at, self._n, self)
+
     def __getattr__(self, name):  # plain array code (f.reshape, f.sum(), ...): the array it stands for
         if name.startswith("__"):
             raise AttributeError(name)
@@ -102,6 +108,31 @@ class Queue:
     def __repr__(self):
         n = self._n if self._n is not None else "?"
         return f"Queue({n} of {self.capacity} {self.dtype} ids)"
+
+
+class Tally:
+    """A frontier's length, still on the device (a count word) until read; tells its queue when it learns it, if
+    the queue is still alive."""
+
+    __slots__ = ("counts", "at", "_n", "_queue")
+
+    def __init__(self, counts, at, n, queue):
+        self.counts, self.at, self._n, self._queue = counts, at, n, weakref.ref(queue)
+
+    @property
+    def known(self) -> bool:
+        return self._n is not None
+
+    def learn(self, n) -> None:
+        self._n = int(n)
+        queue = self._queue()
+        if queue is not None and queue._n is None:
+            queue.learn(n)
+
+    def __len__(self) -> int:
+        if self._n is None:
+            read_counts([self])
+        return self._n
 
 
 def _on_array(name):

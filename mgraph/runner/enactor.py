@@ -124,7 +124,7 @@ def _drive(d, prim, ex, backend, group, sources, progress, max_supersteps):
         if frontier is None:
             return None, rec
         frontier = ex.run(prim, frontier, rec)
-        rec["frontier"] = frontier if deferred(frontier) else int(len(frontier))
+        rec["frontier"] = frontier.tally() if deferred(frontier) else int(len(frontier))
         return frontier, rec
 
     def settle(pending):
@@ -176,8 +176,9 @@ def _drive(d, prim, ex, backend, group, sources, progress, max_supersteps):
                 if iterating and deferred(frontier):  # its emptiness is read when the batch ends
                     at["count"] += 1
                     prim.frontier_total = ops.Count(frontier)
-                    sizes.append(frontier)
-                    pending.append(frontier)
+                    tally = rec["frontier"]  # the count alone: the batch keeps no frontier alive
+                    sizes.append(tally)
+                    pending.append(tally)
                     step = ("iterate", _iterate(prim, frontier))
                     continue
                 done = agree(frontier, finished=frontier is None)
@@ -197,8 +198,8 @@ def _drive(d, prim, ex, backend, group, sources, progress, max_supersteps):
     backend.synchronize_stream()  # the run's work is on this stream (and what it waited for)
     group.share(())  # the last device done ends the run
     clock["stop"] = time.perf_counter()
-    clock["frontier_sizes"] = [int(len(f)) if isinstance(f, ops.Queue) else f for f in sizes]
-    records["frontier"] = [int(len(f)) if isinstance(f, ops.Queue) else f for f in records["frontier"]]
+    clock["frontier_sizes"] = [f if isinstance(f, int) else len(f) for f in sizes]
+    records["frontier"] = [f if isinstance(f, int) else len(f) for f in records["frontier"]]
     return records, clock, check.result()
 
 
