@@ -192,12 +192,12 @@ class Louvain(Primitive):
         rows, keys, scores = rows[allowed], keys[allowed], scores[allowed]
         if rows.shape[0] == 0:
             return rows, keys, scores
-        top = xp.full(self.num_vertices, -np.inf)
-        xp.maximum.at(top, rows, scores)
-        at = xp.flatnonzero(scores == top[rows])  # in (row, key) order: a row's first is its smallest key
-        first = xp.ones(at.shape[0], dtype=bool)
-        first[1:] = rows[at[1:]] != rows[at[:-1]]
-        at = at[first]
+        # by row, then score downwards, then key: a row's first pair is its best.  A sort, not a scatter-max of the
+        # scores: CuPy's maximum.at over float64 scores (negative ones among them) left values no score equalled
+        order = xp.lexsort(xp.stack([keys.astype(np.float64), -scores, rows.astype(np.float64)]))
+        first = xp.ones(order.shape[0], dtype=bool)
+        first[1:] = rows[order[1:]] != rows[order[:-1]]
+        at = order[first]
         return rows[at], keys[at], scores[at]
 
     def _hash(self, ids, salt):
