@@ -92,7 +92,7 @@ def _drive(d, prim, ex, backend, group, sources, progress, max_supersteps):
                     setattr(prim, name, sum(column) if k < len(prim.global_sums) else min(column))
         if not finished and group.size > 1:
             _gather_lists(prim, group, backend)
-        own = 0 if finished else ex.own_count if ex.own_count is not None else ex.sub.count_own(frontier)
+        own = 0 if finished else ex.own_count if ex.own_count is not None else ex.sub.count_own(ops.plain(frontier))
         flags = group.share((FLAGS, *where, float(finished), bool(finished or prim.converged(frontier)), int(own)))
         check.agreed(flags, (FLAGS, *where, float(finished)), 6, "converged")
         prim.frontier_total = int(sum(f[5] for f in flags))
@@ -173,7 +173,8 @@ def _drive(d, prim, ex, backend, group, sources, progress, max_supersteps):
                 frontier, rec = superstep(step)
                 for k in STAT_KEYS:
                     records[k].append(rec[k])
-                if iterating and deferred(frontier):  # its emptiness is read when the batch ends
+                if iterating and deferred(frontier) and not (prim.global_sums or prim.global_mins):
+                    # its emptiness is read when the batch ends (totals, which a phase may turn on, are shared now)
                     at["count"] += 1
                     prim.frontier_total = ops.Count(frontier)
                     tally = rec["frontier"]  # the count alone: the batch keeps no frontier alive
