@@ -126,8 +126,21 @@ def main(argv=None):
     unknown = set(wanted) - set(families(nx.Graph([(0, 1)]), 1, 0))
     if unknown or args.runs < 1 or args.k < 1:
         p.error(f"unknown families {sorted(unknown)}" if unknown else "--runs and --k must be at least 1")
-    nx.config.backends.mgraph["backend"] = args.backend
-    nx.config.cache_converted_graphs = True
+    cfg = nx.config.backends.mgraph
+    before = (cfg["backend"], nx.config.cache_converted_graphs)
+    cfg["backend"], nx.config.cache_converted_graphs = args.backend, True
+    try:
+        rows = _measure(args, wanted)
+    finally:  # networkx's configuration is the process's: leave it as it was (a caller may go on using networkx)
+        cfg["backend"], nx.config.cache_converted_graphs = before
+    print(table(rows))
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"backend": args.backend, "k": args.k, "runs": args.runs, "networkx": nx.__version__,
+                       "numpy": np.__version__, "rows": rows}, f, indent=1)
+
+
+def _measure(args, wanted):
     small = load("rmat:8")  # compiled kernels loaded before any timing (numba's on the CPU, CUDA's on a GPU)
     for name, (call, _) in families(small, 4, next(iter(small))).items():
         if name in wanted:
@@ -135,11 +148,7 @@ def main(argv=None):
     rows = []
     for graph in (g for g in args.graphs.split(",") if g):
         rows += run(graph, wanted, args.k, args.runs, lambda m: print(m, file=sys.stderr, flush=True))
-    print(table(rows))
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump({"backend": args.backend, "k": args.k, "runs": args.runs, "networkx": nx.__version__,
-                       "numpy": np.__version__, "rows": rows}, f, indent=1)
+    return rows
 
 
 if __name__ == "__main__":

@@ -12,7 +12,9 @@ import networkx_speed  # noqa: E402
 
 def test_every_family_runs_and_matches_networkx(tmp_path, capsys):
     out = tmp_path / "speed.json"
+    before = dict(networkx_speed.nx.config.backends.mgraph), networkx_speed.nx.config.cache_converted_graphs
     networkx_speed.main(["--graphs", "rmat:9", "--runs", "1", "--k", "8", "--json", str(out)])
+    assert (dict(networkx_speed.nx.config.backends.mgraph), networkx_speed.nx.config.cache_converted_graphs) == before
     rows = json.loads(out.read_text())["rows"]
     assert [r["family"] for r in rows] == ["bfs", "components", "pagerank", "betweenness", "triangles",
                                            "core_number", "louvain"]
