@@ -230,8 +230,10 @@ def test_ranks_under_mpiexec_split_the_cores():
     env = {k: v for k, v in os.environ.items() if k != "NUMBA_NUM_THREADS"}
     env["PYTHONPATH"] = os.pathsep.join([os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                                          env.get("PYTHONPATH", "")])
+    # one write per rank (print writes its pieces apart, and two ranks' pieces interleaved into "22 ...")
     code = ("import os; from mgraph.ops import numba_ops as nb; "
-            "print(nb._local_ranks(), nb.threads(), len(os.sched_getaffinity(0)), os.cpu_count())")
+            "os.write(1, f'{nb._local_ranks()} {nb.threads()} {len(os.sched_getaffinity(0))} {os.cpu_count()}\\n'"
+            ".encode())")
     got = subprocess.run([mpiexec, "-n", "2", sys.executable, "-c", code], capture_output=True, text=True,
                          timeout=120, env=env)
     assert got.returncode == 0, got.stderr
