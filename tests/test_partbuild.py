@@ -13,7 +13,7 @@ import pytest
 
 import mgraph
 from conftest import get_case
-from mgraph.parts import subgraph
+from mgraph.parts import build, subgraph
 from mgraph.backend import Backend
 from mgraph.group import ThreadGroup
 from mgraph.parts.build import Owners, build_graph, build_part
@@ -83,3 +83,11 @@ def test_a_generated_graph_built_in_rounds_is_the_graph_built_at_once(spec):
     for got, want in zip(build_in_threads(SpecSource(spec, seed=3, weights=(1, 9)), 3, "1-hop", chunk=100),
                          subgraph.build(whole, random_owner(whole, 3, 0), 3, "1-hop")):
         assert_same_part(got, want)
+
+
+@pytest.mark.parametrize("p", [1, 3, build.SCAN_OWNERS, build.SCAN_OWNERS + 1])
+def test_arcs_are_grouped_by_owner_in_order(p):
+    """The build's routing groups arcs by owner and keeps their order within each owner, by compactions for few
+    owners and by a stable sort for many: both give numpy's stable argsort."""
+    dest = np.random.default_rng(p).integers(0, p, 10_000).astype(np.int32)
+    np.testing.assert_array_equal(build._by_owner(np, dest, p), np.argsort(dest, kind="stable"))

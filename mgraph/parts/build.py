@@ -162,7 +162,7 @@ def _route(move, xp, owners, p, fields):
     if p == 1:  # nothing moves; the rows stay in their dtype
         return [fields[0][0]] + [None if a is None else a.astype(dtype, copy=False) for a, dtype in fields[1:]]
     dest = owners(fields[0][0], xp)
-    order = xp.argsort(dest, kind="stable")
+    order = _by_owner(xp, dest, p)
     cut = np.concatenate([[0], np.cumsum(_host(xp.bincount(dest, minlength=p)))])
     del dest
     out = []
@@ -174,6 +174,18 @@ def _route(move, xp, owners, p, fields):
         out.append(xp.concatenate(move([sorted_[cut[k]:cut[k + 1]] for k in range(p)])))
         del sorted_
     return out
+
+
+SCAN_OWNERS = 8  # parts: up to this many, arcs are grouped by owner with one compaction per owner, not a sort
+
+
+def _by_owner(xp, dest, p):
+    """The positions of ``dest``'s entries grouped by owner, in their order within each group: a compaction per
+    owner where there are few (each a pass over the arcs, where a sort of the arcs' owners takes several), else a
+    stable sort."""
+    if p <= SCAN_OWNERS:
+        return xp.concatenate([xp.flatnonzero(dest == k) for k in range(p)])
+    return xp.argsort(dest, kind="stable")
 
 
 def host_move(group, xp):
