@@ -216,6 +216,9 @@ def _parser() -> argparse.ArgumentParser:
         q.add_argument("--workers", choices=api.WORKERS,
                        help="devices of one process run in threads (for one process per device start MPI ranks: "
                             "mpiexec -n P mgraph ...)")
+        q.add_argument("--peer-levels", action=argparse.BooleanOptionalAction, default=True,
+                       help="devices of one process run a push traversal's levels without the host, exchanging "
+                            "through peer memory (default on; --no-peer-levels: every level through the host)")
         q.add_argument("--seed", type=int, default=0, help="seed for random sources, weights and partitioning")
         q.add_argument("--threads", type=positive, metavar="N",
                        help="CPU backend: threads of the compiled kernels in this process, divided among --devices "
@@ -461,6 +464,8 @@ def _run(args) -> int:
                                               "max_supersteps", "threads") if getattr(args, k)})
     if getattr(args, "no_gather", False):
         run["gather"] = False
+    if not getattr(args, "peer_levels", True):
+        run["peer_levels"] = False
     with on_device(graph_device(graph, run)):  # sources and checks where this process's graph or part lives
         sources, results, failures = _runs(args, graph, run, params)
     summary = _summary(name, results)

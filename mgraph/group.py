@@ -158,7 +158,7 @@ class ThreadGroup(Group):
     @staticmethod
     def shared_state(size: int) -> dict:
         return {"size": size, "barrier": threading.Barrier(size), "slots": [None] * size,
-                "boards": ([None] * size, [None] * size)}
+                "boards": ([None] * size, [None] * size), "on_abort": []}
 
     _round = 0
 
@@ -198,7 +198,11 @@ class ThreadGroup(Group):
         return [np.asarray(a) for a in rows] if self.rank == root else None
 
     def abort(self):
+        """Break every wait of the other threads: the group's barrier, and whatever registered in ``on_abort``
+        (a device waiting for its peers inside a kernel)."""
         self._shared["barrier"].abort()
+        for stop in self._shared.get("on_abort", ()):
+            stop()
 
 
 MPI_CHUNK = 1 << 30  # bytes per MPI call of the array collectives: MPI counts and displacements are 32-bit

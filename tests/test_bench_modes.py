@@ -34,7 +34,8 @@ def test_trace_gives_every_superstep_of_every_device(capsys, tmp_path):
             (k, d) for k in range(r["supersteps"]) for d in (0, 1)]
         for d in (0, 1):
             mine = [s for s in r["steps"] if s["device"] == d]
-            assert sum(s["bytes"] for s in mine) > 0  # each part has vertices the other owns
+            if name == "pr":  # each part has vertices the other owns (BFS's levels go through peer memory)
+                assert sum(s["bytes"] for s in mine) > 0
             assert sum(s["compute_s"] for s in mine) > 0
             assert all(s[k] >= 0 for s in mine for k in ("compute_s", "package_s", "push_s", "wait_s", "combine_s"))
         assert f"{name}: 2 device(s), start {r['start'] if name == 'bfs' else None}" in out

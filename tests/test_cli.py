@@ -170,7 +170,7 @@ def test_gpu_runs_validate(capsys, tmp_path, command):
     ["bc", "rmat:13"],  # 8192 vertices: all-sources BC must be asked for
     ["cc", CHESAPEAKE, "--json", "no/such/folder/out.json"],
     ["convert", CHESAPEAKE, "out.txt"],
-    ["bfs", "grid:20x20", "--source", "0", "--devices", "2", "--max-supersteps", "5"],  # 38 levels on parts
+    ["bfs", "grid:20x20", "--source", "0", "--devices", "2", "--max-supersteps", "5", "--no-peer-levels"],  # 38 levels
     ["bfs", "grid:20x20", "--max-supersteps", "0"],
 ])
 def test_user_errors_are_one_line(capsys, argv):

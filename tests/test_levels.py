@@ -105,7 +105,8 @@ def test_one_device_bfs_fuses_levels_and_takes_the_same_directions(direction):
     assert np.diff(g.indptr).max() <= levels.FUSE_DEGREE
     source = int(np.flatnonzero(np.diff(g.indptr) == 1)[0])  # a leaf: "auto" pushes, pulls, then pushes to the end
     one = mgraph.bfs(g, source, direction=direction)
-    parts = mgraph.bfs(g, source, direction=direction, devices=2)  # a part fuses nothing: one level per superstep
+    # through the host, a part fuses nothing: one level per superstep (tests/test_peer_levels.py: the devices' way)
+    parts = mgraph.bfs(g, source, direction=direction, devices=2, peer_levels=False)
     np.testing.assert_array_equal(one.depth, scipy_depths(g, source))
     np.testing.assert_array_equal(parts.depth, one.depth)
     assert one.stats["directions"] == parts.stats["directions"]  # fused levels stop where "auto" would pull

@@ -127,7 +127,7 @@ def test_defaults_follow_the_seed():
 
 def test_stats_break_each_superstep_down_per_device():
     g = get_case("rand_dir_int").graph
-    r = mgraph.bfs(g, 0, devices=3)
+    r = mgraph.bfs(g, 0, devices=3, peer_levels=False)  # every level through the host's exchange
     per = r.stats["per_device"]
     assert len(per) == 3
     for rec in per:
@@ -188,7 +188,7 @@ def test_carried_values_travel_only_to_owners(monkeypatch, duplication):
                                               ("push", "selective", True)]:
         calls.clear()
         r = mgraph.bfs(case.graph, 0, direction=direction, devices=3, communication=communication,
-                       duplication=duplication)
+                       duplication=duplication, peer_levels=False)
         check_bfs_tree(case, 0, r.depth, r.predecessor)
         sent = [s for call in calls[3:] for s in call]  # after each of the 3 devices' first send
         assert sent and all(s == carried for s in sent), (direction, communication)
@@ -437,7 +437,7 @@ def test_an_error_in_one_worker_stops_all_and_reaches_the_caller(communication):
     g = get_case("facebook").graph
     before = threading.active_count()
     with pytest.raises(ZeroDivisionError, match="boom on device 1"):
-        mgraph.run(Exploding, g, 0, devices=3, communication=communication)
+        mgraph.run(Exploding, g, 0, devices=3, communication=communication, peer_levels=False)
     assert threading.active_count() == before  # every worker has stopped
 
 

@@ -85,6 +85,9 @@ class Exchange:
         frontier); None with one device, which exchanges nothing."""
         self.plan = plan_of(prim, self.sub, self.p, self.communication) if self.p > 1 else None
         self._border_ids, self._borders_sent = {}, False
+        link = getattr(self.sub, "levels_link", None)
+        if link is not None:  # levels across devices (mgraph.comm.peer) stand in for this plan where they can
+            link.arm(prim, self.plan)
         return self.plan
 
     # -- one superstep --------------------------------------------------------------------------------

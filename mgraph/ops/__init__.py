@@ -236,6 +236,13 @@ def visit_levels(graph, frontier, label, pred, level, *, direction, frontier_tot
         fuse = way == "push" and (to_the_end or before_switch) and levels.fusable(graph)
         if fuse and before_switch:  # push on while the policy would, and stop where it would pull
             rule = (policy.visited, policy.do_a)
+    link = getattr(graph, "levels_link", None)  # one device's part: levels run across the devices where it serves
+    if link is not None and frontier_total and link.serves(label, pred) and \
+            (way == "push" if policy is None else way == "push" and policy.pushes_to_the_end()):
+        r = link.visit_levels(frontier, label, pred, int(level), levels.FUSE_VISIT_ARCS, 1 << 30)
+        if policy is not None:
+            policy.pushed(r.levels - 1, r.emitted - int(r.frontier.shape[0]))
+        return r
     if not fuse:  # a plain array out: a traversal that fuses its levels reads their counts anyway
         out = plain(advance_visit(graph, frontier, label, pred, level, direction=way))
         return Levels(out, 1, int(out.shape[0]))

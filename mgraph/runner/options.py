@@ -23,7 +23,7 @@ from mgraph.parts import subgraph
 from mgraph.parts.partitioned import PartitionedGraph
 
 RUN_OPTIONS = ("backend", "devices", "partitioner", "duplication", "communication", "seed", "workers", "gather",
-               "output", "max_supersteps", "threads")
+               "output", "max_supersteps", "threads", "peer_levels")
 OUTPUTS = ("numpy", "device")
 WORKERS = ("auto", "threads")
 
@@ -112,6 +112,10 @@ class RunOptions:
             raise ValueError(f"unknown output {self.output!r}: expected 'numpy' (NumPy arrays on the host) or "
                              "'device' (arrays where the run's device keeps them: CuPy on a GPU)")
         self.max_supersteps = self._supersteps(run.get("max_supersteps"), graph.num_vertices, least_supersteps)
+        self.peer_levels = run.get("peer_levels", True)
+        if not isinstance(self.peer_levels, bool):
+            raise ValueError(f"peer_levels must be True (a traversal's levels may run on the devices, exchanging "
+                             f"through peer memory) or False (every level through the host), got {self.peer_levels!r}")
         ids, count = self._device_ids(run.get("devices", 1), graph.num_vertices)
         self.threads = self._threads(run.get("threads"))
         self.backends = self._backends(run.get("backend", "auto"), ids, count)

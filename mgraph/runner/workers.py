@@ -27,6 +27,7 @@ import numpy as np
 from mgraph.backend import PeakWatch
 from mgraph.comm.exchange import Exchange
 from mgraph.comm.mpi import MpiTransport, NcclTransport, StagedTransport
+from mgraph.comm.peer import NumpyLink, PeerLevels
 from mgraph.comm.transport import LocalTransport
 from mgraph.group import SoloGroup, ThreadGroup, fail_job
 from mgraph.io.sources import GraphSource
@@ -35,6 +36,7 @@ from mgraph.parts.build import Owners, build_part
 from mgraph.parts.partitioned import PartitionedGraph
 from mgraph.parts.proxyarcs import with_proxy_arcs
 from mgraph.runner.enactor import drive, enact_devices, on_threads
+from mgraph.ops.levels import FUSE_DEGREE, max_degree
 from mgraph.runner.owners import owner_table, rank_owners
 
 
@@ -163,10 +165,25 @@ class Threads(Workers):
         shared = ThreadGroup.shared_state(p)
         self._groups = [ThreadGroup(shared, d) for d in range(p)]
         transport = LocalTransport(self.backends, shared["barrier"])
+        self.peer_levels = peer_levels_for(parts, self.backends) if self.opts.peer_levels else None
+        if self.peer_levels is not None:
+            shared["on_abort"].append(self.peer_levels.abort)
+            self.peer_levels.attach()  # before the exchanges' first phase, which arms each part's link
         return [Exchange(part, p, transport, self.opts.communication) for part in parts]
 
     def drive(self, prims, exchanges, sources, progress, max_supersteps):
-        return enact_devices(prims, exchanges, self.backends, self._groups, sources, progress, max_supersteps)
+        try:
+            return enact_devices(prims, exchanges, self.backends, self._groups, sources, progress, max_supersteps)
+        finally:
+            if self.peer_levels is not None:
+                self.peer_levels.detach()
+
+    def where(self):
+        """Which path a traversal's levels took between the devices: fused on the devices through peer memory
+        (``peer_levels``: how many levels ran so, on every device alike), or the host-driven exchange only."""
+        links = self.peer_levels.links if self.peer_levels is not None else ()
+        return {"peer_levels": links[0].levels_run if links else 0,
+                "level_path": "peer" if links and links[0].levels_run else "host"}
 
     def collect(self, parts, results, vertex_valued):
         pieces = []
@@ -312,3 +329,21 @@ def _in_threads(backends, work, what):
         return e
 
     return on_threads(backends, lambda d: work(d, ThreadGroup(shared, d)), what, failed)
+
+
+def peer_levels_for(parts, backends):
+    """The link that lets the devices of this process run a traversal's levels without the host
+    (mgraph.comm.peer) for ``parts`` (one per device of ``backends``), or None where it cannot: other layouts
+    than 1-hop, a vertex of more than FUSE_DEGREE arcs on some part (the kernel gives a vertex one warp, and a
+    hub in a small frontier would hold the rest of the grid), GPUs that cannot reach each other's memory."""
+    if len(parts) < 2 or any(part.id_on is None or part.caller_ids is None for part in parts):
+        return None
+    if any(max_degree(part) > FUSE_DEGREE for part in parts):
+        return None
+    if not backends[0].is_gpu:
+        return PeerLevels(parts, backends, NumpyLink)
+    from mgraph.comm import cupy_peer
+
+    if len(parts) > cupy_peer.MAX_PEERS or not cupy_peer.reachable([b.device for b in backends]):
+        return None
+    return PeerLevels(parts, backends, cupy_peer.CupyLink)

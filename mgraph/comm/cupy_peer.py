@@ -1,0 +1,320 @@
+"""The GPUs' form of :mod:`mgraph.comm.peer`: a visit's levels across the GPUs of this process in one persistent
+cooperative kernel per GPU, the inboxes and posts in each GPU's memory written by its peers over NVLink (or
+PCIe) through peer access.
+
+Per level, on each GPU: a warp per frontier vertex runs the visit's claim over its arcs; an own vertex claimed
+joins the next frontier (a warp's claims appended with one atomic), a copy of a peer's vertex claimed goes to the
+peer's inbox (a slot taken with an atomic on this GPU's count for that peer, the entry written into the peer's
+memory, then a system-wide fence).  After a grid sync one thread posts to every peer how far this GPU has
+written into its inbox and the size and arcs of the frontier it advanced; each block waits for every peer's post
+of the same level itself (one thread spinning on the GPU's own memory, so no second grid sync), and its threads
+claim their share of what arrived; a grid sync, and the next level.  The waiting threads also watch a word in
+pinned host memory that the host sets when a device of the run fails, so that no kernel waits for a peer that
+will never post.
+"""
+from __future__ import annotations
+
+import time
+from functools import lru_cache
+
+import cupy as cp
+import cupyx
+import numpy as np
+
+from mgraph.ops import cuda, cupy_kernels
+from mgraph.ops.levels import Levels
+from mgraph.comm.peer import Link, PeerAborted
+
+BLOCK = cuda.BLOCK
+HEAD = 16  # state words before the per-peer counts: see the kernel's comment
+MAX_PEERS = 64  # devices a link joins at most (each block keeps a word per peer in shared memory)
+BLOCKS_PER_SM = None  # the kernel's grid: at most this many blocks per multiprocessor (None: as many as fit)
+POLL_S = 20e-6  # seconds between two looks at whether fused levels have ended
+
+PEER_VISIT = r"""
+#include <cooperative_groups.h>
+namespace cg = cooperative_groups;
+
+// state: [0], [1], [2] this GPU's next-frontier count of levels it % 3 == 0, 1, 2 (three, so that a level's
+// counter is zeroed two levels ahead, with no grid sync of its own); [3] levels run; [4] the last frontier's count;
+// [5] vertices of the whole graph's frontiers after the first and before the last; [6], [7], [8] the out-arcs of
+// the next frontiers, as [0..2]; [9] barriers passed; [10] 1 where a peer failed; [11] the input frontier's arcs;
+// [HEAD + k]: entries written into peer k's inbox.
+// mail (this GPU's memory, written by the peers): [(k * 2 + parity) * 4 + j]: k's post at a level of that parity:
+// j = 0 the level's tag, 1 its inbox entries written here, 2 the size and 3 the arcs of the frontier it advanced.
+extern "C" __global__ void __launch_bounds__(BLOCK) peer_visit(
+    const i64* __restrict__ indptr, const idx_t* __restrict__ indices,
+    const idx_t* __restrict__ frontier, i64 n_front, idx_t* __restrict__ buf_a, idx_t* __restrict__ buf_b,
+    int* __restrict__ label, idx_t* __restrict__ pred, int level0, int max_levels, i64 limit, i64 own_below,
+    const int* __restrict__ owner, const u64* __restrict__ id_on, const i64* __restrict__ caller,
+    const i64* __restrict__ g2l, const u64* __restrict__ out_ids, const u64* __restrict__ out_preds,
+    const u64* __restrict__ peer_mail, u64* mail, const u64* __restrict__ in_ids,
+    const u64* __restrict__ in_preds, u64* __restrict__ state, u64 tag0, const volatile int* abort_flag,
+    int carry, int p, int me)
+{
+    cg::grid_group grid = cg::this_grid();
+    const int lane = threadIdx.x & 31;
+    const i64 tid = (i64)blockIdx.x * blockDim.x + threadIdx.x;
+    const i64 threads = (i64)gridDim.x * blockDim.x;
+    const i64 warp = tid >> 5;
+    const i64 warps = threads >> 5;
+    u64* sent = state + HEAD;
+    // per block: what each peer had posted at the last level (what this block has claimed of its inbox) and now
+    __shared__ u64 s_read[MAX_PEERS], s_posted[MAX_PEERS], s_total, s_arcs;
+    __shared__ int s_failed;
+    if (threadIdx.x < MAX_PEERS) s_read[threadIdx.x] = 0;
+    {
+        unsigned long long arcs = 0;
+        for (i64 k = tid; k < n_front; k += threads) {
+            const idx_t u = frontier[k];
+            arcs += (u64)(indptr[u + 1] - indptr[u]);
+        }
+        for (int d = 16; d > 0; d >>= 1) arcs += __shfl_down_sync(0xffffffffu, arcs, d);
+        if (lane == 0 && arcs) atomicAdd(&state[11], (u64)arcs);
+    }
+    grid.sync();
+    const idx_t* in = frontier;
+    idx_t* out = buf_a;
+    i64 n = n_front;
+    i64 in_arcs = (i64)*(volatile u64*)&state[11];
+    u64 prior = 0;
+    for (int it = 0;; ++it) {
+        const int level = level0 + it;
+        const int par = it & 1;
+        u64* count = &state[it % 3];
+        u64* out_arcs = &state[6 + it % 3];
+        for (i64 k = warp; k < n; k += warps) {  // warp-uniform: every lane takes the same vertex
+            const idx_t u = in[k];
+            const i64 beg = indptr[u], end = indptr[u + 1];
+            for (i64 base = beg; base < end; base += 32) {
+                const i64 e = base + lane;
+                bool mine = false;
+                idx_t v = 0;
+                if (e < end) {
+                    v = indices[e];
+                    if (label[v] == -1 && atomicCAS(&label[v], -1, level) == -1) {
+                        pred[v] = u;
+                        if ((i64)v < own_below) {
+                            mine = true;
+                        } else {  // a copy: to its owner's inbox, in the owner's ids
+                            const int k2 = owner[v];
+                            const u64 slot = atomicAdd(&sent[k2], 1ull);
+                            ((idx_t*)out_ids[k2])[slot] = ((const idx_t*)id_on[k2])[v];
+                            if (carry) ((i64*)out_preds[k2])[slot] = caller[u];
+                            __threadfence_system();
+                        }
+                    }
+                }
+                const unsigned hits = __ballot_sync(0xffffffffu, mine);
+                if (hits) {
+                    const int leader = __ffs(hits) - 1;
+                    u64 at = 0;
+                    if (lane == leader) at = atomicAdd(count, (u64)__popc(hits));
+                    at = __shfl_sync(0xffffffffu, at, leader);
+                    unsigned long long deg = 0;
+                    if (mine) {
+                        out[at + __popc(hits & ((1u << lane) - 1u))] = v;
+                        deg = (u64)(indptr[v + 1] - indptr[v]);
+                    }
+                    for (int d = 16; d > 0; d >>= 1) deg += __shfl_down_sync(0xffffffffu, deg, d);
+                    if (lane == 0 && deg) atomicAdd(out_arcs, (u64)deg);
+                }
+            }
+        }
+        grid.sync();
+        const u64 tag = tag0 + (u64)it + 1;
+        if (tid == 0) {  // post this level to every peer: how far this GPU wrote into its inbox, what it advanced
+            __threadfence_system();
+            for (int k = 0; k < p; ++k) {
+                if (k == me) continue;
+                volatile u64* box = (volatile u64*)((u64*)peer_mail[k] + (me * 2 + par) * 4);
+                box[1] = sent[k];
+                box[2] = (u64)n;
+                box[3] = (u64)in_arcs;
+                __threadfence_system();
+                box[0] = tag;
+            }
+        }
+        if (threadIdx.x == 0) {  // every block waits for every peer's post of this level itself: no grid sync
+            u64 total = (u64)n, total_arcs = (u64)in_arcs;
+            int failed = 0;
+            for (int k = 0; k < p && !failed; ++k) {
+                if (k == me) continue;
+                volatile u64* box = (volatile u64*)(mail + (k * 2 + par) * 4);
+                for (unsigned spins = 1; box[0] != tag; ++spins) {
+                    if ((spins & 1023u) == 0 && *abort_flag) { failed = 1; break; }
+                }
+                if (failed) break;
+                __threadfence();
+                s_posted[k] = box[1];
+                total += box[2];
+                total_arcs += box[3];
+            }
+            s_total = total;
+            s_arcs = total_arcs;
+            s_failed = failed;
+        }
+        __syncthreads();
+        if (s_failed) {  // every block sees it: a peer that never posts leaves them all waiting
+            if (tid == 0) state[10] = 1;
+            return;
+        }
+        const i64 total = (i64)s_total, total_arcs = (i64)s_arcs;
+        if (it > 0 && total == 0) {  // the frontier just advanced was empty everywhere
+            if (tid == 0) { state[3] = it; state[4] = 0; state[5] = prior; state[9] = it + 1; }
+            return;
+        }
+        if (it > 0) prior += (u64)total;
+        for (int k = 0; k < p; ++k) {  // claim what arrived, as the exchange's combine would
+            if (k == me) continue;
+            const i64 lo = (i64)s_read[k], hi = (i64)s_posted[k];
+            const volatile idx_t* ids = (const volatile idx_t*)in_ids[k];
+            const volatile i64* preds = (const volatile i64*)in_preds[k];
+            for (i64 j = lo + tid; j < hi; j += threads) {
+                const idx_t v = ids[j];
+                if (label[v] == -1 && atomicCAS(&label[v], -1, level) == -1) {
+                    if (carry) pred[v] = (idx_t)g2l[preds[j]];
+                    const u64 at = atomicAdd(count, 1ull);
+                    out[at] = v;
+                    atomicAdd(out_arcs, (u64)(indptr[v + 1] - indptr[v]));
+                }
+            }
+        }
+        grid.sync();
+        const i64 m = (i64)*(volatile u64*)count;
+        const i64 next_arcs = (i64)*(volatile u64*)out_arcs;
+        if (threadIdx.x < p) s_read[threadIdx.x] = s_posted[threadIdx.x];  // every thread of the block is past it
+        if (it + 1 >= max_levels || total_arcs > limit) {
+            if (tid == 0) { state[3] = it + 1; state[4] = m; state[5] = prior; state[9] = it + 1; }
+            return;
+        }
+        if (tid == 0) {  // the counters of level it + 2: last read at level it - 1, before this level's syncs
+            state[(it + 2) % 3] = 0;
+            state[6 + (it + 2) % 3] = 0;
+        }
+        in = out;
+        out = (out == buf_a) ? buf_b : buf_a;
+        n = m;
+        in_arcs = next_arcs;
+    }
+}
+"""
+
+
+def reachable(devices) -> bool:
+    """Whether every pair of ``devices`` can reach each other's memory (peer access)."""
+    rt = cp.cuda.runtime
+    ids = sorted(set(devices))
+    return len(ids) == len(devices) and all(rt.deviceCanAccessPeer(a, b) for a in ids for b in ids if a != b)
+
+
+def source(idx_ctype: str) -> str:
+    return (f"#define IDX_T {idx_ctype}\n#define ITEMS {cupy_kernels.ITEMS}\n#define BLOCK {BLOCK}\n"
+            f"#define HEAD {HEAD}\n#define MAX_PEERS {MAX_PEERS}\n" + cupy_kernels.PRELUDE + PEER_VISIT)
+
+
+@lru_cache(maxsize=None)
+def _kernel(idx_dtype, device_id):
+    """The kernel and the largest grid that can be resident at once (a cooperative launch needs it)."""
+    with cp.cuda.Device(device_id):
+        module = cp.RawModule(code=source(cuda.ID_CTYPES[np.dtype(idx_dtype)]), options=cuda.OPTIONS,
+                              enable_cooperative_groups=True)
+        kernel = module.get_function("peer_visit")
+        per_sm = cp.cuda.driver.occupancyMaxActiveBlocksPerMultiprocessor(kernel.kernel.ptr, BLOCK, 0)
+        if per_sm < 1:
+            raise RuntimeError(f"peer_visit: no block of {BLOCK} threads fits on a multiprocessor")
+        return kernel, per_sm * cp.cuda.Device(device_id).attributes["MultiProcessorCount"]
+
+
+def _grid(idx_dtype, device_id):
+    kernel, most = _kernel(idx_dtype, device_id)
+    if BLOCKS_PER_SM is None:
+        return kernel, most
+    return kernel, min(most, BLOCKS_PER_SM * cp.cuda.Device(device_id).attributes["MultiProcessorCount"])
+
+
+class CupyLink(Link):
+    """Device ``d``'s end on a GPU: its inboxes (one per peer, sized by the copies the peer has of its vertices),
+    its mail, and the tables of its peers' pointers the kernel writes through."""
+
+    @staticmethod
+    def shared(peers):
+        flag = cupyx.zeros_pinned(1, dtype=np.int32)  # set by the host when a device fails; read by every kernel
+        return {"abort": flag, "links": []}
+
+    def __init__(self, peers, d, part, shared):
+        super().__init__(peers, d, part)
+        p, idx = peers.p, np.dtype(part.indices.dtype)
+        self.shared, self.idx = shared, idx
+        self.device = part.indptr.device.id
+        self.in_ids = [cp.empty(max(peers.capacity[k][d], 1), dtype=idx) if k != d else None for k in range(p)]
+        self.in_preds = [cp.empty(max(peers.capacity[k][d], 1), dtype=np.int64) if k != d else None
+                         for k in range(p)]
+        self.mail = cp.zeros(p * 2 * 4, dtype=np.uint64)
+        self.state = cp.zeros(HEAD + p, dtype=np.uint64)
+        self.tag = 0  # levels' tags so far: every device passes as many barriers, so all hold the same
+        self.caller = part.caller_ids.astype(np.int64, copy=False)
+        self.g2l = part.global_to_local.astype(np.int64, copy=False)
+        self.owner = part.owner.astype(np.int32, copy=False)
+        self.id_on = cp.array([0 if k == d else part.id_on[k].astype(idx, copy=False).data.ptr for k in range(p)],
+                              dtype=np.uint64)
+        self._keep = [part.id_on[k].astype(idx, copy=False) if k != d else None for k in range(p)]
+        self.words = cupyx.empty_pinned(12, dtype=np.int64)
+        self.bufs = (cp.empty(max(part.num_vertices, 1), dtype=idx), cp.empty(max(part.num_vertices, 1), dtype=idx))
+        shared["links"].append(self)
+        self._tables = None
+
+    def _peer_tables(self):
+        """The pointers into the peers' memory: made on first use, once every device's link exists."""
+        if self._tables is None:
+            links = sorted(self.shared["links"], key=lambda link: link.d)
+            me, p = self.d, self.peers.p
+            out_ids = [0 if k == me else links[k].in_ids[me].data.ptr for k in range(p)]
+            out_preds = [0 if k == me else links[k].in_preds[me].data.ptr for k in range(p)]
+            peer_mail = [0 if k == me else links[k].mail.data.ptr for k in range(p)]
+            in_ids = [0 if k == me else self.in_ids[k].data.ptr for k in range(p)]
+            in_preds = [0 if k == me else self.in_preds[k].data.ptr for k in range(p)]
+            self._tables = tuple(cp.array(t, dtype=np.uint64) for t in (out_ids, out_preds, peer_mail, in_ids,
+                                                                         in_preds))
+        return self._tables
+
+    def abort(self):
+        self.shared["abort"][0] = 1
+
+    def _read_state(self):
+        """The state's first words, once the kernel has ended.  The host polls an event and sleeps between polls
+        instead of synchronising the stream, so that this thread never holds the interpreter while its kernel
+        waits for a peer whose thread has yet to launch its own."""
+        stream = cp.cuda.get_current_stream()
+        cp.cuda.runtime.memcpyAsync(self.words.ctypes.data, self.state.data.ptr, self.words.nbytes,
+                                    cp.cuda.runtime.memcpyDeviceToHost, stream.ptr)
+        done = cp.cuda.Event(disable_timing=True)
+        done.record(stream)
+        while not done.done:
+            time.sleep(POLL_S)
+        return self.words.tolist()
+
+    def visit_levels(self, frontier, label, pred, level, limit, max_levels):
+        """As :meth:`mgraph.comm.peer.NumpyLink.visit_levels`, in one cooperative launch and one read."""
+        sub = self.part
+        out_ids, out_preds, peer_mail, in_ids, in_preds = self._peer_tables()
+        kernel, grid = _grid(self.idx, self.device)
+        cp.cuda.runtime.memsetAsync(self.state.data.ptr, 0, self.state.nbytes, cp.cuda.get_current_stream().ptr)
+        f = frontier.astype(self.idx, copy=False)
+        buf_a, buf_b = self.bufs
+        abort = self.shared["abort"]
+        kernel((grid,), (BLOCK,), (sub.indptr, sub.indices, f, np.int64(f.shape[0]), buf_a, buf_b, label, pred,
+                                   np.int32(level), np.int32(min(max_levels, 2**31 - 1)), np.int64(limit),
+                                   np.int64(sub.own_below), self.owner, self.id_on, self.caller, self.g2l, out_ids,
+                                   out_preds, peer_mail, self.mail, in_ids, in_preds, self.state, np.uint64(self.tag),
+                                   np.intp(abort.ctypes.data), np.int32(self.pred_name is not None),
+                                   np.int32(self.peers.p), np.int32(self.d)))
+        words = self._read_state()
+        levels, count, prior, barriers, failed = words[3], words[4], words[5], words[9], words[10]
+        if failed:
+            raise PeerAborted(f"device {self.d}: a peer device failed during fused levels")
+        self.tag += barriers
+        self.levels_run += levels
+        self.calls += 1
+        last = buf_a if levels % 2 == 1 else buf_b
+        return Levels(last[:count].copy(), levels, prior + count)

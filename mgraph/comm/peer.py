@@ -1,0 +1,200 @@
+"""A traversal's levels across devices without the host: inboxes in each device's memory and a barrier on the
+devices.
+
+On several devices every superstep of a traversal is an exchange the host drives: split the frontier, send,
+wait for the peers, combine, agree.  On a long-diameter graph (a road network, a grid) the levels are thousands
+and hold a few hundred vertices each, so the host's rounds are the run.  Here the devices of one process (worker
+threads) run a visit's levels back to back instead, each in one persistent kernel:
+
+1. each device advances its frontier (a warp per vertex, the visit's claim on every arc, as the fused levels of
+   one device do); a claimed vertex it owns joins its next frontier, a claimed copy of a peer's vertex is written
+   straight into that peer's inbox (the owner's id of the vertex and its predecessor's caller id) through peer
+   memory;
+2. it posts to every peer what it has written so far and the size of the frontier it advanced, and waits until
+   every peer has posted this level (a flag per peer and level in the waiting device's own memory: the barrier);
+3. it claims what arrived in its inbox, as the exchange's combine would (the level for an unvisited vertex, its
+   predecessor in local ids), and those vertices join its next frontier.
+
+Every device reads the same posted sizes, so all take the same decision to go on or stop: the frontiers are
+empty everywhere, a level bound is reached, or the frontier that was just advanced held more arcs than the fused
+levels serve (the load-balanced advance takes the next level).  The host launches the kernels and reads one block
+of words when they end.
+
+Which inbox a vertex goes to and what it carries follow the exchange's plan: the link serves only a phase whose
+plan is the one a push visit has (each frontier vertex goes to its owner with the level implied and at most the
+predecessor carried, copies not kept current), so the result is the one the host-driven exchange gives.
+
+The inboxes never overflow: a device writes a copy of a peer's vertex once per traversal (claiming it marks it
+visited), so the peer's inbox from it holds as many entries as it has copies of the peer's vertices.  Posts are
+double-buffered by the level's parity and tagged with a count that grows across calls, so a device that runs
+ahead writes the next level's post into the other slot and never over one its peer has yet to read.
+
+:class:`PeerLevels` is one run's link between the devices of this process; :class:`NumpyLink` its NumPy twin
+(threads standing in for devices, a ``threading.Barrier`` for the device barrier) and
+:class:`mgraph.comm.cupy_peer.CupyLink` the GPUs' form.
+"""
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+
+from mgraph import ops
+from mgraph.backend import to_host
+from mgraph.comm.plan import TO_EVERY_PEER, TO_NOBODY
+from mgraph.ops.levels import Levels, arcs_of
+
+__all__ = ["Link", "NumpyLink", "PeerAborted", "PeerLevels"]
+
+
+class PeerAborted(threading.BrokenBarrierError):
+    """A peer device failed while this one waited for it inside fused levels: a broken barrier, so that the
+    peer's own error is the one the run reports."""
+
+
+class PeerLevels:
+    """One run's link between its devices in this process: each part's link (``links[d]``, also set as the part's
+    ``levels_link`` while the run lasts), and what they share."""
+
+    def __init__(self, parts, backends, link_type):
+        self.p = len(parts)
+        self.parts = parts
+        self.aborted = False
+        # entries each device may receive from each other: its copies of their vertices (proxies are local ids
+        # from own_below on, owned by someone else)
+        self.capacity = [[0] * self.p for _ in range(self.p)]  # [src][dst]
+        for src, part in enumerate(parts):
+            owner = to_host(part.owner[part.own_below:]) if part.num_vertices > part.own_below else np.zeros(0)
+            counts = np.bincount(owner.astype(np.int64), minlength=self.p) if owner.size else np.zeros(self.p)
+            for dst in range(self.p):
+                if dst != src:
+                    self.capacity[src][dst] = int(counts[dst])
+        self.links = [None] * self.p
+        shared = link_type.shared(self)
+        for d, (part, b) in enumerate(zip(parts, backends)):
+            with b.context():
+                self.links[d] = link_type(self, d, part, shared)
+
+    def attach(self):
+        for part, link in zip(self.parts, self.links):
+            part.levels_link = link
+
+    def detach(self):
+        for part in self.parts:
+            part.levels_link = None
+
+    def abort(self):
+        """A device failed: every device waiting inside fused levels stops waiting (and raises PeerAborted)."""
+        self.aborted = True
+        for link in self.links:
+            if link is not None:
+                link.abort()
+
+
+class Link:
+    """Device ``d``'s end of a :class:`PeerLevels`: armed for a phase whose exchange plan it can stand in for."""
+
+    def __init__(self, peers, d, part):
+        self.peers, self.d, self.part = peers, d, part
+        self.prim = None  # the armed phase's primitive, and the names of its level and carried arrays
+        self.label_name = self.pred_name = None
+        self.levels_run = 0  # fused levels so far in this run (.stats)
+        self.calls = 0
+
+    def arm(self, prim, plan):
+        """Serve ``prim``'s phase where its exchange ``plan`` is a push visit's: frontier vertices to their owners
+        with one level value implied (a min or a max), at most one vertex-valued array carried, copies not kept
+        current; else stand aside (the host-driven exchange runs)."""
+        self.prim = None
+        if plan is None or plan.hop0 in (TO_EVERY_PEER, TO_NOBODY) or plan.holders or plan.track_stale \
+                or plan.function or plan.caller_ids or plan.fields or len(plan.combines) != 1 or len(plan.carry) > 1:
+            return
+        (name, op), = plan.combines.items()
+        if op not in ("min", "max") or name not in plan.implied:
+            return
+        if plan.carry and plan.carry[0] not in prim.vertex_valued:
+            return
+        self.prim, self.label_name = prim, name
+        self.pred_name = plan.carry[0] if plan.carry else None
+
+    def serves(self, label, pred) -> bool:
+        """Whether a visit of ``label`` and ``pred`` is the armed phase's: its level array is ``label`` and what
+        it carries, if anything, is ``pred``."""
+        prim = self.prim
+        if prim is None or getattr(prim, self.label_name, None) is not label:
+            return False
+        return self.pred_name is None or getattr(prim, self.pred_name, None) is pred
+
+    def abort(self):
+        pass
+
+
+class NumpyLink(Link):
+    """The NumPy twin: the same protocol with host arrays, threads standing in for devices and a
+    ``threading.Barrier`` for the device barrier."""
+
+    @staticmethod
+    def shared(peers):
+        p = peers.p
+        return {"barrier": threading.Barrier(p),
+                "inbox": [[[None] * p for _ in range(p)] for _ in range(2)],  # [parity][dst][src]
+                "posts": [[None] * p for _ in range(2)]}  # [parity][src]: (frontier size, its arcs)
+
+    def __init__(self, peers, d, part, shared):
+        super().__init__(peers, d, part)
+        self.shared = shared
+        self.g2l = part.global_to_local
+        self.caller = part.caller_ids
+
+    def abort(self):
+        self.shared["barrier"].abort()
+
+    def visit_levels(self, frontier, label, pred, level, limit, max_levels):
+        """Visit levels from ``frontier`` (own vertices), the first labelled ``level``, across every device:
+        :class:`~mgraph.ops.levels.Levels` with the next frontier (own vertices), the levels run, and as
+        ``emitted`` the whole graph's vertices of every level but the last plus this device's of the last."""
+        sub, me, p = self.part, self.d, self.peers.p
+        below, owner = sub.own_below, sub.owner
+        inbox, posts, barrier = self.shared["inbox"], self.shared["posts"], self.shared["barrier"]
+        carry = self.pred_name is not None
+        f = ops.plain(frontier)
+        prior = 0
+        it = 0
+        while True:
+            lev = level + it
+            par = it & 1
+            out = ops.advance(sub, f, ops.functors.VISIT, label, pred, lev)
+            own, remote = out[out < below], out[out >= below]
+            for k in range(p):
+                if k != me:
+                    sel = remote[owner[remote] == k]
+                    inbox[par][k][me] = (sub.id_on[k][sel], self.caller[pred[sel]] if carry else None)
+            posts[par][me] = (int(f.shape[0]), arcs_of(sub, f))
+            barrier.wait()  # a peer's failure breaks it (PeerLevels.abort)
+            total = sum(posts[par][k][0] for k in range(p))
+            total_arcs = sum(posts[par][k][1] for k in range(p))
+            if it > 0 and total == 0:  # the frontier just advanced was empty everywhere
+                return self._done(f, it, prior)
+            if it > 0:
+                prior += total
+            arrived = [inbox[par][me][k] for k in range(p) if k != me]
+            ids = np.concatenate([a[0] for a in arrived]).astype(own.dtype, copy=False)
+            if ids.shape[0]:
+                fresh = np.flatnonzero(label[ids] == -1)
+                _, first = np.unique(ids[fresh], return_index=True)
+                take = fresh[np.sort(first)]  # each vertex once, from the first sender that has it
+                got = ids[take]
+                label[got] = lev
+                if carry:
+                    preds = np.concatenate([a[1] for a in arrived])
+                    pred[got] = self.g2l[preds[take]]
+                own = np.concatenate([own, got])
+            f = own
+            it += 1
+            if it >= max_levels or total_arcs > limit:
+                return self._done(f, it, prior)
+
+    def _done(self, frontier, levels, prior):
+        self.levels_run += levels
+        self.calls += 1
+        return Levels(frontier, levels, prior + int(frontier.shape[0]))

@@ -1,0 +1,62 @@
+"""Levels across GPUs through peer memory (mgraph.comm.cupy_peer) against scipy, Graph500's rules, the NumPy twin
+(mgraph.comm.peer.NumpyLink) and the host-driven exchange.  Needs two GPUs that reach each other's memory."""
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+import scipy.sparse.csgraph as csgraph
+
+import mgraph
+from mgraph.check.validate import validate_bfs
+
+pytestmark = pytest.mark.gpu
+
+cp = pytest.importorskip("cupy")
+if cp.cuda.runtime.getDeviceCount() < 2 or not cp.cuda.runtime.deviceCanAccessPeer(0, 1):
+    pytest.skip("needs two GPUs with peer access", allow_module_level=True)
+
+
+def hops(g, source):
+    d = csgraph.shortest_path(g.to_scipy(), unweighted=True, indices=source)
+    return np.where(np.isinf(d), -1, d).astype(np.int64)
+
+
+@pytest.mark.parametrize("spec, source", [("grid:300x200", 0), ("grid:64x64", 2080), ("rgg:14", 3)])
+def test_peer_levels_match_scipy_the_twin_and_the_host_path(spec, source):
+    g = mgraph.load(spec, backend="numpy")  # on the host: each device's thread builds its part from it
+    gpu = mgraph.bfs(g, source, devices=[0, 1], backend="cupy")
+    twin = mgraph.bfs(g, source, devices=2, backend="numpy")
+    host = mgraph.bfs(g, source, devices=[0, 1], backend="cupy", peer_levels=False)
+    ref = hops(g, source)
+    for r in (gpu, twin, host):
+        np.testing.assert_array_equal(r.depth, ref)
+        validate_bfs(g, source, r.depth, r.predecessor)
+    assert gpu.stats["level_path"] == "peer" and twin.stats["level_path"] == "peer"
+    assert host.stats["level_path"] == "host"
+    assert gpu.stats["peer_levels"] == twin.stats["peer_levels"] == int(ref.max()) + 1
+
+
+def test_a_failing_gpu_does_not_leave_its_peer_waiting():
+    """Device 1 raises before its second fused call while device 0's kernel waits for its post: the host's abort
+    word ends that kernel, the run raises device 1's error, and the process ends (in a child, bounded)."""
+    script = textwrap.dedent("""
+        import mgraph
+        from mgraph.comm import cupy_peer
+        real = cupy_peer.CupyLink.visit_levels
+        def failing(self, frontier, label, pred, level, limit, max_levels):
+            if level == 1:
+                return real(self, frontier, label, pred, level, limit, 3)
+            if self.d == 1:
+                raise RuntimeError("device 1 broke at level %d" % level)
+            return real(self, frontier, label, pred, level, limit, max_levels)
+        cupy_peer.CupyLink.visit_levels = failing
+        try:
+            mgraph.bfs(mgraph.load("grid:200x50", backend="numpy"), 0, devices=[0, 1], backend="cupy")
+        except RuntimeError as e:
+            print("raised:", e)
+    """)
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "raised: device 1 broke at level 4" in out.stdout

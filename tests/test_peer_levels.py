@@ -1,0 +1,126 @@
+"""A traversal's levels across devices without the host (mgraph.comm.peer), on CPU virtual devices: the NumPy
+twin of the GPUs' kernel, threads standing in for devices.
+
+Results are checked against scipy.sparse.csgraph and by Graph500's rules, and against the host-driven exchange
+(``peer_levels=False``) on the same parts; the tests also pin which runs take the peer path and which keep the
+host's, and what a failure inside fused levels does to the other devices.
+"""
+import threading
+
+import numpy as np
+import pytest
+import scipy.sparse.csgraph as csgraph
+
+import mgraph
+from mgraph.check.validate import validate_bfs
+from mgraph.comm import peer
+
+
+def hops(g, source):
+    d = csgraph.shortest_path(g.to_scipy(), unweighted=True, indices=source)
+    return np.where(np.isinf(d), -1, d).astype(np.int64)
+
+
+@pytest.mark.parametrize("spec, devices, source", [
+    ("grid:40x30", 2, 0), ("grid:40x30", 3, 611), ("grid:25x25", 4, 312), ("rgg:11", 2, 5), ("rgg:11", 3, 0),
+])
+def test_levels_across_devices_match_scipy_and_graph500(spec, devices, source):
+    g = mgraph.load(spec)
+    r = mgraph.bfs(g, source, devices=devices)
+    np.testing.assert_array_equal(r.depth, hops(g, source))
+    validate_bfs(g, source, r.depth, r.predecessor)
+    assert r.stats["level_path"] == "peer"
+    # every level after the source's ran on the devices, the last one finding nothing new
+    assert r.stats["peer_levels"] == int(r.depth.max()) + 1
+
+
+def test_the_host_path_gives_the_same_depths_and_many_more_supersteps():
+    g = mgraph.load("grid:50x20")
+    fused = mgraph.bfs(g, 7, devices=3)
+    host = mgraph.bfs(g, 7, devices=3, peer_levels=False)
+    np.testing.assert_array_equal(fused.depth, host.depth)
+    validate_bfs(g, 7, host.depth, host.predecessor)
+    assert host.stats["level_path"] == "host" and host.stats["peer_levels"] == 0
+    assert host.stats["supersteps"] >= int(host.depth.max()) + 2  # a superstep per level, and reset and the last
+    assert fused.stats["supersteps"] < 5
+
+
+def test_a_directed_graph_and_unreached_vertices():
+    # two directed paths 0 -> 1 -> ... -> 49 and 50 -> ... -> 99: from 0 half the graph stays unreached
+    src = np.r_[np.arange(49), np.arange(50, 99)]
+    g = mgraph.Graph.from_edges(src, src + 1, num_vertices=100, directed=True)
+    for devices in (2, 3):
+        r = mgraph.bfs(g, 0, devices=devices)
+        np.testing.assert_array_equal(r.depth, hops(g, 0))
+        assert (r.predecessor[50:] == -1).all() and (r.predecessor[1:50] == np.arange(49)).all()
+        assert r.stats["level_path"] == "peer"
+
+
+def test_a_source_alone_ends_at_once():
+    g = mgraph.Graph.from_edges(np.array([1, 2]), np.array([2, 3]), num_vertices=6)  # vertex 0 has no arcs
+    r = mgraph.bfs(g, 0, devices=2)
+    assert r.depth.tolist() == [0, -1, -1, -1, -1, -1]
+    assert r.predecessor.tolist() == [0, -1, -1, -1, -1, -1]
+
+
+def test_several_sources_in_one_run_reuse_the_link():
+    """Sources run one after another on the same primitive state: each reset makes new arrays, which the link
+    serves again (its barriers' tags go on across the sources)."""
+    from mgraph.primitives.bfs import BFS
+
+    g = mgraph.load("grid:30x30")
+    sources = [0, 450, 899]
+    r = mgraph.run(BFS, g, sources=sources, devices=2)
+    np.testing.assert_array_equal(r.depth, hops(g, sources[-1]))
+    validate_bfs(g, sources[-1], r.depth, r.predecessor)
+    assert r.stats["peer_levels"] == sum(int(hops(g, s).max()) + 1 for s in sources)
+
+
+@pytest.mark.parametrize("what", ["hub", "all", "auto"])
+def test_the_host_path_where_the_link_cannot_serve(what):
+    """A hub of more than FUSE_DEGREE arcs (the kernel's warp per vertex), duplicate-all parts (no id maps), and
+    direction-optimizing BFS (it pulls, reading copies kept current): the host-driven exchange, right results."""
+    if what == "hub":
+        n = 1100
+        g = mgraph.Graph.from_edges(np.zeros(n - 1, dtype=np.int64), np.arange(1, n), num_vertices=n)
+        kwargs = {}
+    else:
+        g = mgraph.load("grid:30x20")
+        kwargs = {"duplication": "all"} if what == "all" else {"direction": "auto"}
+    r = mgraph.bfs(g, 1, devices=2, **kwargs)
+    np.testing.assert_array_equal(r.depth, hops(g, 1))
+    validate_bfs(g, 1, r.depth, r.predecessor)
+    assert r.stats["level_path"] == "host"
+
+
+def test_a_failing_device_inside_fused_levels_ends_the_run_with_its_error(monkeypatch):
+    """Device 1 raises inside fused levels while device 0 waits for its post: device 0's wait is broken, the
+    run raises device 1's error, and no thread is left behind."""
+    real = peer.NumpyLink.visit_levels
+
+    def failing(self, frontier, label, pred, level, limit, max_levels):
+        if level == 1:  # the first call returns after three levels
+            return real(self, frontier, label, pred, level, limit, 3)
+        if self.d == 1:  # the second: device 0 is left waiting for device 1's post
+            raise RuntimeError("device 1 broke at level %d" % level)
+        return real(self, frontier, label, pred, level, limit, max_levels)
+
+    monkeypatch.setattr(peer.NumpyLink, "visit_levels", failing)
+    g = mgraph.load("grid:40x10")
+    before = threading.active_count()
+    with pytest.raises(RuntimeError, match="device 1 broke at level"):
+        mgraph.bfs(g, 0, devices=2, max_supersteps=10_000)
+    assert threading.active_count() == before
+
+
+def test_peer_levels_is_checked():
+    with pytest.raises(ValueError, match="peer_levels must be True"):
+        mgraph.bfs(mgraph.load("grid:4x4"), 0, devices=2, peer_levels="yes")
+
+
+def test_the_cli_takes_no_peer_levels(capsys):
+    from mgraph.cli import main
+
+    assert main(["bfs", "grid:20x20", "--devices", "2", "--no-peer-levels", "--runs", "1", "--validate",
+                 "--no-warm-up"]) == 0
+    assert "PASS" in capsys.readouterr().out
