@@ -6,9 +6,10 @@ Per level, on each GPU: a warp per frontier vertex runs the visit's claim over i
 joins the next frontier (a warp's claims appended with one atomic), a copy of a peer's vertex claimed goes to the
 peer's inbox (a slot taken with an atomic on this GPU's count for that peer, the entry written into the peer's
 memory, then a system-wide fence).  After a grid sync one thread posts to every peer how far this GPU has
-written into its inbox and the size and arcs of the frontier it advanced; each block waits for every peer's post
-of the same level itself (one thread spinning on the GPU's own memory, so no second grid sync), and its threads
-claim their share of what arrived; a grid sync, and the next level.  The waiting threads also watch a word in
+written into its inbox and the size and arcs of the frontier it advanced, waits for every peer's post of the same
+level and opens a gate (a word of this GPU's) that each block waits for instead of a second grid sync (one waiter
+on the words the peers write: a thousand blocks spinning there slowed the peers' writes tenfold); the blocks
+claim their share of what arrived, a grid sync, and the next level.  The waiting threads also watch a word in
 pinned host memory that the host sets when a device of the run fails, so that no kernel waits for a peer that
 will never post.
 """
@@ -28,7 +29,9 @@ from mgraph.comm.peer import Link, PeerAborted
 BLOCK = cuda.BLOCK
 HEAD = 16  # state words before the per-peer counts: see the kernel's comment
 MAX_PEERS = 64  # devices a link joins at most (each block keeps a word per peer in shared memory)
-BLOCKS_PER_SM = None  # the kernel's grid: at most this many blocks per multiprocessor (None: as many as fit)
+# the kernel's grid: at most this many blocks per multiprocessor (None: as many as fit).  Its levels are small
+# (a long-diameter graph's wavefronts) and every grid sync and gate costs in proportion to the blocks.
+BLOCKS_PER_SM = 2
 POLL_S = 20e-6  # seconds between two looks at whether fused levels have ended
 
 PEER_VISIT = r"""
@@ -39,7 +42,8 @@ namespace cg = cooperative_groups;
 // counter is zeroed two levels ahead, with no grid sync of its own); [3] levels run; [4] the last frontier's count;
 // [5] vertices of the whole graph's frontiers after the first and before the last; [6], [7], [8] the out-arcs of
 // the next frontiers, as [0..2]; [9] barriers passed; [10] 1 where a peer failed; [11] the input frontier's arcs;
-// [HEAD + k]: entries written into peer k's inbox.
+// [12] the gate: the tag of the last level whose posts have all arrived; [HEAD + k]: entries written into peer k's
+// inbox.
 // mail (this GPU's memory, written by the peers): [(k * 2 + parity) * 4 + j]: k's post at a level of that parity:
 // j = 0 the level's tag, 1 its inbox entries written here, 2 the size and 3 the arcs of the frontier it advanced.
 extern "C" __global__ void __launch_bounds__(BLOCK) peer_visit(
@@ -135,8 +139,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK) peer_visit(
                 box[0] = tag;
             }
         }
-        if (threadIdx.x == 0) {  // every block waits for every peer's post of this level itself: no grid sync
-            u64 total = (u64)n, total_arcs = (u64)in_arcs;
+        if (tid == 0) {  // wait for every peer's post of this level, then open the gate for this GPU's blocks
             int failed = 0;
             for (int k = 0; k < p && !failed; ++k) {
                 if (k == me) continue;
@@ -144,8 +147,19 @@ extern "C" __global__ void __launch_bounds__(BLOCK) peer_visit(
                 for (unsigned spins = 1; box[0] != tag; ++spins) {
                     if ((spins & 1023u) == 0 && *abort_flag) { failed = 1; break; }
                 }
-                if (failed) break;
-                __threadfence();
+            }
+            state[10] = (u64)failed;
+            __threadfence();
+            *(volatile u64*)&state[12] = tag;
+        }
+        if (threadIdx.x == 0) {  // each block reads the posts once the gate is open: one waiter on the NVLink side
+            while (*(volatile u64*)&state[12] != tag) { }
+            __threadfence();
+            u64 total = (u64)n, total_arcs = (u64)in_arcs;
+            const int failed = (int)*(volatile u64*)&state[10];
+            for (int k = 0; k < p && !failed; ++k) {
+                if (k == me) continue;
+                volatile u64* box = (volatile u64*)(mail + (k * 2 + par) * 4);
                 s_posted[k] = box[1];
                 total += box[2];
                 total_arcs += box[3];
@@ -155,10 +169,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK) peer_visit(
             s_failed = failed;
         }
         __syncthreads();
-        if (s_failed) {  // every block sees it: a peer that never posts leaves them all waiting
-            if (tid == 0) state[10] = 1;
-            return;
-        }
+        if (s_failed) return;  // every block sees it: the host raises
         const i64 total = (i64)s_total, total_arcs = (i64)s_arcs;
         if (it > 0 && total == 0) {  // the frontier just advanced was empty everywhere
             if (tid == 0) { state[3] = it; state[4] = 0; state[5] = prior; state[9] = it + 1; }

@@ -63,8 +63,9 @@ class PeerLevels:
         # entries each device may receive from each other: its copies of their vertices (proxies are local ids
         # from own_below on, owned by someone else)
         self.capacity = [[0] * self.p for _ in range(self.p)]  # [src][dst]
-        for src, part in enumerate(parts):
-            owner = to_host(part.owner[part.own_below:]) if part.num_vertices > part.own_below else np.zeros(0)
+        for src, (part, b) in enumerate(zip(parts, backends)):
+            with b.context():  # each part read on its own device
+                owner = to_host(part.owner[part.own_below:])
             counts = np.bincount(owner.astype(np.int64), minlength=self.p) if owner.size else np.zeros(self.p)
             for dst in range(self.p):
                 if dst != src:

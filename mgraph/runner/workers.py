@@ -338,8 +338,10 @@ def peer_levels_for(parts, backends):
     hub in a small frontier would hold the rest of the grid), GPUs that cannot reach each other's memory."""
     if len(parts) < 2 or any(part.id_on is None or part.caller_ids is None for part in parts):
         return None
-    if any(max_degree(part) > FUSE_DEGREE for part in parts):
-        return None
+    for part, b in zip(parts, backends):
+        with b.context():  # each part read on its own device
+            if max_degree(part) > FUSE_DEGREE:
+                return None
     if not backends[0].is_gpu:
         return PeerLevels(parts, backends, NumpyLink)
     from mgraph.comm import cupy_peer
