@@ -1,5 +1,6 @@
 """Levels across GPUs through peer memory (mgraph.comm.cupy_peer) against scipy, Graph500's rules, the NumPy twin
 (mgraph.comm.peer.NumpyLink) and the host-driven exchange.  Needs two GPUs that reach each other's memory."""
+import json
 import subprocess
 import sys
 import textwrap
@@ -60,3 +61,34 @@ def test_a_failing_gpu_does_not_leave_its_peer_waiting():
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr[-2000:]
     assert "raised: device 1 broke at level 4" in out.stdout
+
+
+def test_mpi_ranks_open_each_others_inboxes_through_ipc(tmp_path):
+    """Two MPI ranks, a GPU each: the levels run across them through CUDA IPC handles, and the gathered result
+    equals scipy's depths and passes Graph500's rules; with --no-peer-levels the host's path, the same depths."""
+    from conftest import run_mpi
+
+    script = tmp_path / "ranks.py"
+    script.write_text(textwrap.dedent("""
+        import json, sys
+        import numpy as np
+        import mgraph
+        g = mgraph.load("grid:300x200", backend="cupy")
+        peer = mgraph.bfs(g, 7, backend="cupy")
+        host = mgraph.bfs(g, 7, backend="cupy", peer_levels=False)
+        if peer.depth is not None:  # rank 0 holds the gathered result
+            np.save(sys.argv[1], np.stack([peer.depth, peer.predecessor, host.depth]))
+            print(json.dumps({"peer": peer.stats["level_path"], "host": host.stats["level_path"],
+                              "levels": peer.stats["peer_levels"]}))
+    """))
+    out = run_mpi(2, ["python", str(script), str(tmp_path / "r.npy")], env={"MGRAPH_BACKEND": "cupy"}, timeout=180)
+    assert out.returncode == 0, out.stderr[-3000:]
+    stats = json.loads(out.stdout.strip().splitlines()[-1])
+    assert stats["peer"] == "peer" and stats["host"] == "host"
+    depth, pred, host_depth = np.load(tmp_path / "r.npy")
+    g = mgraph.load("grid:300x200", backend="numpy")
+    ref = hops(g, 7)
+    np.testing.assert_array_equal(depth, ref)
+    np.testing.assert_array_equal(host_depth, ref)
+    validate_bfs(g, 7, depth, pred)
+    assert stats["levels"] == int(ref.max()) + 1

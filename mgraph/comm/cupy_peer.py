@@ -5,13 +5,13 @@ PCIe) through peer access.
 Per level, on each GPU: a warp per frontier vertex runs the visit's claim over its arcs; an own vertex claimed
 joins the next frontier (a warp's claims appended with one atomic), a copy of a peer's vertex claimed goes to the
 peer's inbox (a slot taken with an atomic on this GPU's count for that peer, the entry written into the peer's
-memory, then a system-wide fence).  After a grid sync one thread posts to every peer how far this GPU has
-written into its inbox and the size and arcs of the frontier it advanced, waits for every peer's post of the same
-level and opens a gate (a word of this GPU's) that each block waits for instead of a second grid sync (one waiter
-on the words the peers write: a thousand blocks spinning there slowed the peers' writes tenfold); the blocks
-claim their share of what arrived, a grid sync, and the next level.  The waiting threads also watch a word in
-pinned host memory that the host sets when a device of the run fails, so that no kernel waits for a peer that
-will never post.
+memory, then a system-wide fence).  Each block then arrives at a counter; the last to arrive posts to every peer
+how far this GPU has written into its inbox and the size and arcs of the frontier it advanced, waits for every
+peer's post of the same level, and opens a gate (a word of this GPU's) that the other blocks wait on: one grid
+barrier that spans the GPUs, with one waiter on the words the peers write (a thousand blocks spinning there
+slowed the peers' writes tenfold).  The blocks claim their share of what arrived, a grid sync, and the next
+level.  The waiter also watches a word in pinned host memory that the host sets when a device of the run fails,
+so that no kernel waits for a peer that will never post.
 """
 from __future__ import annotations
 
@@ -22,6 +22,7 @@ import cupy as cp
 import cupyx
 import numpy as np
 
+from mgraph.backend import to_host
 from mgraph.ops import cuda, cupy_kernels
 from mgraph.ops.levels import Levels
 from mgraph.comm.peer import Link, PeerAborted
@@ -42,8 +43,8 @@ namespace cg = cooperative_groups;
 // counter is zeroed two levels ahead, with no grid sync of its own); [3] levels run; [4] the last frontier's count;
 // [5] vertices of the whole graph's frontiers after the first and before the last; [6], [7], [8] the out-arcs of
 // the next frontiers, as [0..2]; [9] barriers passed; [10] 1 where a peer failed; [11] the input frontier's arcs;
-// [12] the gate: the tag of the last level whose posts have all arrived; [HEAD + k]: entries written into peer k's
-// inbox.
+// [12] the gate: the tag of the last level whose posts have all arrived; [13] blocks arrived at the gate, over
+// all levels; [HEAD + k]: entries written into peer k's inbox.
 // mail (this GPU's memory, written by the peers): [(k * 2 + parity) * 4 + j]: k's post at a level of that parity:
 // j = 0 the level's tag, 1 its inbox entries written here, 2 the size and 3 the arcs of the frontier it advanced.
 extern "C" __global__ void __launch_bounds__(BLOCK) peer_visit(
@@ -125,34 +126,34 @@ extern "C" __global__ void __launch_bounds__(BLOCK) peer_visit(
                 }
             }
         }
-        grid.sync();
+        __syncthreads();
         const u64 tag = tag0 + (u64)it + 1;
-        if (tid == 0) {  // post this level to every peer: how far this GPU wrote into its inbox, what it advanced
-            __threadfence_system();
-            for (int k = 0; k < p; ++k) {
-                if (k == me) continue;
-                volatile u64* box = (volatile u64*)((u64*)peer_mail[k] + (me * 2 + par) * 4);
-                box[1] = sent[k];
-                box[2] = (u64)n;
-                box[3] = (u64)in_arcs;
-                __threadfence_system();
-                box[0] = tag;
-            }
-        }
-        if (tid == 0) {  // wait for every peer's post of this level, then open the gate for this GPU's blocks
-            int failed = 0;
-            for (int k = 0; k < p && !failed; ++k) {
-                if (k == me) continue;
-                volatile u64* box = (volatile u64*)(mail + (k * 2 + par) * 4);
-                for (unsigned spins = 1; box[0] != tag; ++spins) {
-                    if ((spins & 1023u) == 0 && *abort_flag) { failed = 1; break; }
-                }
-            }
-            state[10] = (u64)failed;
+        if (threadIdx.x == 0) {  // the block has advanced its share; the last block of the GPU speaks for them all
             __threadfence();
-            *(volatile u64*)&state[12] = tag;
-        }
-        if (threadIdx.x == 0) {  // each block reads the posts once the gate is open: one waiter on the NVLink side
+            const u64 arrived = atomicAdd(&state[13], 1ull) + 1;
+            if (arrived == (u64)(it + 1) * gridDim.x) {
+                __threadfence_system();
+                for (int k = 0; k < p; ++k) {  // post: how far this GPU wrote into the peer's inbox, what it advanced
+                    if (k == me) continue;
+                    volatile u64* box = (volatile u64*)((u64*)peer_mail[k] + (me * 2 + par) * 4);
+                    box[1] = *(volatile u64*)&sent[k];
+                    box[2] = (u64)n;
+                    box[3] = (u64)in_arcs;
+                    __threadfence_system();
+                    box[0] = tag;
+                }
+                int failed = 0;  // then wait for every peer's post of this level, and open the gate
+                for (int k = 0; k < p && !failed; ++k) {
+                    if (k == me) continue;
+                    volatile u64* box = (volatile u64*)(mail + (k * 2 + par) * 4);
+                    for (unsigned spins = 1; box[0] != tag; ++spins) {
+                        if ((spins & 1023u) == 0 && *abort_flag) { failed = 1; break; }
+                    }
+                }
+                state[10] = (u64)failed;
+                __threadfence();
+                *(volatile u64*)&state[12] = tag;
+            }
             while (*(volatile u64*)&state[12] != tag) { }
             __threadfence();
             u64 total = (u64)n, total_arcs = (u64)in_arcs;
@@ -212,6 +213,14 @@ extern "C" __global__ void __launch_bounds__(BLOCK) peer_visit(
 """
 
 
+def _own_allocation(n, dtype):
+    """``n`` entries of ``dtype`` (one at least) in an allocation of their own, not a piece of CuPy's pool: an IPC
+    handle names a whole allocation, so a peer process opening it must find the array at its start."""
+    dtype = np.dtype(dtype)
+    mem = cp.cuda.memory.Memory(max(int(n), 1) * dtype.itemsize)
+    return cp.ndarray((max(int(n), 1),), dtype, cp.cuda.MemoryPointer(mem, 0))
+
+
 def reachable(devices) -> bool:
     """Whether every pair of ``devices`` can reach each other's memory (peer access)."""
     rt = cp.cuda.runtime
@@ -258,31 +267,45 @@ class CupyLink(Link):
         p, idx = peers.p, np.dtype(part.indices.dtype)
         self.shared, self.idx = shared, idx
         self.device = part.indptr.device.id
-        self.in_ids = [cp.empty(max(peers.capacity[k][d], 1), dtype=idx) if k != d else None for k in range(p)]
-        self.in_preds = [cp.empty(max(peers.capacity[k][d], 1), dtype=np.int64) if k != d else None
-                         for k in range(p)]
-        self.mail = cp.zeros(p * 2 * 4, dtype=np.uint64)
+        self.in_ids = [_own_allocation(peers.capacity[k][d], idx) if k != d else None for k in range(p)]
+        self.in_preds = [_own_allocation(peers.capacity[k][d], np.int64) if k != d else None for k in range(p)]
+        self.mail = _own_allocation(p * 2 * 4, np.uint64)
+        self.mail.fill(0)
         self.state = cp.zeros(HEAD + p, dtype=np.uint64)
         self.tag = 0  # levels' tags so far: every device passes as many barriers, so all hold the same
         self.caller = part.caller_ids.astype(np.int64, copy=False)
         self.g2l = part.global_to_local.astype(np.int64, copy=False)
         self.owner = part.owner.astype(np.int32, copy=False)
-        self.id_on = cp.array([0 if k == d else part.id_on[k].astype(idx, copy=False).data.ptr for k in range(p)],
-                              dtype=np.uint64)
-        self._keep = [part.id_on[k].astype(idx, copy=False) if k != d else None for k in range(p)]
+        self._id_on = [part.id_on[k].astype(idx, copy=False) if k != d else None for k in range(p)]
+        self.id_on = cp.array([0 if k == d else self._id_on[k].data.ptr for k in range(p)], dtype=np.uint64)
         self.words = cupyx.empty_pinned(12, dtype=np.int64)
         self.bufs = (cp.empty(max(part.num_vertices, 1), dtype=idx), cp.empty(max(part.num_vertices, 1), dtype=idx))
         shared["links"].append(self)
         self._tables = None
 
+    def exported(self):
+        """What a peer in another process needs to write here: IPC handles of this device's inbox from each peer
+        (ids, predecessors) and of its mail."""
+        get = cp.cuda.runtime.ipcGetMemHandle
+        return ([None if a is None else get(a.data.ptr) for a in self.in_ids],
+                [None if a is None else get(a.data.ptr) for a in self.in_preds], get(self.mail.data.ptr))
+
     def _peer_tables(self):
-        """The pointers into the peers' memory: made on first use, once every device's link exists."""
+        """The pointers into the peers' memory: made on first use, once every device's link exists (threads), or
+        from the handles the peers' processes exported (``shared["remote"]``: per peer, its inbox from this device
+        (ids, predecessors) and its mail, opened here)."""
         if self._tables is None:
-            links = sorted(self.shared["links"], key=lambda link: link.d)
             me, p = self.d, self.peers.p
-            out_ids = [0 if k == me else links[k].in_ids[me].data.ptr for k in range(p)]
-            out_preds = [0 if k == me else links[k].in_preds[me].data.ptr for k in range(p)]
-            peer_mail = [0 if k == me else links[k].mail.data.ptr for k in range(p)]
+            if "remote" in self.shared:
+                remote = self.shared["remote"]
+                out_ids = [0 if k == me else remote[k][0] for k in range(p)]
+                out_preds = [0 if k == me else remote[k][1] for k in range(p)]
+                peer_mail = [0 if k == me else remote[k][2] for k in range(p)]
+            else:
+                links = sorted(self.shared["links"], key=lambda link: link.d)
+                out_ids = [0 if k == me else links[k].in_ids[me].data.ptr for k in range(p)]
+                out_preds = [0 if k == me else links[k].in_preds[me].data.ptr for k in range(p)]
+                peer_mail = [0 if k == me else links[k].mail.data.ptr for k in range(p)]
             in_ids = [0 if k == me else self.in_ids[k].data.ptr for k in range(p)]
             in_preds = [0 if k == me else self.in_preds[k].data.ptr for k in range(p)]
             self._tables = tuple(cp.array(t, dtype=np.uint64) for t in (out_ids, out_preds, peer_mail, in_ids,
@@ -329,3 +352,62 @@ class CupyLink(Link):
         self.calls += 1
         last = buf_a if levels % 2 == 1 else buf_b
         return Levels(last[:count].copy(), levels, prior + count)
+
+
+class RankLevels:
+    """The link of this MPI rank's GPU to the GPUs of the other ranks of its node, with the same kernel as worker
+    threads: each rank allocates its inboxes and mail, exports them as CUDA IPC handles over MPI, and opens the
+    peers' (peer access enabled as they open).  A rank that fails ends the job (mgraph.group.fail_job), so
+    nothing here waits for a dead peer: its process is gone with its kernel."""
+
+    def __init__(self, part, backend, group):
+        self.p, me = group.size, group.rank
+        with backend.context():
+            owner = to_host(part.owner[part.own_below:])
+        row = np.bincount(owner.astype(np.int64), minlength=self.p).tolist()  # this part's copies of each one's
+        rows = group.allgather(row)
+        self.capacity = [[0 if s == d else int(rows[s][d]) for d in range(self.p)] for s in range(self.p)]
+        self.parts, self.group, self.backend = [part], group, backend
+        self._opened = []
+        with backend.context():
+            shared = CupyLink.shared(self)
+            link = CupyLink(self, me, part, shared)
+            handles = group.allgather(link.exported())
+            remote, failed = {}, None
+            try:
+                for k in range(self.p):
+                    if k != me:
+                        ids, preds, mail = handles[k]
+                        remote[k] = (self._open(ids[me]), self._open(preds[me]), self._open(mail))
+            except cp.cuda.runtime.CUDARuntimeError as e:  # IPC refused here (a container, a driver setting)
+                failed = f"rank {me}: {e}"
+            shared["remote"] = remote
+        self.links = [link]
+        refused = [f for f in group.allgather(failed) if f]
+        self.ok = not refused  # else every rank takes the host's path
+        if refused:
+            self.close()
+
+    def _open(self, handle):
+        ptr = cp.cuda.runtime.ipcOpenMemHandle(handle)
+        self._opened.append(ptr)
+        return ptr
+
+    def attach(self):
+        self.parts[0].levels_link = self.links[0]
+
+    def detach(self):
+        self.parts[0].levels_link = None
+
+    def abort(self):
+        self.links[0].abort()
+
+    def close(self):
+        """Close the peers' memory this rank opened; collective, so that no rank frees what another still
+        maps."""
+        with self.backend.context():
+            cp.cuda.runtime.deviceSynchronize()
+            for ptr in self._opened:
+                cp.cuda.runtime.ipcCloseMemHandle(ptr)
+        self._opened = []
+        self.group.barrier()

@@ -53,6 +53,7 @@ class Workers:
         self.backends = opts.backends  # this process's devices
         self.part_set = None  # the parts' PartSet (mgraph.parts.cache) where parts were built
         self.reused = False
+        self.peer_levels = None  # the devices' link for levels without the host (mgraph.comm.peer), where one serves
 
     def guard(self):
         """A context that turns a failure on this process's devices into what the other devices must see."""
@@ -240,13 +241,22 @@ class Ranks(Workers):
     def exchanges(self, parts):
         with self.backends[0].context():  # an NCCL communicator is set up on the current device
             transport = rank_transport(self.group, self.backends[0])
+        self.peer_levels = rank_levels_for(parts[0], self.backends[0], self.group) if self.opts.peer_levels else None
+        if self.peer_levels is not None:
+            self.peer_levels.attach()
         return [Exchange(parts[0], self.opts.num_devices, transport, self.opts.communication)]
 
     def drive(self, prims, exchanges, sources, progress, max_supersteps):
         rank = self.group.rank
-        with self.backends[0].context():
-            records, clock, results = drive(rank, prims[0], exchanges[0], self.backends[0], self.group, sources,
-                                            progress if rank == 0 else None, max_supersteps)
+        try:
+            with self.backends[0].context():
+                records, clock, results = drive(rank, prims[0], exchanges[0], self.backends[0], self.group, sources,
+                                                progress if rank == 0 else None, max_supersteps)
+        finally:
+            if self.peer_levels is not None:
+                self.peer_levels.detach()
+        if self.peer_levels is not None:  # after a failure the job ends, and the peers' memory with it
+            self.peer_levels.close()
         return [records], clock, [results]
 
     def everyone(self, values):
@@ -275,8 +285,10 @@ class Ranks(Workers):
                                   for k in range(group.size)], self.opts.graph.num_vertices)
 
     def where(self):
+        levels = self.peer_levels.links[0].levels_run if self.peer_levels is not None else 0
         return {"hosts": self.everyone([socket.gethostname()]),
-                "device_ids": self.everyone([b.device for b in self.backends])}
+                "device_ids": self.everyone([b.device for b in self.backends]),
+                "peer_levels": levels, "level_path": "peer" if levels else "host"}
 
 
 @contextlib.contextmanager
@@ -349,3 +361,22 @@ def peer_levels_for(parts, backends):
     if len(parts) > cupy_peer.MAX_PEERS or not cupy_peer.reachable([b.device for b in backends]):
         return None
     return PeerLevels(parts, backends, cupy_peer.CupyLink)
+
+
+def rank_levels_for(part, backend, group):
+    """This rank's link to the GPUs of the other ranks (mgraph.comm.cupy_peer.RankLevels), or None where the ranks
+    take the host's path: CPU ranks, ranks on several nodes or sharing a GPU, GPUs that cannot reach each other,
+    other layouts than 1-hop, a vertex of more than FUSE_DEGREE arcs on some part.  Collective: every rank
+    decides alike."""
+    if group.size < 2 or not backend.is_gpu or getattr(group, "local_size", None) != group.size:
+        return None
+    from mgraph.comm import cupy_peer
+
+    with backend.context():
+        fits = part.id_on is not None and part.caller_ids is not None and max_degree(part) <= FUSE_DEGREE
+    devices = group.allgather(backend.device)
+    ok = fits and group.size <= cupy_peer.MAX_PEERS and cupy_peer.reachable(devices)
+    if not all(group.allgather(ok)):
+        return None
+    levels = cupy_peer.RankLevels(part, backend, group)
+    return levels if levels.ok else None
