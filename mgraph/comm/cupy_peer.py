@@ -5,13 +5,13 @@ PCIe) through peer access.
 Per level, on each GPU: a warp per frontier vertex runs the visit's claim over its arcs; an own vertex claimed
 joins the next frontier (a warp's claims appended with one atomic), a copy of a peer's vertex claimed goes to the
 peer's inbox (a slot taken with an atomic on this GPU's count for that peer, the entry written into the peer's
-memory, then a system-wide fence).  Each block then arrives at a counter; the last to arrive posts to every peer
-how far this GPU has written into its inbox and the size and arcs of the frontier it advanced, waits for every
-peer's post of the same level, and opens a gate (a word of this GPU's) that the other blocks wait on: one grid
-barrier that spans the GPUs, with one waiter on the words the peers write (a thousand blocks spinning there
-slowed the peers' writes tenfold).  The blocks claim their share of what arrived, a grid sync, and the next
-level.  The waiter also watches a word in pinned host memory that the host sets when a device of the run fails,
-so that no kernel waits for a peer that will never post.
+memory, then a system-wide fence).  After a grid sync one thread posts to every peer how far this GPU has
+written into its inbox and the size and arcs of the frontier it advanced, waits for every peer's post of the same
+level and opens a gate (a word of this GPU's) that each block waits for instead of a second grid sync (one waiter
+on the words the peers write: a thousand blocks spinning there slowed the peers' writes tenfold); the blocks
+claim their share of what arrived, a grid sync, and the next level.  The waiting threads also watch a word in
+pinned host memory that the host sets when a device of the run fails, so that no kernel waits for a peer that
+will never post.
 """
 from __future__ import annotations
 
@@ -43,8 +43,8 @@ namespace cg = cooperative_groups;
 // counter is zeroed two levels ahead, with no grid sync of its own); [3] levels run; [4] the last frontier's count;
 // [5] vertices of the whole graph's frontiers after the first and before the last; [6], [7], [8] the out-arcs of
 // the next frontiers, as [0..2]; [9] barriers passed; [10] 1 where a peer failed; [11] the input frontier's arcs;
-// [12] the gate: the tag of the last level whose posts have all arrived; [13] blocks arrived at the gate, over
-// all levels; [HEAD + k]: entries written into peer k's inbox.
+// [12] the gate: the tag of the last level whose posts have all arrived; [HEAD + k]: entries written into peer k's
+// inbox.
 // mail (this GPU's memory, written by the peers): [(k * 2 + parity) * 4 + j]: k's post at a level of that parity:
 // j = 0 the level's tag, 1 its inbox entries written here, 2 the size and 3 the arcs of the frontier it advanced.
 extern "C" __global__ void __launch_bounds__(BLOCK) peer_visit(
@@ -126,34 +126,34 @@ extern "C" __global__ void __launch_bounds__(BLOCK) peer_visit(
                 }
             }
         }
-        __syncthreads();
+        grid.sync();
         const u64 tag = tag0 + (u64)it + 1;
-        if (threadIdx.x == 0) {  // the block has advanced its share; the last block of the GPU speaks for them all
-            __threadfence();
-            const u64 arrived = atomicAdd(&state[13], 1ull) + 1;
-            if (arrived == (u64)(it + 1) * gridDim.x) {
+        if (tid == 0) {  // post this level to every peer: how far this GPU wrote into its inbox, what it advanced
+            __threadfence_system();
+            for (int k = 0; k < p; ++k) {
+                if (k == me) continue;
+                volatile u64* box = (volatile u64*)((u64*)peer_mail[k] + (me * 2 + par) * 4);
+                box[1] = sent[k];
+                box[2] = (u64)n;
+                box[3] = (u64)in_arcs;
                 __threadfence_system();
-                for (int k = 0; k < p; ++k) {  // post: how far this GPU wrote into the peer's inbox, what it advanced
-                    if (k == me) continue;
-                    volatile u64* box = (volatile u64*)((u64*)peer_mail[k] + (me * 2 + par) * 4);
-                    box[1] = *(volatile u64*)&sent[k];
-                    box[2] = (u64)n;
-                    box[3] = (u64)in_arcs;
-                    __threadfence_system();
-                    box[0] = tag;
-                }
-                int failed = 0;  // then wait for every peer's post of this level, and open the gate
-                for (int k = 0; k < p && !failed; ++k) {
-                    if (k == me) continue;
-                    volatile u64* box = (volatile u64*)(mail + (k * 2 + par) * 4);
-                    for (unsigned spins = 1; box[0] != tag; ++spins) {
-                        if ((spins & 1023u) == 0 && *abort_flag) { failed = 1; break; }
-                    }
-                }
-                state[10] = (u64)failed;
-                __threadfence();
-                *(volatile u64*)&state[12] = tag;
+                box[0] = tag;
             }
+        }
+        if (tid == 0) {  // wait for every peer's post of this level, then open the gate for this GPU's blocks
+            int failed = 0;
+            for (int k = 0; k < p && !failed; ++k) {
+                if (k == me) continue;
+                volatile u64* box = (volatile u64*)(mail + (k * 2 + par) * 4);
+                for (unsigned spins = 1; box[0] != tag; ++spins) {
+                    if ((spins & 1023u) == 0 && *abort_flag) { failed = 1; break; }
+                }
+            }
+            state[10] = (u64)failed;
+            __threadfence();
+            *(volatile u64*)&state[12] = tag;
+        }
+        if (threadIdx.x == 0) {  // each block reads the posts once the gate is open: one waiter on the NVLink side
             while (*(volatile u64*)&state[12] != tag) { }
             __threadfence();
             u64 total = (u64)n, total_arcs = (u64)in_arcs;
