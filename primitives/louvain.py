@@ -56,7 +56,8 @@ def pair_totals(xp, rows, keys, weights, span):
     (every entry not yet placed claims its slot where it is empty, one claimant wins, the entries whose key is now
     in their slot are placed, the others try the next slot).  A round of local moving sums a vertex's arcs per
     neighbouring community this way, where a sort of all the arcs would take most of the round.  The sums add each
-    pair's entries in their order on a CPU (``ops.pair_sums``' bits), by atomics on a GPU."""
+    pair's entries in their order on a CPU (the same bits every run, on any number of devices), by atomics on a
+    GPU."""
     m = rows.shape[0]
     if m == 0:
         return rows.astype(np.int64), keys.astype(np.int64), weights.astype(np.float64)
