@@ -330,8 +330,8 @@ def _own_sum(key):
 def louvain(graph, *, resolution=1.0, threshold=1e-7, max_level=None, self_loops=None, **run) -> Result:
     """Communities by the Louvain method, as ``networkx.community.louvain_communities``: ``.community`` (int64, a
     community number per vertex, 0 .. communities - 1 in the order of the communities' labels; numbers, not vertex
-    ids), ``stats["modularity"]`` (networkx's, with ``resolution``), ``stats["communities"]`` and
-    ``stats["level_modularity"]``.
+    ids), ``stats["modularity"]`` (networkx's, with ``resolution``), ``stats["communities"]``,
+    ``stats["level_modularity"]`` and ``stats["level_rounds"]`` (each level's rounds of local moving).
 
     ``resolution`` is networkx's gamma (a real number >= 0; above 1 favours
     smaller communities); a level whose modularity gain is at most
@@ -399,6 +399,7 @@ def _communities(graph, cls, resolution, threshold, max_level, self_loops, run):
     directed = graph.directed
     M, q0 = prim.M, prim.history[0][1]
     mod, qs = q0, []
+    rounds = [len(prim.history)]
     levels = [_level(prim)]  # (coarse graph pieces, partition of this level's vertices)
     while True:
         a, b, w, labels, part = levels[-1][:5]
@@ -412,6 +413,7 @@ def _communities(graph, cls, resolution, threshold, max_level, self_loops, run):
         results, prim = run_alone(coarse, place.backends[0],
                                   functools.partial(cls, resolution=resolution, seed=seed, loops=loops, start=start))
         prim.M = M  # the coarse graph's weight is the graph's: Q's normalisation
+        rounds.append(len(prim.history))
         levels.append(_level(prim, results))
     # each vertex's community: its label at level 1, then through each coarser graph's vertices
     final = np.unique(levels[-1][4])
@@ -425,6 +427,7 @@ def _communities(graph, cls, resolution, threshold, max_level, self_loops, run):
         arrays = {name: a for name, a in arrays.items() if name != "refined"}
         arrays["community"] = np.searchsorted(final, label).astype(np.int64)
     stats.update(modularity=qs[-1], resolution=resolution, level_modularity=qs, levels=len(levels), communities=int(final.shape[0]),
+                 level_rounds=rounds,
                  coarse_levels_s=time.perf_counter() - t0)
     stats["elapsed_s"] += stats["coarse_levels_s"]
     return Result(deliver(place, arrays, {"community": np.int64}), stats, vertex_valued=())

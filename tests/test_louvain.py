@@ -372,3 +372,53 @@ def test_leiden_communities_connected():
         groups = np.split(order, np.flatnonzero(np.diff(r.community[order])) + 1)
         assert len(groups) == r.stats["communities"]
         assert all(nx.is_connected(G.subgraph(members.tolist())) for members in groups)
+
+
+def test_pair_totals():
+    """The hash table's pairs and sums are ops.pair_sums', in some order (the sums to rounding)."""
+    from mgraph.primitives.louvain import pair_totals
+
+    rng = np.random.default_rng(5)
+    for n, rows, span in ((20_000, 300, 40), (5_000, 5, 3), (1, 1, 1)):
+        a, b, w = rng.integers(0, rows, n), rng.integers(0, span, n), rng.random(n)
+        got = pair_totals(np, a, b, w, span)
+        order = np.lexsort((got[1], got[0]))
+        want = ops.pair_sums(a, b, w)
+        assert (got[0][order] == want[0]).all() and (got[1][order] == want[1]).all()
+        assert np.allclose(got[2][order], want[2], rtol=1e-12, atol=0)
+    empty = pair_totals(np, np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0), 4)
+    assert all(x.shape == (0,) for x in empty)
+
+
+def test_best_per_row():
+    """The highest score per row among the allowed pairs, ties (-0.0 and 0.0 among them) to the smallest key."""
+    from mgraph.primitives.louvain import best_per_row
+
+    rows = np.array([0, 0, 0, 1, 1, 1, 3, 3])
+    keys = np.array([7, 2, 5, 4, 9, 1, 6, 2])
+    scores = np.array([-1.5, -0.5, -0.5, 0.0, 2.0, -0.0, -3.0, 1e300])
+    allowed = np.array([True, True, True, True, False, True, True, False])
+    key, score = best_per_row(np, rows, keys, scores, allowed, 5)
+    assert key.tolist() == [2, 1, -1, 6, -1]
+    assert score.tolist() == [-0.5, 0.0, -np.inf, -3.0, -np.inf]
+
+
+@pytest.mark.parametrize("fn", [mgraph.louvain, mgraph.leiden], ids=["louvain", "leiden"])
+def test_rounds_on_rmat(fn, monkeypatch):
+    """R-MAT 12 (97,086 arcs, above STRICT_ARCS): moving every proposer that no neighbour of higher priority clashes
+    with takes fewer than half the first level's rounds of the strict independent set (measured: 31 and 35 against
+    145 and 154), within 3 % of networkx's modularity (measured: 0.113 against networkx's 0.1145, the strict
+    set's 0.117)."""
+    from mgraph.primitives.louvain import Louvain
+
+    g = mgraph.load("rmat:12")
+    assert g.num_arcs > Louvain.STRICT_ARCS
+    fast = [fn(g, seed=s) for s in range(2)]
+    monkeypatch.setattr(Louvain, "STRICT_ARCS", g.num_arcs + 1)
+    strict = [fn(g, seed=s) for s in range(2)]
+    assert all(len(r.stats["level_rounds"]) == r.stats["levels"] for r in fast)
+    first = [r.stats["level_rounds"][0] for r in fast]  # the coarser levels, below STRICT_ARCS, move strictly
+    assert max(first) <= 40 and max(first) < 0.5 * min(r.stats["level_rounds"][0] for r in strict)
+    G = nx.from_scipy_sparse_array(g.to_scipy())
+    theirs = np.mean([nx.community.modularity(G, nx.community.louvain_communities(G, seed=s)) for s in range(2)])
+    assert np.mean([r.stats["modularity"] for r in fast]) >= 0.97 * theirs
