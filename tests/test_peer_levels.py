@@ -124,3 +124,39 @@ def test_the_cli_takes_no_peer_levels(capsys):
     assert main(["bfs", "grid:20x20", "--devices", "2", "--no-peer-levels", "--runs", "1", "--validate",
                  "--no-warm-up"]) == 0
     assert "PASS" in capsys.readouterr().out
+
+
+MPI_SCRIPT = """
+import json, sys
+import numpy as np
+import mgraph
+g = mgraph.load(sys.argv[1])
+for peer in (True, False):
+    r = mgraph.bfs(g, int(sys.argv[2]), peer_levels=peer)
+    if r.depth is not None:  # rank 0 holds the gathered result
+        np.save(sys.argv[3] + ("-peer" if peer else "-host") + ".npy", np.stack([r.depth, r.predecessor]))
+        print(json.dumps({"path": r.stats["level_path"], "levels": r.stats["peer_levels"],
+                          "supersteps": r.stats["supersteps"]}), flush=True)
+"""
+
+
+@pytest.mark.parametrize("ranks, spec, source", [(2, "grid:30x20", 0), (3, "rgg:10", 17)])
+def test_mpi_ranks_run_the_levels_through_their_collectives(tmp_path, ranks, spec, source):
+    """CPU ranks, each building its own part: the twin's levels through the ranks' collectives give scipy's depths
+    and a tree Graph500 accepts, in a few supersteps; the host's path gives the same depths."""
+    from conftest import run_mpi
+    import json
+
+    script = tmp_path / "ranks.py"
+    script.write_text(MPI_SCRIPT)
+    out = run_mpi(ranks, ["python", str(script), spec, source, str(tmp_path / "r")], timeout=240)
+    assert out.returncode == 0, out.stderr[-3000:]
+    peer, host = (json.loads(line) for line in out.stdout.strip().splitlines()[-2:])
+    g = mgraph.load(spec, backend="numpy")
+    ref = hops(g, source)
+    assert peer["path"] == "peer" and peer["levels"] == int(ref.max()) + 1 and peer["supersteps"] < 5
+    assert host["path"] == "host" and host["supersteps"] > int(ref.max())
+    for name in ("peer", "host"):
+        depth, pred = np.load(tmp_path / f"r-{name}.npy")
+        np.testing.assert_array_equal(depth, ref)
+        validate_bfs(g, source, depth, pred)

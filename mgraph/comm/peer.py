@@ -30,8 +30,8 @@ double-buffered by the level's parity and tagged with a count that grows across 
 ahead writes the next level's post into the other slot and never over one its peer has yet to read.
 
 :class:`PeerLevels` is one run's link between the devices of this process; :class:`NumpyLink` its NumPy twin
-(threads standing in for devices, a ``threading.Barrier`` for the device barrier) and
-:class:`mgraph.comm.cupy_peer.CupyLink` the GPUs' form.
+(the same levels and decisions, its posts and entries exchanged through the group's collectives: worker threads
+or MPI ranks of CPU devices) and :class:`mgraph.comm.cupy_peer.CupyLink` the GPUs' form.
 """
 from __future__ import annotations
 
@@ -56,25 +56,26 @@ class PeerLevels:
     """One run's link between its devices in this process: each part's link (``links[d]``, also set as the part's
     ``levels_link`` while the run lasts), and what they share."""
 
-    def __init__(self, parts, backends, link_type):
-        self.p = len(parts)
-        self.parts = parts
-        self.aborted = False
+    def __init__(self, parts, backends, link_type, groups=None, index=None):
+        """``parts`` on ``backends``, this process's; ``groups``: their groups (a NumPy twin's collectives);
+        ``index``: under MPI, the rank of this process's one part among ``groups[0].size``."""
+        self.p = len(parts) if index is None else groups[0].size
+        self.parts, self.groups = parts, groups
         # entries each device may receive from each other: its copies of their vertices (proxies are local ids
         # from own_below on, owned by someone else)
         self.capacity = [[0] * self.p for _ in range(self.p)]  # [src][dst]
-        for src, (part, b) in enumerate(zip(parts, backends)):
+        for src, (part, b) in enumerate(zip(parts, backends) if index is None else ()):
             with b.context():  # each part read on its own device
                 owner = to_host(part.owner[part.own_below:])
             counts = np.bincount(owner.astype(np.int64), minlength=self.p) if owner.size else np.zeros(self.p)
             for dst in range(self.p):
                 if dst != src:
                     self.capacity[src][dst] = int(counts[dst])
-        self.links = [None] * self.p
         shared = link_type.shared(self)
+        self.links = []
         for d, (part, b) in enumerate(zip(parts, backends)):
             with b.context():
-                self.links[d] = link_type(self, d, part, shared)
+                self.links.append(link_type(self, d if index is None else index, part, shared))
 
     def attach(self):
         for part, link in zip(self.parts, self.links):
@@ -86,10 +87,11 @@ class PeerLevels:
 
     def abort(self):
         """A device failed: every device waiting inside fused levels stops waiting (and raises PeerAborted)."""
-        self.aborted = True
         for link in self.links:
-            if link is not None:
-                link.abort()
+            link.abort()
+
+    def close(self):
+        """Nothing to release (GPU ranks' links release the peers' memory they opened)."""
 
 
 class Link:
@@ -131,55 +133,50 @@ class Link:
 
 
 class NumpyLink(Link):
-    """The NumPy twin: the same protocol with host arrays, threads standing in for devices and a
-    ``threading.Barrier`` for the device barrier."""
+    """The NumPy twin: the same levels and the same decisions, each level's posts and inbox entries exchanged
+    through the group's collectives (an allgather of the posts, an all-to-all of the entries): worker threads
+    (a ThreadGroup) or MPI ranks of CPU devices.  A failure ends its group's collectives as any other's."""
 
     @staticmethod
     def shared(peers):
-        p = peers.p
-        return {"barrier": threading.Barrier(p),
-                "inbox": [[[None] * p for _ in range(p)] for _ in range(2)],  # [parity][dst][src]
-                "posts": [[None] * p for _ in range(2)]}  # [parity][src]: (frontier size, its arcs)
+        return {"groups": peers.groups}
 
     def __init__(self, peers, d, part, shared):
         super().__init__(peers, d, part)
-        self.shared = shared
+        self.group = shared["groups"][d if len(shared["groups"]) > 1 else 0]
         self.g2l = part.global_to_local
         self.caller = part.caller_ids
-
-    def abort(self):
-        self.shared["barrier"].abort()
 
     def visit_levels(self, frontier, label, pred, level, limit, max_levels):
         """Visit levels from ``frontier`` (own vertices), the first labelled ``level``, across every device:
         :class:`~mgraph.ops.levels.Levels` with the next frontier (own vertices), the levels run, and as
         ``emitted`` the whole graph's vertices of every level but the last plus this device's of the last."""
-        sub, me, p = self.part, self.d, self.peers.p
-        below, owner = sub.own_below, sub.owner
-        inbox, posts, barrier = self.shared["inbox"], self.shared["posts"], self.shared["barrier"]
+        sub, me, p, group = self.part, self.d, self.peers.p, self.group
+        below, owner, idx = sub.own_below, sub.owner, sub.indices.dtype
         carry = self.pred_name is not None
         f = ops.plain(frontier)
         prior = 0
         it = 0
+        none_ids, none_preds = np.zeros(0, dtype=idx), np.zeros(0, dtype=np.int64)
         while True:
             lev = level + it
-            par = it & 1
             out = ops.advance(sub, f, ops.functors.VISIT, label, pred, lev)
             own, remote = out[out < below], out[out >= below]
+            ids_to, preds_to = [], []
             for k in range(p):
-                if k != me:
-                    sel = remote[owner[remote] == k]
-                    inbox[par][k][me] = (sub.id_on[k][sel], self.caller[pred[sel]] if carry else None)
-            posts[par][me] = (int(f.shape[0]), arcs_of(sub, f))
-            barrier.wait()  # a peer's failure breaks it (PeerLevels.abort)
-            total = sum(posts[par][k][0] for k in range(p))
-            total_arcs = sum(posts[par][k][1] for k in range(p))
+                sel = remote[owner[remote] == k] if k != me else remote[:0]
+                ids_to.append(sub.id_on[k][sel].astype(idx, copy=False) if k != me else none_ids)
+                preds_to.append(self.caller[pred[sel]].astype(np.int64) if carry and k != me else none_preds)
+            posts = group.allgather((int(f.shape[0]), arcs_of(sub, f)))  # the device barrier, and the posts
+            total = sum(n for n, _ in posts)
+            total_arcs = sum(a for _, a in posts)
             if it > 0 and total == 0:  # the frontier just advanced was empty everywhere
                 return self._done(f, it, prior)
             if it > 0:
                 prior += total
-            arrived = [inbox[par][me][k] for k in range(p) if k != me]
-            ids = np.concatenate([a[0] for a in arrived]).astype(own.dtype, copy=False)
+            got_ids = group.alltoallv(ids_to)
+            got_preds = group.alltoallv(preds_to) if carry else None
+            ids = np.concatenate([got_ids[k] for k in range(p) if k != me]).astype(idx, copy=False)
             if ids.shape[0]:
                 fresh = np.flatnonzero(label[ids] == -1)
                 _, first = np.unique(ids[fresh], return_index=True)
@@ -187,7 +184,7 @@ class NumpyLink(Link):
                 got = ids[take]
                 label[got] = lev
                 if carry:
-                    preds = np.concatenate([a[1] for a in arrived])
+                    preds = np.concatenate([got_preds[k] for k in range(p) if k != me])
                     pred[got] = self.g2l[preds[take]]
                 own = np.concatenate([own, got])
             f = own

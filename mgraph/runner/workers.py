@@ -166,7 +166,7 @@ class Threads(Workers):
         shared = ThreadGroup.shared_state(p)
         self._groups = [ThreadGroup(shared, d) for d in range(p)]
         transport = LocalTransport(self.backends, shared["barrier"])
-        self.peer_levels = peer_levels_for(parts, self.backends) if self.opts.peer_levels else None
+        self.peer_levels = peer_levels_for(parts, self.backends, self._groups) if self.opts.peer_levels else None
         if self.peer_levels is not None:
             shared["on_abort"].append(self.peer_levels.abort)
             self.peer_levels.attach()  # before the exchanges' first phase, which arms each part's link
@@ -343,7 +343,7 @@ def _in_threads(backends, work, what):
     return on_threads(backends, lambda d: work(d, ThreadGroup(shared, d)), what, failed)
 
 
-def peer_levels_for(parts, backends):
+def peer_levels_for(parts, backends, groups):
     """The link that lets the devices of this process run a traversal's levels without the host
     (mgraph.comm.peer) for ``parts`` (one per device of ``backends``), or None where it cannot: other layouts
     than 1-hop, a vertex of more than FUSE_DEGREE arcs on some part (the kernel gives a vertex one warp, and a
@@ -355,7 +355,7 @@ def peer_levels_for(parts, backends):
             if max_degree(part) > FUSE_DEGREE:
                 return None
     if not backends[0].is_gpu:
-        return PeerLevels(parts, backends, NumpyLink)
+        return PeerLevels(parts, backends, NumpyLink, groups)
     from mgraph.comm import cupy_peer
 
     if len(parts) > cupy_peer.MAX_PEERS or not cupy_peer.reachable([b.device for b in backends]):
@@ -364,16 +364,22 @@ def peer_levels_for(parts, backends):
 
 
 def rank_levels_for(part, backend, group):
-    """This rank's link to the GPUs of the other ranks (mgraph.comm.cupy_peer.RankLevels), or None where the ranks
-    take the host's path: CPU ranks, ranks on several nodes or sharing a GPU, GPUs that cannot reach each other,
-    other layouts than 1-hop, a vertex of more than FUSE_DEGREE arcs on some part.  Collective: every rank
-    decides alike."""
-    if group.size < 2 or not backend.is_gpu or getattr(group, "local_size", None) != group.size:
+    """This rank's link to the other ranks' devices (mgraph.comm.cupy_peer.RankLevels on GPUs, the NumPy twin's on
+    CPUs), or None where the ranks take the host's path: GPU ranks on several nodes or sharing a GPU, GPUs that
+    cannot reach each other, other layouts than 1-hop, a vertex of more than FUSE_DEGREE arcs on some part.
+    Collective: every rank decides alike."""
+    if group.size < 2:
+        return None
+    with backend.context():
+        fits = part.id_on is not None and part.caller_ids is not None and max_degree(part) <= FUSE_DEGREE
+    if not backend.is_gpu:  # the NumPy twin, through the ranks' collectives: any nodes
+        if not all(group.allgather(fits)):
+            return None
+        return PeerLevels([part], [backend], NumpyLink, [group], index=group.rank)
+    if getattr(group, "local_size", None) != group.size:
         return None
     from mgraph.comm import cupy_peer
 
-    with backend.context():
-        fits = part.id_on is not None and part.caller_ids is not None and max_degree(part) <= FUSE_DEGREE
     devices = group.allgather(backend.device)
     ok = fits and group.size <= cupy_peer.MAX_PEERS and cupy_peer.reachable(devices)
     if not all(group.allgather(ok)):
