@@ -560,6 +560,10 @@ def _print_summary(args, graph, load_s, sources, results, summary, failures):
         print(f"superstep   {fmt_count(stats['supersteps'])} in all; mean per device: compute {mean('compute_s'):.4g} us, "
               f"split+package {mean('package_s'):.4g} us, push {mean('push_s'):.4g} us, combine {mean('combine_s'):.4g} us, "
               f"waiting for the others {mean('wait_s'):.4g} us")
+        if stats.get("level_path") == "peer":  # the last run's levels, most of them inside the supersteps above
+            print(f"levels      {fmt_count(stats['peer_levels'])} run on the devices, "
+                  f"{', '.join(fmt_bytes(b) for b in stats['peer_bytes'])} sent through peer memory "
+                  f"(--no-peer-levels: each level through the host)")
     build = stats.get("build_peak_bytes") or ([graph.load_peak_bytes] if hasattr(graph, "load_peak_bytes") else None)
     if build:
         print(f"peak memory {', '.join(fmt_bytes(b) for b in build)} building, "

@@ -278,7 +278,7 @@ class CupyLink(Link):
         self.owner = part.owner.astype(np.int32, copy=False)
         self._id_on = [part.id_on[k].astype(idx, copy=False) if k != d else None for k in range(p)]
         self.id_on = cp.array([0 if k == d else self._id_on[k].data.ptr for k in range(p)], dtype=np.uint64)
-        self.words = cupyx.empty_pinned(12, dtype=np.int64)
+        self.words = cupyx.empty_pinned(HEAD + p, dtype=np.int64)
         self.bufs = (cp.empty(max(part.num_vertices, 1), dtype=idx), cp.empty(max(part.num_vertices, 1), dtype=idx))
         shared["links"].append(self)
         self._tables = None
@@ -349,6 +349,8 @@ class CupyLink(Link):
             raise PeerAborted(f"device {self.d}: a peer device failed during fused levels")
         self.tag += barriers
         self.levels_run += levels
+        entry = self.idx.itemsize + (8 if self.pred_name is not None else 0)
+        self.bytes += entry * sum(words[HEAD + k] for k in range(self.peers.p) if k != self.d)
         self.calls += 1
         last = buf_a if levels % 2 == 1 else buf_b
         return Levels(last[:count].copy(), levels, prior + count)

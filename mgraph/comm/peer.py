@@ -103,6 +103,7 @@ class Link:
         self.label_name = self.pred_name = None
         self.levels_run = 0  # fused levels so far in this run (.stats)
         self.calls = 0
+        self.bytes = 0  # written into the peers' inboxes so far in this run (.stats)
 
     def arm(self, prim, plan):
         """Serve ``prim``'s phase where its exchange ``plan`` is a push visit's: frontier vertices to their owners
@@ -167,6 +168,7 @@ class NumpyLink(Link):
                 sel = remote[owner[remote] == k] if k != me else remote[:0]
                 ids_to.append(sub.id_on[k][sel].astype(idx, copy=False) if k != me else none_ids)
                 preds_to.append(self.caller[pred[sel]].astype(np.int64) if carry and k != me else none_preds)
+            self.bytes += sum(int(a.nbytes) for a in ids_to) + sum(int(a.nbytes) for a in preds_to)
             posts = group.allgather((int(f.shape[0]), arcs_of(sub, f)))  # the device barrier, and the posts
             total = sum(n for n, _ in posts)
             total_arcs = sum(a for _, a in posts)

@@ -184,7 +184,8 @@ class Threads(Workers):
         (``peer_levels``: how many levels ran so, on every device alike), or the host-driven exchange only."""
         links = self.peer_levels.links if self.peer_levels is not None else ()
         return {"peer_levels": links[0].levels_run if links else 0,
-                "level_path": "peer" if links and links[0].levels_run else "host"}
+                "level_path": "peer" if links and links[0].levels_run else "host",
+                "peer_bytes": [link.bytes for link in links] if links else [0] * len(self.backends)}
 
     def collect(self, parts, results, vertex_valued):
         pieces = []
@@ -285,10 +286,12 @@ class Ranks(Workers):
                                   for k in range(group.size)], self.opts.graph.num_vertices)
 
     def where(self):
-        levels = self.peer_levels.links[0].levels_run if self.peer_levels is not None else 0
+        link = self.peer_levels.links[0] if self.peer_levels is not None else None
+        levels = link.levels_run if link is not None else 0
         return {"hosts": self.everyone([socket.gethostname()]),
                 "device_ids": self.everyone([b.device for b in self.backends]),
-                "peer_levels": levels, "level_path": "peer" if levels else "host"}
+                "peer_levels": levels, "level_path": "peer" if levels else "host",
+                "peer_bytes": self.everyone([link.bytes if link is not None else 0])}
 
 
 @contextlib.contextmanager
