@@ -30,6 +30,7 @@ def test_levels_across_devices_match_scipy_and_graph500(spec, devices, source):
     np.testing.assert_array_equal(r.depth, hops(g, source))
     validate_bfs(g, source, r.depth, r.predecessor)
     assert r.stats["level_path"] == "peer"
+    assert len(r.stats["peer_bytes"]) == devices and sum(r.stats["peer_bytes"]) > 0  # the borders' claims
     # every level after the source's ran on the devices, the last one finding nothing new
     assert r.stats["peer_levels"] == int(r.depth.max()) + 1
 
