@@ -37,6 +37,8 @@ def test_peer_levels_match_scipy_the_twin_and_the_host_path(spec, source):
     assert gpu.stats["level_path"] == "peer" and twin.stats["level_path"] == "peer"
     assert host.stats["level_path"] == "host"
     assert gpu.stats["peer_levels"] == twin.stats["peer_levels"] == int(ref.max()) + 1
+    # each copy reached is claimed once where it is, and sent once to its owner: the same entries as the twin's
+    assert gpu.stats["peer_bytes"] == twin.stats["peer_bytes"] and sum(gpu.stats["peer_bytes"]) > 0
 
 
 def test_a_failing_gpu_does_not_leave_its_peer_waiting():
