@@ -16,7 +16,11 @@ that the operators' contracts leave, as the GPU's kernels do:
   takes the first arc in frontier order.  Labels agree; the predecessors are
   another valid BFS tree (Graph500's rules);
 * ``hook_components`` leaves a forest whose roots are the twin's; after
-  :func:`compress` (flat, as the twin leaves it) ``parent`` is the twin's.
+  :func:`compress` (flat, as the twin leaves it) ``parent`` is the twin's;
+* a visit's fused levels (``advance_levels``) expand each level in the order
+  its vertices were claimed, as a queue BFS does, where the twins' loop
+  expands each level sorted: labels and the last level's output agree, the
+  predecessors are another valid BFS tree.
 
 Threads: kernels whose iterations write disjoint entries (pulls over rows, a
 visit whose only conflicting writes store the same label, intersections,
@@ -1582,28 +1586,47 @@ def shortest_distances(graph, sources, dist):
 # ---- fused levels: a traversal's small levels in one compiled call ----------------------------------------------
 
 @njit(cache=True)
-def _visit_levels(indptr, indices, frontier, label, pred, level, limit, max_levels, has_rule, rule_n, rule_arcs,
-                  visited, do_a, words, summary):
+def _claim(indptr, indices, frontier, lo, hi, label, pred, level, queue, tail):
+    """Claim each unvisited out-neighbour of frontier[lo:hi] in arc order, appending it to queue[tail:]; the new
+    tail."""
+    for i in range(lo, hi):
+        u = frontier[i]
+        for e in range(indptr[u], indptr[u + 1]):
+            v = indices[e]
+            if label[v] == UNVISITED:
+                label[v] = level
+                pred[v] = u
+                queue[tail] = v
+                tail += 1
+    return tail
+
+
+@njit(cache=True)
+def _visit_levels(indptr, indices, frontier, label, pred, level, limit, max_levels, max_degree, has_rule, rule_n,
+                  rule_arcs, visited, do_a, words, summary):
     """The built-in visit level after level, as mgraph.ops.levels.advance_levels' loop runs it with
-    :func:`advance_visit`: each level's claims in arc order, emitted in increasing order; stop after a level that
-    emitted nothing, whose output's out-arcs exceed ``limit``, the ``max_levels``-th, or after which the pull rule
-    (``has_rule``: levels.PullRule's test on its floats) would switch to pulling.  (output, levels, emitted)."""
-    none = np.zeros(0, np.float64)
+    :func:`advance_visit`: the same levels and labels, the last level's output in increasing order; stop after a
+    level that emitted nothing, whose output's out-arcs exceed ``limit``, the ``max_levels``-th, or after which the
+    pull rule (``has_rule``: levels.PullRule's test on its floats) would switch to pulling.  (output, levels,
+    emitted).
+
+    One queue holds every level's claims back to back, as a queue BFS (scipy's) keeps them, and the next level
+    expands a level's stretch of the queue in claim order: only the last level is sorted.  So a vertex reached from
+    two frontier vertices takes the first in claim order as its predecessor, where the loop, expanding sorted
+    frontiers, takes the smaller: another valid BFS tree, the freedom a push visit on several threads takes too."""
     n = label.shape[0]
-    out = np.empty(n, indices.dtype)  # a level's claims, in arc order
-    bufs = np.empty((2, n), indices.dtype)  # the levels' frontiers, in turn
-    cur = frontier
-    levels = 0
+    queue = np.empty(n, indices.dtype)  # each vertex is claimed once in the whole traversal
+    tail = _claim(indptr, indices, frontier, 0, frontier.shape[0], label, pred, level, queue, 0)
+    head = 0  # the last level's claims are queue[head:tail]
+    levels = 1
     emitted = 0
     while True:
-        k = _visit_range(indptr, indices, none, False, cur, 0, cur.shape[0], label, pred, level, none, False, out, 0)
-        nxt = bufs[levels & 1]
-        m = _sorted_into(out, k, words, summary, nxt)
-        cur = nxt[:m]
-        levels += 1
+        m = tail - head
         emitted += m
         visited += m
-        if m == 0 or levels >= max_levels or _degree_sum(indptr, cur) > limit:
+        # the stop test sums the output's out-arcs only where they might exceed the limit
+        if m == 0 or levels >= max_levels or (m * max_degree > limit and
+                                               _degree_sum(indptr, queue[head:tail]) > limit):
             break
         if has_rule:
             forward = m * rule_arcs / rule_n
@@ -1611,12 +1634,20 @@ def _visit_levels(indptr, indices, frontier, label, pred, level, limit, max_leve
             if forward > backward * do_a:
                 break
         level += 1
-    return cur.copy(), levels, emitted
+        end = tail
+        tail = _claim(indptr, indices, queue, head, end, label, pred, level, queue, tail)
+        head = end
+        levels += 1
+    cur = queue[head:tail]
+    out = np.empty(cur.shape[0], indices.dtype)
+    _sorted_into(cur, cur.shape[0], words, summary, out)
+    return out, levels, emitted
 
 
 def advance_levels(graph, frontier, functor, args, level_at, limit, max_levels, rule=None):
     """mgraph.ops.levels.advance_levels for the built-in visit (``functors.VISIT``) in one compiled call: the same
-    levels, labels, predecessors and output as its loop of :func:`advance_visit` on one thread (``Levels``); None
+    levels, labels and output as its loop of :func:`advance_visit` on one thread (``Levels``), the predecessors
+    another valid BFS tree (:func:`_visit_levels` says why); None
     for any other functor, or where the levels do not fuse (a part of a larger graph, a hub, a frontier past
     ``limit`` arcs): the loop then runs as it does."""
     if functor is not functors.VISIT or not (max_levels > 1 and lv.fusable(graph) and 0 < frontier.shape[0] <= limit
@@ -1625,7 +1656,7 @@ def advance_levels(graph, frontier, functor, args, level_at, limit, max_levels, 
     label, pred, level = args
     has_rule = rule is not None
     out, levels, emitted = _visit_levels(
-        graph.indptr, graph.indices, frontier, label, pred, int(level), int(limit), int(max_levels), has_rule,
-        float(rule.n if has_rule else 1), float(rule.arcs if has_rule else 1), int(rule.visited if has_rule else 0),
-        float(rule.do_a if has_rule else 0.0), *_bits(graph.num_vertices))
+        graph.indptr, graph.indices, frontier, label, pred, int(level), int(limit), int(max_levels),
+        lv.max_degree(graph), has_rule, float(rule.n if has_rule else 1), float(rule.arcs if has_rule else 1),
+        int(rule.visited if has_rule else 0), float(rule.do_a if has_rule else 0.0), *_bits(graph.num_vertices))
     return lv.Levels(out, int(levels), int(emitted))
