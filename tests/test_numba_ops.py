@@ -436,6 +436,24 @@ def test_components_against_scipy(name, threads):
     np.testing.assert_array_equal(r.labels, validate.reference_components(g))
 
 
+@pytest.mark.parametrize("name", ["rmat11", "grid", "rand_dir_float", "zero_heavy_dir"])
+def test_whole_graph_components_in_compiled_calls(name, threads):
+    """The CC primitive's Afforest on a whole graph in compiled calls: the smallest id of each component, from any
+    hub whose tree the full hooking leaves out (or none), and the labels of the frontier program (the twins)."""
+    g = graph(name)
+    want = validate.reference_components(g)
+    degree = np.diff(g.indptr)
+    for sampled, hub in ((2, int(np.argmax(degree))), (1, int(np.argmin(degree))), (0, None), (2, None)):
+        got = numba_ops.connected_components(g, sampled, hub)
+        assert got.dtype == np.int64
+        np.testing.assert_array_equal(got, want)
+    r = with_kernels("numba", mgraph.connected_components, g)
+    np.testing.assert_array_equal(r.labels, want)
+    np.testing.assert_array_equal(with_kernels("numpy", mgraph.connected_components, g).labels, want)
+    assert r.stats["num_components"] == np.unique(want).shape[0]
+    assert ops.whole_graph_kernel(g, "connected_components") is numba_ops.connected_components
+
+
 # -- pull sum, L1 --------------------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("name", ["rmat11", "rmat11_w_i64", "rand_dir_float", "proxies"])

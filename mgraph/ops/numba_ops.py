@@ -732,7 +732,8 @@ def _link_ranges(indptr, indices, rows, has_rows, parent, pairs_below, lo, hi, h
 def _hook_rows(graph, rows, nrows, parent, pairs_below, lo, hi, skip):
     """Hook the arcs lo..hi - 1 (hi None: to the end) of ``nrows`` rows (of ``rows``, else the first ones): one
     thread with path halving, or several linking with compare-and-swap, which halve no path, and then jumping
-    pointers, so that the next hooks do not climb long chains (Afforest compresses after each sampled round)."""
+    pointers, so that the next hooks do not climb long chains (Afforest compresses after each sampled round).
+    Whether ``parent`` ends compressed (flat)."""
     has_rows = rows is not None
     rows = rows if has_rows else graph.indptr
     args = (graph.indptr, graph.indices, rows, has_rows)
@@ -740,7 +741,7 @@ def _hook_rows(graph, rows, nrows, parent, pairs_below, lo, hi, skip):
     t = _parallel(work)
     if t == 1:
         _hook(*args, nrows, parent, pairs_below, lo, 0 if hi is None else hi, hi is not None, skip)
-        return
+        return False
     parts = t * CHUNKS_PER_THREAD
     if hi is None:
         bounds = _balanced(graph.indptr, rows, True, nrows, parts)[0] if has_rows else \
@@ -751,6 +752,7 @@ def _hook_rows(graph, rows, nrows, parent, pairs_below, lo, hi, skip):
     _run_parallel(_link_ranges, *args, parent, pairs_below, lo, 0 if hi is None else hi, hi is not None, skip, skipped,
                   bounds)
     compress(parent)
+    return True
 
 
 def hook_components(graph, parent, pairs_below=None, arcs=None, skip=None):
@@ -1368,6 +1370,48 @@ def _peel(indptr, indices, rindptr, rindices, both, deg):
                     low = d
         k = low
     return deg
+
+
+@njit(cache=True)
+def _iota_range(a, lo, hi):
+    for i in range(lo, hi):
+        a[i] = i
+
+
+@njit(parallel=True, cache=True)
+def _iota_ranges(a, parts):
+    n = a.shape[0]
+    for c in prange(parts):
+        _iota_range(a, n * c // parts, n * (c + 1) // parts)
+
+
+def connected_components(graph, sampled, hub):
+    """Weakly connected components of a whole graph: each vertex's smallest vertex id in its component (int64), the
+    CC primitive's labels (a whole graph's ids are the caller's), by the primitive's own Afforest in compiled calls:
+    every vertex its own tree, each row's first ``sampled`` arcs hooked a position at a time, pointers jumped, then
+    the other arcs (and a directed graph's in-arcs) of the rows outside the tree of ``hub`` (None: every row), and
+    pointers jumped.  Hooking puts the larger root under the smaller, so the roots are the answer, with none of the
+    labels' spreading that parts of a larger graph need; every step is parallel on several threads."""
+    n = graph.num_vertices
+    parent = np.empty(n, np.int64)
+    t = _parallel(n)
+    if t == 1:
+        _iota_range(parent, 0, n)
+    else:
+        _run_parallel(_iota_ranges, parent, t * CHUNKS_PER_THREAD)
+    flat = True
+    for r in range(sampled):
+        flat = _hook_rows(graph, None, graph.arc_rows, parent, 0, r, r + 1, -1)
+    if not flat:
+        compress(parent)
+    skip = int(parent[hub]) if hub is not None else -1
+    flat = _hook_rows(graph, None, graph.arc_rows, parent, 0, sampled, None, skip)
+    if graph.directed:
+        reverse = graph.reverse()
+        flat = _hook_rows(reverse, None, reverse.arc_rows, parent, 0, 0, None, skip)
+    if not flat:
+        compress(parent)
+    return parent
 
 
 def core_numbers(graph):
