@@ -1388,9 +1388,8 @@ def _iota_ranges(a, parts):
 def connected_components(graph, sampled, hub):
     """Weakly connected components of a whole graph: each vertex's smallest vertex id in its component (int64), the
     CC primitive's labels (a whole graph's ids are the caller's), by the primitive's own Afforest in compiled calls:
-    every vertex its own tree, each row's first ``sampled`` arcs hooked a position at a time, pointers jumped, then
-    the other arcs (and a directed graph's in-arcs) of the rows outside the tree of ``hub`` (None: every row), and
-    pointers jumped.  Hooking puts the larger root under the smaller, so the roots are the answer, with none of the
+    every vertex its own tree, each row's first ``sampled`` arcs hooked, pointers jumped, then the other arcs (and a
+    directed graph's in-arcs) of the rows outside the tree of ``hub`` (None: every row), and pointers jumped.  Hooking puts the larger root under the smaller, so the roots are the answer, with none of the
     labels' spreading that parts of a larger graph need; every step is parallel on several threads."""
     n = graph.num_vertices
     parent = np.empty(n, np.int64)
@@ -1399,10 +1398,9 @@ def connected_components(graph, sampled, hub):
         _iota_range(parent, 0, n)
     else:
         _run_parallel(_iota_ranges, parent, t * CHUNKS_PER_THREAD)
-    flat = True
-    for r in range(sampled):
-        flat = _hook_rows(graph, None, graph.arc_rows, parent, 0, r, r + 1, -1)
-    if not flat:
+    # the sampled arcs of a row in one pass, where Afforest takes a position per round: a row's first arcs share a
+    # cache line, which rounds over every row of a large graph would each fetch again
+    if not _hook_rows(graph, None, graph.arc_rows, parent, 0, 0, sampled, -1):
         compress(parent)
     skip = int(parent[hub]) if hub is not None else -1
     flat = _hook_rows(graph, None, graph.arc_rows, parent, 0, sampled, None, skip)
