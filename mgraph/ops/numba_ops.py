@@ -617,6 +617,22 @@ def _load(typingctx, array, index):
     return array.dtype(array, index), codegen
 
 
+@intrinsic
+def _store(typingctx, array, index, value):
+    """array[index] = value as one atomic store: another thread may read the entry meanwhile."""
+    if not (isinstance(array, types.Array) and array.ndim == 1):
+        return None
+
+    def codegen(context, builder, sig, args):
+        aryty, idxty, valty = sig.args
+        ptr = _element_pointer(context, builder, aryty, args[0], idxty, args[1])
+        builder.store_atomic(context.cast(builder, args[2], valty, aryty.dtype), ptr, "monotonic",
+                             context.get_abi_alignment(context.get_data_type(aryty.dtype)))
+        return context.get_dummy_value()
+
+    return types.none(array, index, value), codegen
+
+
 # ---- union-find -----------------------------------------------------------------------------------------------
 
 @njit(cache=True)
@@ -686,18 +702,33 @@ def _hook(indptr, indices, rows, has_rows, nrows, parent, pairs_below, lo, hi, h
 
 
 @njit(cache=True)
+def _find(parent, x):
+    """x's root, halving the path on the way, while other threads may link and halve too: a vertex that is not a
+    root never becomes one again and every value stored is one of its ancestors, so a halving step stores a valid
+    parent whatever raced it, and roots are written only by :func:`_link`'s compare-and-swap."""
+    while True:
+        p = _load(parent, x)
+        if p == x:
+            return x
+        up = _load(parent, p)
+        if up != p:
+            _store(parent, x, up)
+        x = up
+
+
+@njit(cache=True)
 def _link(parent, u, v):
-    """Join the trees of u and v, the larger root under the smaller, with a compare-and-swap (Afforest's link,
-    Sutton et al. 2018): several threads may link at once.  Every parent is at most its child, so no cycle forms."""
-    p1 = _load(parent, u)
-    p2 = _load(parent, v)
-    while p1 != p2:
-        high, low = max(p1, p2), min(p1, p2)
-        up = _load(parent, high)
-        if up == low or (up == high and _cas(parent, high, high, low) == high):
+    """Join the trees of u and v, the larger root under the smaller, with a compare-and-swap on the larger root
+    (Afforest's link, Sutton et al. 2018, with the paths halved as the one-thread hook halves them): several threads
+    may link at once.  Every parent is at most its child, so no cycle forms."""
+    a = _find(parent, u)
+    b = _find(parent, v)
+    while a != b:
+        high, low = max(a, b), min(a, b)
+        if _cas(parent, high, high, low) == high:
             return
-        p1 = _load(parent, _load(parent, high))
-        p2 = _load(parent, low)
+        a = _find(parent, high)
+        b = _find(parent, low)
 
 
 @njit(cache=True)
@@ -731,7 +762,7 @@ def _link_ranges(indptr, indices, rows, has_rows, parent, pairs_below, lo, hi, h
 
 def _hook_rows(graph, rows, nrows, parent, pairs_below, lo, hi, skip):
     """Hook the arcs lo..hi - 1 (hi None: to the end) of ``nrows`` rows (of ``rows``, else the first ones): one
-    thread with path halving, or several linking with compare-and-swap, which halve no path, and then jumping
+    thread with path halving, or several linking with compare-and-swap, halving paths too, and then jumping
     pointers, so that the next hooks do not climb long chains (Afforest compresses after each sampled round).
     Whether ``parent`` ends compressed (flat)."""
     has_rows = rows is not None
