@@ -173,14 +173,16 @@ def run(primitive, graph, source=None, *, sources=None, **run) -> Result:
 
 
 @accepts_graphs
-def bfs(graph, source, *, direction="push", do_a=1e-5, do_b=0.1, **run) -> Result:
+def bfs(graph, source, *, direction="push", do_a=None, do_b=0.1, **run) -> Result:
     """Breadth-first search: ``.depth`` (-1 unreached) and ``.predecessor`` (source's is itself).
 
     ``direction``: "push" (top-down), "pull" (bottom-up) or "auto"
     (direction-optimizing with the seed paper's do_a/do_b switch rule);
-    ``do_a`` and ``do_b`` are positive real numbers.
+    ``do_a`` and ``do_b`` are positive real numbers, ``do_a`` None the backend's (1e-5 on a GPU, 0.01 on the CPU:
+    :class:`mgraph.ops.Direction`).
     """
-    do_a, do_b = _check_positive(do_a, "do_a"), _check_positive(do_b, "do_b")
+    do_a = None if do_a is None else _check_positive(do_a, "do_a")
+    do_b = _check_positive(do_b, "do_b")
     place = _place(graph, run, SELECTIVE if direction == "push" else BROADCAST)
     source = _check_vertex(graph, source)
     arrays, stats, prim = run_on(place, functools.partial(BFS, direction=direction, do_a=do_a, do_b=do_b), [source],

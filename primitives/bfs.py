@@ -15,7 +15,8 @@ class BFS(Primitive):
 
     ``direction`` is the visit's (:class:`mgraph.ops.Direction`): "push",
     "pull", or "auto", the seed paper's direction-optimizing switch with
-    thresholds ``do_a`` and ``do_b``.
+    thresholds ``do_a`` (None: the backend's, ``ops.direction.DO_A_GPU`` or
+    ``DO_A_CPU``) and ``do_b``.
     """
 
     name = "bfs"
@@ -24,7 +25,7 @@ class BFS(Primitive):
     vertex_valued = ("predecessor",)
     needs_source = True
 
-    def __init__(self, graph, direction="push", do_a=1e-5, do_b=0.1):
+    def __init__(self, graph, direction="push", do_a=None, do_b=0.1):
         super().__init__(graph)
         self.direction = ops.Direction(graph, direction, do_a, do_b)
         self.reads_proxies = self.direction.reads_proxies

@@ -18,6 +18,13 @@ class CC(Primitive):
     the smaller, so every root is its component's smallest id); else labels
     lowered at copies arrive (``combine`` min) and spread through the trees
     until nothing changes.
+
+    On a CPU holding the whole graph (one device, compiled kernels) the same
+    hooking runs in one call (``ops.whole_graph_kernel``): its roots are the
+    labels, with no spreading to do, and every step of it — the trees'
+    start, the hooks, the pointer jumping — runs on the run's threads, where
+    the NumPy steps between the hooks would run on one.  Several devices, MPI
+    ranks, GPUs and the NumPy twins run the phases above.
     """
 
     name = "cc"
@@ -53,6 +60,12 @@ class CC(Primitive):
     def reset(self, source=None):
         """Hook each own row's first arcs, and propose a hub, agreed on before the rest is hooked."""
         g = self.graph
+        find = ops.whole_graph_kernel(g, "connected_components")
+        if find is not None:  # the whole graph on a CPU: every label final after one call
+            hub = int(self._pivot) % (1 << self.PIVOT_ID_BITS) if np.isfinite(self._pivot) else None
+            self.parent = self.label = find(g, self.SAMPLED_ARCS, hub)
+            self.phase = "whole"
+            return self.frontier_of(None)
         self.parent = self.xp.arange(self.num_vertices, dtype=np.int64)
         self.label = g.vertex_ids.astype(np.int64)
         for r in range(self.SAMPLED_ARCS):

@@ -9,6 +9,7 @@ import pytest
 
 import mgraph
 from conftest import BUILDERS, get_case, simple_edges, to_networkx
+from mgraph import ops
 from mgraph.backend import gpu_available
 
 no_gpu = pytest.mark.skipif(gpu_available(), reason="a GPU is present: backend='cupy' would work")
@@ -323,10 +324,12 @@ def test_edges_in_component_known_values():
     assert mgraph.bfs(get_case("path200_dir").graph, 150).stats["edges_in_component"] == 49
 
 
-@pytest.mark.parametrize("call", CALLS.values(), ids=CALLS.keys())
-def test_common_stats(g, call):
-    st = call(g).stats
-    assert isinstance(st["iterations"], int) and st["iterations"] >= 1
+@pytest.mark.parametrize("name", CALLS.keys())
+def test_common_stats(g, name):
+    st = CALLS[name](g).stats
+    # CC on a whole graph on the CPU is one compiled call in its reset, with no iterate, as core numbers are
+    whole = name == "cc" and st["backend"] == "numpy" and ops.whole_graph_kernel(g, "connected_components") is not None
+    assert isinstance(st["iterations"], int) and st["iterations"] >= (0 if whole else 1)
     assert st["elapsed_s"] >= 0 and math.isfinite(st["elapsed_s"])
     assert st["backend"] == "numpy" or gpu_available()
 

@@ -53,7 +53,6 @@ BAD = [
     ("direction", lambda g: mgraph.bfs(g, 0, direction=np.array("push"))),
     ("direction", lambda g: mgraph.bfs(g, 0, direction=None)),
     ("do_a", lambda g: mgraph.bfs(g, 0, direction="auto", do_a="x")),
-    ("do_a", lambda g: mgraph.bfs(g, 0, direction="auto", do_a=None)),
     ("do_a", lambda g: mgraph.bfs(g, 0, direction="auto", do_a=math.nan)),
     ("do_a", lambda g: mgraph.bfs(g, 0, direction="auto", do_a=math.inf)),
     ("do_a", lambda g: mgraph.bfs(g, 0, direction="auto", do_a=True)),

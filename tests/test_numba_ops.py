@@ -436,6 +436,24 @@ def test_components_against_scipy(name, threads):
     np.testing.assert_array_equal(r.labels, validate.reference_components(g))
 
 
+@pytest.mark.parametrize("name", ["rmat11", "grid", "rand_dir_float", "zero_heavy_dir"])
+def test_whole_graph_components_in_compiled_calls(name, threads):
+    """The CC primitive's Afforest on a whole graph in compiled calls: the smallest id of each component, from any
+    hub whose tree the full hooking leaves out (or none), and the labels of the frontier program (the twins)."""
+    g = graph(name)
+    want = validate.reference_components(g)
+    degree = np.diff(g.indptr)
+    for sampled, hub in ((2, int(np.argmax(degree))), (1, int(np.argmin(degree))), (0, None), (2, None)):
+        got = numba_ops.connected_components(g, sampled, hub)
+        assert got.dtype == np.int64
+        np.testing.assert_array_equal(got, want)
+    r = with_kernels("numba", mgraph.connected_components, g)
+    np.testing.assert_array_equal(r.labels, want)
+    np.testing.assert_array_equal(with_kernels("numpy", mgraph.connected_components, g).labels, want)
+    assert r.stats["num_components"] == np.unique(want).shape[0]
+    assert ops.whole_graph_kernel(g, "connected_components") is numba_ops.connected_components
+
+
 # -- pull sum, L1 --------------------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("name", ["rmat11", "rmat11_w_i64", "rand_dir_float", "proxies"])
@@ -704,11 +722,18 @@ def test_sssp_by_dijkstra_equals_scipy_and_the_relaxations(name, monkeypatch):
 
 @pytest.mark.parametrize("name, limit, max_levels, do_a", [
     ("grid", 1 << 16, 1 << 30, None), ("grid", 60, 1 << 30, None), ("grid", 1 << 16, 7, None),
-    ("grid", 1 << 16, 1 << 30, 1e-3), ("path200", 1 << 16, 1 << 30, None), ("rand_dir_sparse", 1 << 16, 1 << 30, None)])
+    ("grid", 1 << 16, 1 << 30, 1e-3), ("path200", 1 << 16, 1 << 30, None), ("rand_dir_sparse", 1 << 16, 1 << 30, None),
+    ("rmat10_4", 1 << 16, 1 << 30, None)])
 def test_compiled_levels_are_the_loops_levels(name, limit, max_levels, do_a):
+    """The same levels, labels and last output as the loop of one-level visits; the predecessors another valid BFS
+    tree (each level expands in claim order, where the loop expands sorted frontiers)."""
     from mgraph.ops import levels
 
-    g = graph(name) if name in GRAPHS else get_case(name).graph
+    if name == "rmat10_4":  # vertices reached from several frontier vertices in one level, no hub past FUSE_DEGREE
+        g = generators.rmat(10, 4, seed=1)
+        assert levels.fusable(g)
+    else:
+        g = graph(name) if name in GRAPHS else get_case(name).graph
     s = source_of(g) if name != "path200" else 0
     got = []
     for way in ("loop", "compiled"):
@@ -730,7 +755,12 @@ def test_compiled_levels_are_the_loops_levels(name, limit, max_levels, do_a):
         got.append((r, label, pred))
     (a, la, pa), (b, lb, pb) = got
     assert b is not None and (a.levels, a.emitted) == (b.levels, b.emitted) and a.levels > 1
-    assert same(a.frontier, b.frontier) and same(la, lb) and same(pa, pb)
+    assert same(a.frontier, b.frontier) and same(la, lb) and pa.dtype == pb.dtype
+    reached = np.flatnonzero(lb > 0)
+    assert (pb[lb < 0] == -1).all() and pb[s] == s
+    assert (lb[pb[reached]] == lb[reached] - 1).all()  # each predecessor one level up ...
+    arcs = arc_set(g)
+    assert all((int(u), int(v)) in arcs for u, v in zip(pb[reached], reached))  # ... along an arc
     assert numba_ops.advance_levels(g, np.array([s], g.indices.dtype), functors.RELAX, (), 0, limit, 5) is None
 
 

@@ -139,6 +139,21 @@ def test_auto_chooses_by_the_papers_rule_on_every_device(name, do_a, do_b, devic
     assert mgraph.bfs(g, 0, direction="auto", do_a=do_a, do_b=do_b, devices=devices).stats["directions"] == want
 
 
+def test_do_a_by_default_is_the_backends():
+    """The CPU takes the seed's 0.01: on a grid of 500 x 500, 1e-5 pulls once early (a pass over nearly every
+    vertex for a frontier of a few dozen); 0.01 pulls only past the middle, where fewer vertices are unvisited."""
+    g = mgraph.io.generators.grid(500, 500)
+    assert ops.Direction(g, "auto").do_a == ops.direction.DO_A_CPU == 0.01
+    assert ops.Direction(g, "auto", do_a=1e-5).do_a == 1e-5
+    sizes = np.bincount(mgraph.bfs(g, 0).depth).tolist()
+    n, m = g.num_vertices, g.num_arcs
+    early, late = (expected_directions(sizes, n, m, a, 0.1) for a in (1e-5, 0.01))
+    assert early.count("pull") == late.count("pull") == 1
+    assert early.index("pull") < 100 and late.index("pull") > len(sizes) // 2
+    assert mgraph.bfs(g, 0, direction="auto").stats["directions"] == late
+    assert mgraph.bfs(g, 0, direction="auto", do_a=1e-5).stats["directions"] == early
+
+
 def test_fixed_modes_never_switch_and_reset_starts_over():
     g = get_case("chesapeake").graph
     for mode in ("push", "pull"):

@@ -437,7 +437,7 @@ def filter(frontier, keep):
 
 def whole_graph_kernel(graph, name):
     """The compiled CPU algorithm ``name`` of :mod:`.numba_ops` (``core_numbers``, ``triangle_counts``,
-    ``shortest_distances``) where ``graph`` is whole (one device holds every vertex's arcs), on the CPU, with the
+    ``shortest_distances``, ``connected_components``) where ``graph`` is whole (one device holds every vertex's arcs), on the CPU, with the
     compiled kernels selected; else None: a GPU, a part of a larger graph, or the NumPy twins, where the primitive
     runs its frontier program."""
     if graph.xp is not np or not levels.is_whole(graph):

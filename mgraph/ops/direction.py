@@ -10,7 +10,14 @@ from __future__ import annotations
 import math
 import numbers
 
+import numpy as np
+
 MODES = ("push", "pull", "auto")
+# do_a where the caller gives none: on a GPU, 1e-5 switches to pulling one level before the seed's 0.01 on R-MAT and
+# measured faster; on the CPU both switch at the same level of R-MAT, while on a grid 1e-5 pulls once mid-traversal,
+# a pass over every unvisited vertex to find a few hundred, which a CPU pays in full (docs/perf-notes.md)
+DO_A_GPU = 1e-5
+DO_A_CPU = 1e-2
 
 
 def _positive(value, what: str) -> float:
@@ -29,17 +36,22 @@ class Direction:
     graph, forward work FV = |Q|·|E|/|V| and backward work BV = |U|·|V|/|P|;
     switch to pull once when FV > BV·do_a, back to push when FV < BV·do_b.
     The seed tuned do_a = 0.01 on K40s; with these kernels on R-MAT, 1e-5
-    switches one level earlier and measured faster (docs/perf-notes.md).
+    switches one level earlier and measured faster on a GPU, so ``do_a`` None
+    is ``DO_A_GPU`` (1e-5) on a GPU and the seed's ``DO_A_CPU`` (0.01) on the
+    CPU, where a pull that finds little costs a pass over the unvisited
+    vertices (docs/perf-notes.md).
 
     ``directions`` lists the direction of every superstep since ``reset``.
     Pulling reads the in-neighbours of unvisited vertices, so a primitive that
     may pull declares ``reads_proxies`` as this policy's.
     """
 
-    def __init__(self, graph, mode="push", do_a=1e-5, do_b=0.1):
+    def __init__(self, graph, mode="push", do_a=None, do_b=0.1):
         if not isinstance(mode, str) or mode not in MODES:
             raise ValueError(f"unknown direction {mode!r}: expected one of {', '.join(MODES)}")
         self.mode = mode
+        if do_a is None:
+            do_a = DO_A_CPU if graph.xp is np else DO_A_GPU
         self.do_a, self.do_b = _positive(do_a, "do_a"), _positive(do_b, "do_b")
         self.num_vertices = graph.num_global_vertices
         self.num_arcs = max(graph.num_global_arcs, 1)

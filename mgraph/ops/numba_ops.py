@@ -16,7 +16,11 @@ that the operators' contracts leave, as the GPU's kernels do:
   takes the first arc in frontier order.  Labels agree; the predecessors are
   another valid BFS tree (Graph500's rules);
 * ``hook_components`` leaves a forest whose roots are the twin's; after
-  :func:`compress` (flat, as the twin leaves it) ``parent`` is the twin's.
+  :func:`compress` (flat, as the twin leaves it) ``parent`` is the twin's;
+* a visit's fused levels (``advance_levels``) expand each level in the order
+  its vertices were claimed, as a queue BFS does, where the twins' loop
+  expands each level sorted: labels and the last level's output agree, the
+  predecessors are another valid BFS tree.
 
 Threads: kernels whose iterations write disjoint entries (pulls over rows, a
 visit whose only conflicting writes store the same label, intersections,
@@ -613,6 +617,22 @@ def _load(typingctx, array, index):
     return array.dtype(array, index), codegen
 
 
+@intrinsic
+def _store(typingctx, array, index, value):
+    """array[index] = value as one atomic store: another thread may read the entry meanwhile."""
+    if not (isinstance(array, types.Array) and array.ndim == 1):
+        return None
+
+    def codegen(context, builder, sig, args):
+        aryty, idxty, valty = sig.args
+        ptr = _element_pointer(context, builder, aryty, args[0], idxty, args[1])
+        builder.store_atomic(context.cast(builder, args[2], valty, aryty.dtype), ptr, "monotonic",
+                             context.get_abi_alignment(context.get_data_type(aryty.dtype)))
+        return context.get_dummy_value()
+
+    return types.none(array, index, value), codegen
+
+
 # ---- union-find -----------------------------------------------------------------------------------------------
 
 @njit(cache=True)
@@ -682,18 +702,33 @@ def _hook(indptr, indices, rows, has_rows, nrows, parent, pairs_below, lo, hi, h
 
 
 @njit(cache=True)
+def _find(parent, x):
+    """x's root, halving the path on the way, while other threads may link and halve too: a vertex that is not a
+    root never becomes one again and every value stored is one of its ancestors, so a halving step stores a valid
+    parent whatever raced it, and roots are written only by :func:`_link`'s compare-and-swap."""
+    while True:
+        p = _load(parent, x)
+        if p == x:
+            return x
+        up = _load(parent, p)
+        if up != p:
+            _store(parent, x, up)
+        x = up
+
+
+@njit(cache=True)
 def _link(parent, u, v):
-    """Join the trees of u and v, the larger root under the smaller, with a compare-and-swap (Afforest's link,
-    Sutton et al. 2018): several threads may link at once.  Every parent is at most its child, so no cycle forms."""
-    p1 = _load(parent, u)
-    p2 = _load(parent, v)
-    while p1 != p2:
-        high, low = max(p1, p2), min(p1, p2)
-        up = _load(parent, high)
-        if up == low or (up == high and _cas(parent, high, high, low) == high):
+    """Join the trees of u and v, the larger root under the smaller, with a compare-and-swap on the larger root
+    (Afforest's link, Sutton et al. 2018, with the paths halved as the one-thread hook halves them): several threads
+    may link at once.  Every parent is at most its child, so no cycle forms."""
+    a = _find(parent, u)
+    b = _find(parent, v)
+    while a != b:
+        high, low = max(a, b), min(a, b)
+        if _cas(parent, high, high, low) == high:
             return
-        p1 = _load(parent, _load(parent, high))
-        p2 = _load(parent, low)
+        a = _find(parent, high)
+        b = _find(parent, low)
 
 
 @njit(cache=True)
@@ -727,8 +762,9 @@ def _link_ranges(indptr, indices, rows, has_rows, parent, pairs_below, lo, hi, h
 
 def _hook_rows(graph, rows, nrows, parent, pairs_below, lo, hi, skip):
     """Hook the arcs lo..hi - 1 (hi None: to the end) of ``nrows`` rows (of ``rows``, else the first ones): one
-    thread with path halving, or several linking with compare-and-swap, which halve no path, and then jumping
-    pointers, so that the next hooks do not climb long chains (Afforest compresses after each sampled round)."""
+    thread with path halving, or several linking with compare-and-swap, halving paths too, and then jumping
+    pointers, so that the next hooks do not climb long chains (Afforest compresses after each sampled round).
+    Whether ``parent`` ends compressed (flat)."""
     has_rows = rows is not None
     rows = rows if has_rows else graph.indptr
     args = (graph.indptr, graph.indices, rows, has_rows)
@@ -736,7 +772,7 @@ def _hook_rows(graph, rows, nrows, parent, pairs_below, lo, hi, skip):
     t = _parallel(work)
     if t == 1:
         _hook(*args, nrows, parent, pairs_below, lo, 0 if hi is None else hi, hi is not None, skip)
-        return
+        return False
     parts = t * CHUNKS_PER_THREAD
     if hi is None:
         bounds = _balanced(graph.indptr, rows, True, nrows, parts)[0] if has_rows else \
@@ -747,6 +783,7 @@ def _hook_rows(graph, rows, nrows, parent, pairs_below, lo, hi, skip):
     _run_parallel(_link_ranges, *args, parent, pairs_below, lo, 0 if hi is None else hi, hi is not None, skip, skipped,
                   bounds)
     compress(parent)
+    return True
 
 
 def hook_components(graph, parent, pairs_below=None, arcs=None, skip=None):
@@ -1366,6 +1403,46 @@ def _peel(indptr, indices, rindptr, rindices, both, deg):
     return deg
 
 
+@njit(cache=True)
+def _iota_range(a, lo, hi):
+    for i in range(lo, hi):
+        a[i] = i
+
+
+@njit(parallel=True, cache=True)
+def _iota_ranges(a, parts):
+    n = a.shape[0]
+    for c in prange(parts):
+        _iota_range(a, n * c // parts, n * (c + 1) // parts)
+
+
+def connected_components(graph, sampled, hub):
+    """Weakly connected components of a whole graph: each vertex's smallest vertex id in its component (int64), the
+    CC primitive's labels (a whole graph's ids are the caller's), by the primitive's own Afforest in compiled calls:
+    every vertex its own tree, each row's first ``sampled`` arcs hooked, pointers jumped, then the other arcs (and a
+    directed graph's in-arcs) of the rows outside the tree of ``hub`` (None: every row), and pointers jumped.  Hooking puts the larger root under the smaller, so the roots are the answer, with none of the
+    labels' spreading that parts of a larger graph need; every step is parallel on several threads."""
+    n = graph.num_vertices
+    parent = np.empty(n, np.int64)
+    t = _parallel(n)
+    if t == 1:
+        _iota_range(parent, 0, n)
+    else:
+        _run_parallel(_iota_ranges, parent, t * CHUNKS_PER_THREAD)
+    # the sampled arcs of a row in one pass, where Afforest takes a position per round: a row's first arcs share a
+    # cache line, which rounds over every row of a large graph would each fetch again
+    if not _hook_rows(graph, None, graph.arc_rows, parent, 0, 0, sampled, -1):
+        compress(parent)
+    skip = int(parent[hub]) if hub is not None else -1
+    flat = _hook_rows(graph, None, graph.arc_rows, parent, 0, sampled, None, skip)
+    if graph.directed:
+        reverse = graph.reverse()
+        flat = _hook_rows(reverse, None, reverse.arc_rows, parent, 0, 0, None, skip)
+    if not flat:
+        compress(parent)
+    return parent
+
+
 def core_numbers(graph):
     """Every vertex's core number (int64) on a whole graph, by sequential level-synchronous peeling:
     ``networkx.core_number`` (a directed graph's degree is in-degree plus out-degree, its neighbours both ways)."""
@@ -1582,28 +1659,47 @@ def shortest_distances(graph, sources, dist):
 # ---- fused levels: a traversal's small levels in one compiled call ----------------------------------------------
 
 @njit(cache=True)
-def _visit_levels(indptr, indices, frontier, label, pred, level, limit, max_levels, has_rule, rule_n, rule_arcs,
-                  visited, do_a, words, summary):
+def _claim(indptr, indices, frontier, lo, hi, label, pred, level, queue, tail):
+    """Claim each unvisited out-neighbour of frontier[lo:hi] in arc order, appending it to queue[tail:]; the new
+    tail."""
+    for i in range(lo, hi):
+        u = frontier[i]
+        for e in range(indptr[u], indptr[u + 1]):
+            v = indices[e]
+            if label[v] == UNVISITED:
+                label[v] = level
+                pred[v] = u
+                queue[tail] = v
+                tail += 1
+    return tail
+
+
+@njit(cache=True)
+def _visit_levels(indptr, indices, frontier, label, pred, level, limit, max_levels, max_degree, has_rule, rule_n,
+                  rule_arcs, visited, do_a, words, summary):
     """The built-in visit level after level, as mgraph.ops.levels.advance_levels' loop runs it with
-    :func:`advance_visit`: each level's claims in arc order, emitted in increasing order; stop after a level that
-    emitted nothing, whose output's out-arcs exceed ``limit``, the ``max_levels``-th, or after which the pull rule
-    (``has_rule``: levels.PullRule's test on its floats) would switch to pulling.  (output, levels, emitted)."""
-    none = np.zeros(0, np.float64)
+    :func:`advance_visit`: the same levels and labels, the last level's output in increasing order; stop after a
+    level that emitted nothing, whose output's out-arcs exceed ``limit``, the ``max_levels``-th, or after which the
+    pull rule (``has_rule``: levels.PullRule's test on its floats) would switch to pulling.  (output, levels,
+    emitted).
+
+    One queue holds every level's claims back to back, as a queue BFS (scipy's) keeps them, and the next level
+    expands a level's stretch of the queue in claim order: only the last level is sorted.  So a vertex reached from
+    two frontier vertices takes the first in claim order as its predecessor, where the loop, expanding sorted
+    frontiers, takes the smaller: another valid BFS tree, the freedom a push visit on several threads takes too."""
     n = label.shape[0]
-    out = np.empty(n, indices.dtype)  # a level's claims, in arc order
-    bufs = np.empty((2, n), indices.dtype)  # the levels' frontiers, in turn
-    cur = frontier
-    levels = 0
+    queue = np.empty(n, indices.dtype)  # each vertex is claimed once in the whole traversal
+    tail = _claim(indptr, indices, frontier, 0, frontier.shape[0], label, pred, level, queue, 0)
+    head = 0  # the last level's claims are queue[head:tail]
+    levels = 1
     emitted = 0
     while True:
-        k = _visit_range(indptr, indices, none, False, cur, 0, cur.shape[0], label, pred, level, none, False, out, 0)
-        nxt = bufs[levels & 1]
-        m = _sorted_into(out, k, words, summary, nxt)
-        cur = nxt[:m]
-        levels += 1
+        m = tail - head
         emitted += m
         visited += m
-        if m == 0 or levels >= max_levels or _degree_sum(indptr, cur) > limit:
+        # the stop test sums the output's out-arcs only where they might exceed the limit
+        if m == 0 or levels >= max_levels or (m * max_degree > limit and
+                                               _degree_sum(indptr, queue[head:tail]) > limit):
             break
         if has_rule:
             forward = m * rule_arcs / rule_n
@@ -1611,12 +1707,20 @@ def _visit_levels(indptr, indices, frontier, label, pred, level, limit, max_leve
             if forward > backward * do_a:
                 break
         level += 1
-    return cur.copy(), levels, emitted
+        end = tail
+        tail = _claim(indptr, indices, queue, head, end, label, pred, level, queue, tail)
+        head = end
+        levels += 1
+    cur = queue[head:tail]
+    out = np.empty(cur.shape[0], indices.dtype)
+    _sorted_into(cur, cur.shape[0], words, summary, out)
+    return out, levels, emitted
 
 
 def advance_levels(graph, frontier, functor, args, level_at, limit, max_levels, rule=None):
     """mgraph.ops.levels.advance_levels for the built-in visit (``functors.VISIT``) in one compiled call: the same
-    levels, labels, predecessors and output as its loop of :func:`advance_visit` on one thread (``Levels``); None
+    levels, labels and output as its loop of :func:`advance_visit` on one thread (``Levels``), the predecessors
+    another valid BFS tree (:func:`_visit_levels` says why); None
     for any other functor, or where the levels do not fuse (a part of a larger graph, a hub, a frontier past
     ``limit`` arcs): the loop then runs as it does."""
     if functor is not functors.VISIT or not (max_levels > 1 and lv.fusable(graph) and 0 < frontier.shape[0] <= limit
@@ -1625,7 +1729,7 @@ def advance_levels(graph, frontier, functor, args, level_at, limit, max_levels, 
     label, pred, level = args
     has_rule = rule is not None
     out, levels, emitted = _visit_levels(
-        graph.indptr, graph.indices, frontier, label, pred, int(level), int(limit), int(max_levels), has_rule,
-        float(rule.n if has_rule else 1), float(rule.arcs if has_rule else 1), int(rule.visited if has_rule else 0),
-        float(rule.do_a if has_rule else 0.0), *_bits(graph.num_vertices))
+        graph.indptr, graph.indices, frontier, label, pred, int(level), int(limit), int(max_levels),
+        lv.max_degree(graph), has_rule, float(rule.n if has_rule else 1), float(rule.arcs if has_rule else 1),
+        int(rule.visited if has_rule else 0), float(rule.do_a if has_rule else 0.0), *_bits(graph.num_vertices))
     return lv.Levels(out, int(levels), int(emitted))
