@@ -157,7 +157,7 @@ def bounds(out):
         "spin": lambda: mgraph.run(B.Spin, g, max_supersteps=30),
         "spin_default": lambda: mgraph.run(B.Spin, g),
         "phases": lambda: mgraph.run(B.Phases, g, max_supersteps=30),
-        "bfs_bound": lambda: mgraph.bfs(g, 0, max_supersteps=5),
+        "bfs_bound": lambda: mgraph.bfs(g, 0, max_supersteps=5, peer_levels=False),  # a level per superstep
         "finishing": lambda: mgraph.run(B.Finishing, g),
         "totals": lambda: mgraph.run(B.Totals, g),
         "first_value_only": lambda: mgraph.run(B.FirstValueOnly, g, 0),
@@ -320,12 +320,24 @@ def main(argv):
         import broken_primitives as B
 
         mgraph.run(B.ShrinksPastTwo, mgraph.load(argv[1]), 0)
-    elif mode == "raise":
-        mgraph.run(Exploding, mgraph.load(argv[1]), 0)
+    elif mode == "raise":  # these break at a later superstep: every level through the host, one per superstep
+        mgraph.run(Exploding, mgraph.load(argv[1]), 0, peer_levels=False)
     elif mode == "contract":
-        mgraph.run(Breaking, mgraph.load(argv[1]), 0)
+        mgraph.run(Breaking, mgraph.load(argv[1]), 0, peer_levels=False)
     elif mode == "vanish":
-        mgraph.run(Vanishing, mgraph.load(argv[1]), 0)
+        mgraph.run(Vanishing, mgraph.load(argv[1]), 0, peer_levels=False)
+    elif mode == "raise_in_levels":  # rank 1 raises inside the levels run across the ranks, the others wait there
+        from mgraph.comm import peer
+
+        real = peer.NumpyLink.visit_levels
+
+        def failing(self, frontier, label, pred, level, limit, max_levels):
+            if world().rank == 1 and level > 1:
+                raise ZeroDivisionError(f"boom in levels on rank 1 at level {level}")
+            return real(self, frontier, label, pred, level, limit, 3 if level == 1 else max_levels)
+
+        peer.NumpyLink.visit_levels = failing
+        mgraph.bfs(mgraph.load(argv[1]), 0)
     elif mode == "peak":
         peak(*argv[1:])
     elif mode == "chunks":

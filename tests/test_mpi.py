@@ -247,6 +247,17 @@ def test_a_rank_that_raises_ends_the_job_with_its_message_once(tmp_path):
     assert not _no_job_left(f"{JOB} raise")
 
 
+def test_a_rank_that_raises_inside_levels_across_the_ranks_ends_the_job(tmp_path):
+    """The ranks run BFS's levels through their collectives (mgraph.comm.peer): one raising there while the
+    others wait in the level's allgather still ends the job, with its message, leaving no rank behind."""
+    t = time.monotonic()
+    out = run_mpi(3, ["python", JOB, "raise_in_levels", "grid:30x20"], timeout=120)
+    assert out.returncode != 0
+    assert "rank 1 of 3: ZeroDivisionError: boom in levels on rank 1 at level 4" in out.stderr
+    assert time.monotonic() - t < 60
+    assert not _no_job_left(f"{JOB} raise_in_levels")
+
+
 def test_a_contract_breach_on_one_rank_ends_the_job_with_its_message():
     """A ContractError (a ValueError) raised by one rank only still ends every rank: the others wait in a
     collective, and the script's exception hook aborts the job."""

@@ -439,8 +439,10 @@ def whole_graph_kernel(graph, name):
     """The compiled CPU algorithm ``name`` of :mod:`.numba_ops` (``core_numbers``, ``triangle_counts``,
     ``shortest_distances``, ``connected_components``) where ``graph`` is whole (one device holds every vertex's arcs), on the CPU, with the
     compiled kernels selected; else None: a GPU, a part of a larger graph, or the NumPy twins, where the primitive
-    runs its frontier program."""
-    if graph.xp is not np or not levels.is_whole(graph):
+    runs its frontier program.  A device's part that happens to own every vertex (a tiny graph on several devices)
+    is not whole here: its peers, owning none, run the frontier program, and every device must take the same
+    path (their declarations, such as CC's global_mins, must agree)."""
+    if graph.xp is not np or not levels.is_whole(graph) or getattr(graph, "owner", None) is not None:
         return None
     impl = _impl(graph.indptr)
     return getattr(impl, name) if impl is not numpy_ops else None
