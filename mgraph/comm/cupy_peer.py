@@ -9,9 +9,11 @@ memory, then a system-wide fence).  After a grid sync one thread posts to every 
 written into its inbox and the size and arcs of the frontier it advanced, waits for every peer's post of the same
 level and opens a gate (a word of this GPU's) that each block waits for instead of a second grid sync (one waiter
 on the words the peers write: a thousand blocks spinning there slowed the peers' writes tenfold); the blocks
-claim their share of what arrived, a grid sync, and the next level.  The waiting threads also watch a word in
+claim their share of what arrived, a grid sync, and the next level.  The waiting thread also watches a word in
 pinned host memory that the host sets when a device of the run fails, so that no kernel waits for a peer that
-will never post.
+will never post, and gives up with an error after WAIT_S seconds without a post (a fault of the protocol is an
+error naming the level, not a hang).  The GPUs of one process reach each other through peer access; MPI ranks
+of one node through CUDA IPC handles (:class:`RankLevels`).
 """
 from __future__ import annotations
 
@@ -34,6 +36,7 @@ MAX_PEERS = 64  # devices a link joins at most (each block keeps a word per peer
 # (a long-diameter graph's wavefronts) and every grid sync and gate costs in proportion to the blocks.
 BLOCKS_PER_SM = 2
 POLL_S = 20e-6  # seconds between two looks at whether fused levels have ended
+WAIT_S = 60.0  # seconds a device waits for a peer's post of a level before it gives up with an error
 
 PEER_VISIT = r"""
 #include <cooperative_groups.h>
@@ -42,7 +45,8 @@ namespace cg = cooperative_groups;
 // state: [0], [1], [2] this GPU's next-frontier count of levels it % 3 == 0, 1, 2 (three, so that a level's
 // counter is zeroed two levels ahead, with no grid sync of its own); [3] levels run; [4] the last frontier's count;
 // [5] vertices of the whole graph's frontiers after the first and before the last; [6], [7], [8] the out-arcs of
-// the next frontiers, as [0..2]; [9] barriers passed; [10] 1 where a peer failed; [11] the input frontier's arcs;
+// the next frontiers, as [0..2]; [9] barriers passed; [10] 1 where a peer failed, 2 where a peer's post did not
+// come within wait_ns (then [3] is the level it waited at); [11] the input frontier's arcs;
 // [12] the gate: the tag of the last level whose posts have all arrived; [HEAD + k]: entries written into peer k's
 // inbox.
 // mail (this GPU's memory, written by the peers): [(k * 2 + parity) * 4 + j]: k's post at a level of that parity:
@@ -55,7 +59,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK) peer_visit(
     const i64* __restrict__ g2l, const u64* __restrict__ out_ids, const u64* __restrict__ out_preds,
     const u64* __restrict__ peer_mail, u64* mail, const u64* __restrict__ in_ids,
     const u64* __restrict__ in_preds, u64* __restrict__ state, u64 tag0, const volatile int* abort_flag,
-    int carry, int p, int me)
+    u64 wait_ns, int carry, int p, int me)
 {
     cg::grid_group grid = cg::this_grid();
     const int lane = threadIdx.x & 31;
@@ -142,11 +146,18 @@ extern "C" __global__ void __launch_bounds__(BLOCK) peer_visit(
         }
         if (tid == 0) {  // wait for every peer's post of this level, then open the gate for this GPU's blocks
             int failed = 0;
+            u64 start;
+            asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
             for (int k = 0; k < p && !failed; ++k) {
                 if (k == me) continue;
                 volatile u64* box = (volatile u64*)(mail + (k * 2 + par) * 4);
                 for (unsigned spins = 1; box[0] != tag; ++spins) {
-                    if ((spins & 1023u) == 0 && *abort_flag) { failed = 1; break; }
+                    if ((spins & 1023u) == 0) {
+                        if (*abort_flag) { failed = 1; break; }
+                        u64 now;  // a peer that never posts (a fault of this protocol) is an error, not a hang
+                        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+                        if (now - start > wait_ns) { failed = 2; state[3] = (u64)it; break; }
+                    }
                 }
             }
             state[10] = (u64)failed;
@@ -341,10 +352,15 @@ class CupyLink(Link):
                                    np.int32(level), np.int32(min(max_levels, 2**31 - 1)), np.int64(limit),
                                    np.int64(sub.own_below), self.owner, self.id_on, self.caller, self.g2l, out_ids,
                                    out_preds, peer_mail, self.mail, in_ids, in_preds, self.state, np.uint64(self.tag),
-                                   np.intp(abort.ctypes.data), np.int32(self.pred_name is not None),
+                                   np.intp(abort.ctypes.data), np.uint64(int(WAIT_S * 1e9)),
+                                   np.int32(self.pred_name is not None),
                                    np.int32(self.peers.p), np.int32(self.d)))
         words = self._read_state()
         levels, count, prior, barriers, failed = words[3], words[4], words[5], words[9], words[10]
+        if failed == 2:
+            raise RuntimeError(f"device {self.d}: no post from a peer device within {WAIT_S:g} s at level "
+                               f"{level + levels} of the levels run across the devices (peer_levels=False runs "
+                               f"every level through the host)")
         if failed:
             raise PeerAborted(f"device {self.d}: a peer device failed during fused levels")
         self.tag += barriers
