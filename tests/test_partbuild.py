@@ -91,3 +91,40 @@ def test_arcs_are_grouped_by_owner_in_order(p):
     owners and by a stable sort for many: both give numpy's stable argsort."""
     dest = np.random.default_rng(p).integers(0, p, 10_000).astype(np.int32)
     np.testing.assert_array_equal(build._by_owner(np, dest, p), np.argsort(dest, kind="stable"))
+
+
+@pytest.mark.parametrize("counts", ["routed", "local"])
+@pytest.mark.parametrize("p", [2, 3])
+@pytest.mark.parametrize("name", ["rand_dir_int", "facebook"])
+def test_rows_counted_where_they_are_read_or_where_they_are_owned_give_the_same_part(monkeypatch, counts, p, name):
+    """The count pass either routes rows to their owners or counts each worker's share over every vertex and
+    sends the counts (a block of ids at a time; blocks of 7 ids here, so the counts travel in many blocks): both
+    give the part cut from the whole graph."""
+    monkeypatch.setattr(build, "COUNT_ARCS_PER_VERTEX", 0 if counts == "local" else 1 << 60)
+    real = build._own_degrees
+    calls = []
+
+    def small_blocks(*args, **kwargs):
+        calls.append(1)
+        return real(*args, **kwargs, block=7)
+
+    monkeypatch.setattr(build, "_own_degrees", small_blocks)
+    g = get_case(name).graph
+    parts = build_in_threads(GraphSource(g), p, "1-hop")
+    assert bool(calls) == (counts == "local")
+    for got, want in zip(parts, subgraph.build(g, random_owner(g, p, 0), p, "1-hop")):
+        assert_same_part(got, want)
+
+
+def test_a_dense_graph_counts_where_it_is_read_and_a_sparse_one_where_it_is_owned():
+    """The rule: counts travel instead of rows where every worker reads at least 16 bytes of row ids per vertex."""
+    class Two:
+        size = 2
+
+        def allreduce(self, value, op):
+            return value
+
+    dense = mgraph.io.generators.spec_edges("rmat:10", seed=1).graph()  # about 30 arcs a vertex
+    source = GraphSource(dense)
+    assert build._counts_locally(Two(), source, [(0, dense.indices.shape[0] // 2)], np.int32)
+    assert not build._counts_locally(Two(), source, [(0, dense.num_vertices // 2)], np.int32)

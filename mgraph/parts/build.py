@@ -5,8 +5,11 @@ Every worker of a group (MPI ranks, or threads of one process) calls
 :class:`~mgraph.parts.subgraph.SubGraph`, the same one ``subgraph.build`` cuts
 from a whole graph.  The edges go to the owners of their rows by an
 all-to-all, a chunk at a time, in two passes over the source: the first
-counts each own row's arcs (so the CSR is allocated once, at its final size;
-only the rows travel), the second fills them in.  GPU ranks route through
+counts each own row's arcs (so the CSR is allocated once, at its final size),
+the second fills them in.  Where a worker reads at least as many arcs as the
+graph has vertices, it counts the rows of its own share over every vertex and
+the counts travel once, to their owners (n counts a worker, against a pass of
+its arcs); otherwise the rows travel to their owners and are counted there.  GPU ranks route through
 NCCL, device to device; the other workers through their group on the host.
 Rows are then sorted and their repeated arcs dropped a block at a time, in
 place.  So the peak beyond the finished part is
@@ -74,11 +77,14 @@ def build_part(group, source, backend: Backend, owners: Owners, duplication="1-h
         g2l[own] = xp.arange(num_own, dtype=idx)
     move = move or host_move(group, xp)
     rounds = group.allreduce(len(chunks), "max")
+    local = p > 1 and _counts_locally(group, source, chunks, idx)
     with _bar(progress and me == 0, rounds * (2 if source.directed else 1) * 2, source.name) as bar:
-        fwd = _rows(group, source, xp, owners, g2l, num_own, chunks, rounds, idx, reverse=False, bar=bar, move=move)
+        fwd = _rows(group, source, xp, owners, g2l, num_own, chunks, rounds, idx, reverse=False, bar=bar, move=move,
+                    local=local)
         rev = None
         if source.directed:
-            rev = _rows(group, source, xp, owners, g2l, num_own, chunks, rounds, idx, reverse=True, bar=bar, move=move)
+            rev = _rows(group, source, xp, owners, g2l, num_own, chunks, rounds, idx, reverse=True, bar=bar, move=move,
+                        local=local)
     num_arcs = group.allreduce(int(fwd[1].shape[0]), "sum")
     if p == 1:  # the whole graph: ids are the caller's, no maps
         sub = SubGraph(*fwd, directed=source.directed, index=0, own=xp.arange(n, dtype=idx), vertex_ids=None,
@@ -197,9 +203,43 @@ def host_move(group, xp):
     return move
 
 
-def _rows(group, source, xp, owners, g2l, num_own, chunks, rounds, idx, reverse, bar, move):
+def _counts_locally(group, source, chunks, idx) -> bool:
+    """Whether the count pass counts each worker's own share over every vertex (:func:`_own_degrees`) rather
+    than routing the rows: where every worker reads at least ``COUNT_ARCS_PER_VERTEX`` arcs per vertex of the
+    graph, so the counts (and their int64 temporaries) are no larger than the part the fill pass allocates, and
+    sending n counts costs less than sending the rows.  Collective: every worker takes the same path."""
+    arcs = sum(int(b) - int(a) for a, b in chunks) * (2 if source.both_ways else 1)
+    fewest = group.allreduce(arcs, "min")
+    return fewest * np.dtype(idx).itemsize >= COUNT_ARCS_PER_VERTEX * source.num_vertices
+
+
+COUNT_ARCS_PER_VERTEX = 16  # bytes per vertex of the local count: the counts and bincount's output, both int64
+
+
+def _own_degrees(xp, owners, hist, num_own, me, p, move, block=1 << 24):
+    """This part's own rows' arc counts, in own-vertex order, from every worker's counts over all vertices
+    (``hist``): a block of ids at a time, each worker sends each owner the counts of that owner's vertices in id
+    order, which is the order of :func:`_own_vertices`.  Collective."""
+    deg = xp.zeros(num_own, dtype=np.int64)
+    n, at = hist.shape[0], 0
+    for a in range(0, n, block):
+        ids = xp.arange(a, min(a + block, n), dtype=np.int64)
+        dest = owners(ids, xp)
+        order = _by_owner(xp, dest, p)
+        cut = np.concatenate([[0], np.cumsum(_host(xp.bincount(dest, minlength=p)))])
+        counts = hist[a:a + ids.shape[0]][order]
+        del ids, dest, order
+        got = move([counts[cut[k]:cut[k + 1]] for k in range(p)])
+        size = int(cut[me + 1] - cut[me])
+        for piece in got:
+            deg[at:at + size] += piece
+        at += size
+    return deg
+
+
+def _rows(group, source, xp, owners, g2l, num_own, chunks, rounds, idx, reverse, bar, move, local=False):
     """The CSR (indptr, column ids in caller numbering, weights) of this part's own rows: count, fill, then sort
-    and dedupe each row."""
+    and dedupe each row.  ``local``: count by :func:`_own_degrees` instead of routing the rows."""
     def routed(count_only):
         for r in range(rounds):
             if r < len(chunks):
@@ -215,10 +255,22 @@ def _rows(group, source, xp, owners, g2l, num_own, chunks, rounds, idx, reverse,
             bar.update(1)
             yield (got[0].astype(np.int64, copy=False) if g2l is None else g2l[got[0]].astype(np.int64)), got[1], got[2]
 
-    deg = xp.zeros(num_own, dtype=np.int64)
-    for local, _, _ in routed(True):  # pass 1: count
-        if local.shape[0]:
-            deg += xp.bincount(local, minlength=num_own)
+    if local:  # pass 1: count this worker's rows over every vertex, then send the counts to their owners
+        hist = xp.zeros(source.num_vertices, dtype=np.int64)
+        for r in range(rounds):
+            if r < len(chunks):
+                rows = _arcs(source, xp, chunks[r], reverse)[0]
+                if rows.shape[0]:
+                    hist += xp.bincount(rows, minlength=source.num_vertices)
+                del rows
+            bar.update(1)
+        deg = _own_degrees(xp, owners, hist, num_own, group.rank, group.size, move)
+        del hist
+    else:  # pass 1: route the rows to their owners, which count them
+        deg = xp.zeros(num_own, dtype=np.int64)
+        for rows, _, _ in routed(True):
+            if rows.shape[0]:
+                deg += xp.bincount(rows, minlength=num_own)
     indptr = xp.zeros(num_own + 1, dtype=np.int64)
     xp.cumsum(deg, out=indptr[1:])
     del deg
