@@ -35,6 +35,7 @@ from mgraph.io.generators import MAX_SCALE, spec_edges
 from mgraph.io.sources import SpecSource
 from mgraph.parts.build import build_graph
 from mgraph.parts.partitioned import PartitionedGraph
+from mgraph.runner.workers import rank_transport
 from mgraph.report import check_json_folder, code_version, now, status, write_json
 
 DEFAULT_WEIGHTS = (1, 64)  # SSSP's integer weights when --weights is not given (scripts/bench.py's)
@@ -223,6 +224,8 @@ def _build(args, source, graph, backend, run, weights):
     if backend.is_gpu:  # CuPy compiles the generator's and the build's kernels on first use: not in the timing
         with status("warm-up on a small graph"):
             build_graph(SpecSource("rmat:10", seed=args.seed, weights=weights), backend)
+            if w is not None:  # the ranks' NCCL communicator and its connections, set up as MPI_Init sets up MPI's
+                rank_transport(w, backend)
     if w is not None:
         w.barrier()
     with status("generating the edge list"):

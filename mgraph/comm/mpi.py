@@ -160,6 +160,16 @@ class NcclTransport(_MpiBase):
         unique_id = self.comm.bcast(unique_id, root=0)
         self.nccl_comm = nccl.NcclCommunicator(self.p, unique_id, self.me)
         self.outgoing = {}
+        self._connect()
+
+    def _connect(self):
+        """Make NCCL's point-to-point connections now, with the communicator: NCCL makes them at their first use
+        (over a second between two GPUs), which would otherwise fall inside the first build or the first hop."""
+        import cupy
+
+        one = cupy.zeros(self.p, dtype=np.uint8)
+        self.alltoallv([one[k:k + 1] for k in range(self.p)])
+        cupy.cuda.get_current_stream().synchronize()
 
     def abort(self):
         self.nccl_comm.abort()
