@@ -75,16 +75,16 @@ def test_direction_optimizing_bfs_fuses_as_the_twin_does(spec):
 
 
 def hubs_graph(weighted=False):
-    """A root whose first level holds 12 hubs of 1,025 to 4,000 arcs among 228 small vertices, the hubs' arcs
-    overlapping (fewer than levels.HUB_FUSE_ARCS in all), and a path of 1,000 levels reached through one hub:
-    the fused kernel spreads the hubs' arcs over the grid in the level that holds them."""
+    """A root whose first level holds 40 hubs of 1,025 to 5,000 arcs among 200 small vertices, the hubs' arcs
+    overlapping, and a path of 300 levels reached through one hub: the fused kernel spreads the hubs' arcs over
+    the grid in the level that holds them."""
     rng = np.random.default_rng(5)
     n, path0 = 60_000, 59_000
     src, dst = [np.zeros(240, np.int64)], [np.arange(1, 241)]
-    for h in range(1, 13):
-        deg = int(rng.integers(1025, 4001))
+    for h in range(1, 41):
+        deg = int(rng.integers(1025, 5001))
         src.append(np.full(deg, h)), dst.append(rng.choice(np.arange(1000, path0), deg, replace=False))
-    for s in range(13, 241):
+    for s in range(41, 241):
         src.append(np.full(3, s)), dst.append(rng.integers(241, 1000, 3))
     src.append(np.array([7])), dst.append(np.array([path0]))
     src.append(np.arange(path0, n - 1)), dst.append(np.arange(path0 + 1, n))
@@ -100,7 +100,7 @@ def test_fused_bfs_with_hubs_matches_the_twin(limit):
     d_cpu, _, t_cpu = run_bfs(g, 0, limit)
     d_gpu, p_gpu, t_gpu = run_bfs(g.to("cupy"), 0, limit)
     np.testing.assert_array_equal(d_gpu, d_cpu)
-    assert t_gpu == t_cpu and t_gpu[0][0] > 2  # the hubs' level fused with the next ones
+    assert t_gpu == t_cpu and len(t_gpu) < 10  # the hubs' level fused with the rest
     reached = np.flatnonzero(d_gpu > 0)
     assert np.all(d_gpu[p_gpu[reached]] == d_gpu[reached] - 1)
 

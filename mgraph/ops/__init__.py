@@ -133,8 +133,6 @@ def advance_levels(graph, frontier, functor, *args, level, limit=levels.FUSE_ARC
     if not levels.fusable(graph):  # a part of a larger graph: one level, load-balanced
         out = _impl(graph.indptr).advance(graph, frontier, functor, args)
         return Levels(out, 1, int(out.shape[0]))
-    if not levels.steppable(graph):  # hubs: only small frontiers fuse (levels.HUB_FUSE_ARCS says why)
-        limit = min(int(limit), levels.HUB_FUSE_ARCS)
     rule = None if until_pull is None else levels.PullRule(graph, *until_pull)
     if xp is np:
         impl = _impl(graph.indptr)

@@ -35,10 +35,6 @@ FUSE_VISIT_ARCS = 1 << 20
 # runs its advances through the load-balanced advance, one read each.  (The fused levels spread a hub's arcs over
 # the grid after a sync, and the CPU's compiled levels claim on one thread: neither needs it.)
 FUSE_DEGREE = 1024
-# arcs: on a graph with hubs, levels fuse only while their frontiers' arcs stay under this.  The fused kernel gives
-# each vertex below FUSE_DEGREE arcs one warp, which a skewed frontier of thousands of vertices (a power-law
-# graph's levels around its widest) keeps unevenly busy, where the load-balanced advance splits the arcs evenly.
-HUB_FUSE_ARCS = 1 << 16
 _MAX_DEGREE = weakref.WeakKeyDictionary()  # graph -> its largest out-degree, read once while the graph lives
 _STEPPABLE = weakref.WeakKeyDictionary()  # graph -> steppable(graph)
 
