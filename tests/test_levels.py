@@ -114,12 +114,11 @@ def test_one_device_bfs_fuses_levels_and_takes_the_same_directions(direction):
     assert one.stats["supersteps"] < parts.stats["supersteps"]
 
 
-def test_a_graph_with_a_hub_fuses_its_levels_on_one_device():
-    g = mgraph.load("rmat:12", backend="numpy")  # a vertex of 1360 arcs: the GPU's fused kernel spreads it over the grid
+def test_a_graph_with_a_hub_runs_its_levels_one_at_a_time():
+    g = mgraph.load("rmat:12", backend="numpy")  # a vertex of 1360 arcs: a warp would walk them alone
     assert np.diff(g.indptr).max() > levels.FUSE_DEGREE
     source = int(np.flatnonzero(np.diff(g.indptr) == 1)[0])
-    one, parts = mgraph.bfs(g, source), mgraph.bfs(g, source, devices=2, peer_levels=False)
+    one, parts = mgraph.bfs(g, source), mgraph.bfs(g, source, devices=2)
     np.testing.assert_array_equal(one.depth, scipy_depths(g, source))
-    np.testing.assert_array_equal(parts.depth, one.depth)
-    assert one.stats["supersteps"] < parts.stats["supersteps"]  # parts run one level per superstep
-    assert parts.stats["iterations"] == int(one.depth.max()) + 1
+    assert one.stats["supersteps"] == parts.stats["supersteps"]  # no superstep ran two levels
+    assert one.stats["iterations"] == int(one.depth.max()) + 1

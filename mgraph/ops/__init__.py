@@ -110,8 +110,9 @@ def advance_levels(graph, frontier, functor, *args, level, limit=levels.FUSE_ARC
     each time, until a level emits nothing, the emitted vertices' out-arcs exceed ``limit``, or ``max_levels``
     levels ran.  Returns :class:`~mgraph.ops.levels.Levels` (the last level's output, how many levels ran, how many
     vertices they emitted in all).  On a GPU the levels run in one persistent kernel with one read at its end; a
-    frontier with more than ``limit`` out-arcs, or a graph that is one device's part of a larger one (an exchange
-    must run between levels), gets one plain advance.  The functor must emit each vertex at most once per level,
+    frontier with more than ``limit`` out-arcs, a graph that is one device's part of a larger one (an exchange
+    must run between levels), or a graph with a vertex of more than ``levels.FUSE_DEGREE`` out-arcs (the kernel
+    gives a vertex one warp) gets one plain advance.  The functor must emit each vertex at most once per level,
     as for :func:`advance`.  ``until_pull=(visited, do_a)`` also stops where a direction-optimizing traversal
     (:class:`Direction`, "auto") would switch to pulling the next level: ``visited`` counts the vertices of every
     frontier so far, this one's included."""
@@ -130,7 +131,7 @@ def advance_levels(graph, frontier, functor, *args, level, limit=levels.FUSE_ARC
     if not isinstance(frontier, xp.ndarray) or frontier.ndim != 1 or frontier.dtype.kind not in "iu":
         raise ValueError(f"advance_levels' frontier must be a 1-D integer {xp.__name__} array of vertex ids")
     args = functor.arguments(graph, args, xp)
-    if not levels.fusable(graph):  # a part of a larger graph: one level, load-balanced
+    if not levels.fusable(graph):  # a part of a larger graph, or a hub: one level, load-balanced
         out = _impl(graph.indptr).advance(graph, frontier, functor, args)
         return Levels(out, 1, int(out.shape[0]))
     rule = None if until_pull is None else levels.PullRule(graph, *until_pull)
@@ -206,7 +207,7 @@ def advance_visit(graph, frontier, label, pred, level, dist=None, *, direction="
         raise ValueError(f"advance_visit's direction must be 'push', 'pull' or an ops.Direction (which keeps what "
                          f"'auto' decides from superstep to superstep), got {direction!r}")
     if direction == "push":
-        if queue.wanted(frontier) and levels.steppable(graph):  # the step kernel: the output's count stays on the device
+        if queue.wanted(frontier) and levels.fusable(graph):  # the step kernel: the output's count stays on the device
             if dist is None:
                 return _advance_queue(graph, frontier, functors.VISIT, (label, pred, np.int32(level)))
             return _advance_queue(graph, frontier, functors.VISIT_TIGHT, (label, pred, np.int32(level), dist))
@@ -274,7 +275,7 @@ def advance_relax(graph, frontier, dist, marks, stamp):
     ``marks`` (int32 per vertex, never equal to a fresh ``stamp``) is scratch
     that dedupes the output without a sort: pass a new stamp each superstep.
     """
-    if queue.wanted(frontier) and levels.steppable(graph):
+    if queue.wanted(frontier) and levels.fusable(graph):
         return _advance_queue(graph, frontier, functors.RELAX, (dist, marks, np.int32(stamp)))
     return _impl(dist).advance_relax(graph, plain(frontier), dist, marks, stamp)
 

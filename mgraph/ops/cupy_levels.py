@@ -1,10 +1,7 @@
 """The GPU's :func:`mgraph.ops.advance_levels`: one persistent cooperative kernel runs level after level.
 
 Every warp takes a frontier vertex at a time (grid-stride) and its lanes run
-the functor's body over the vertex's arcs, 32 at a time; a hub (more than
-HUB_DEGREE arcs) is set aside instead, and after a grid sync the whole grid
-takes the level's hubs' arcs as one run of positions, 32 to a warp, each lane
-finding its hub by a binary search over their starts.  A warp's emitted
+the functor's body over the vertex's arcs, 32 at a time; a warp's emitted
 vertices are appended with one atomic, and their out-degrees are added up on
 the way so that the grid knows, after its sync, how many arcs the next level
 holds.  All threads read the same counts after each grid sync, so they take
@@ -24,52 +21,21 @@ import cupy as cp
 import numpy as np
 
 from mgraph.ops import cuda, cupy_kernels
-from mgraph.ops.levels import Levels, fusable, max_degree, steppable
+from mgraph.ops.levels import Levels, fusable, max_degree
 from mgraph.ops.queue import Queue, word
 
 BLOCK = cuda.BLOCK
-
-# One lane's arc of the fused kernel: the functor on arc e = (u, v), then the warp appends what its lanes emitted
-# with one atomic and adds the emitted vertices' out-degrees to the level's arc count.  Used for a vertex's arcs
-# taken by one warp, and for the hubs' arcs spread over the grid.
-_LANE_ARC = r"""
-                bool emit = false;
-                idx_t v = 0;
-                if (live) {{
-                    v = indices[e];
-                    const double w = has_weights ? weights[e] : 1.0;
-                    (void)w;
-{body}
-                }}
-                const unsigned hits = __ballot_sync(0xffffffffu, emit);
-                if (hits) {{
-                    const int leader = __ffs(hits) - 1;
-                    u64 at = 0;
-                    if (lane == leader) at = atomicAdd(count, (u64)__popc(hits));
-                    at = __shfl_sync(0xffffffffu, at, leader);
-                    unsigned long long deg = 0;
-                    if (emit) {{
-                        out[at + __popc(hits & ((1u << lane) - 1u))] = v;
-                        deg = (u64)(indptr[v + 1] - indptr[v]);
-                    }}
-                    for (int d = 16; d > 0; d >>= 1) deg += __shfl_down_sync(0xffffffffu, deg, d);
-                    if (lane == 0 && deg) atomicAdd(out_arcs, (u64)deg);
-                }}
-"""
 
 LEVELS = r"""
 #include <cooperative_groups.h>
 namespace cg = cooperative_groups;
 
 // state: [0], [1] the output counts of even / odd levels; [2] levels run; [3] the last level's count;
-// [4] vertices emitted over all levels; [5], [6] the out-arcs of even / odd levels' outputs; [7] the input's arcs;
-// [8] the level's hubs: their count (bits 40 and up) and their arcs (below), taken together by one atomic, so that
-// a hub's place in hub_v and the start of its arcs in hub_at increase together
+// [4] vertices emitted over all levels; [5], [6] the out-arcs of even / odd levels' outputs; [7] the input's arcs
 extern "C" __global__ void __launch_bounds__(BLOCK) levels_{name}(
     const i64* __restrict__ indptr, const idx_t* __restrict__ indices,
     const double* __restrict__ weights, int has_weights,
     const idx_t* __restrict__ frontier, i64 n_front, idx_t* __restrict__ buf_a, idx_t* __restrict__ buf_b,
-    idx_t* __restrict__ hub_v, i64* __restrict__ hub_at, i64 hub_degree,
     i64 limit, int max_levels, int level0, u64* __restrict__ state,
     double do_a, i64 rule_n, i64 rule_arcs, i64 visited0{params})
 {{
@@ -77,7 +43,6 @@ extern "C" __global__ void __launch_bounds__(BLOCK) levels_{name}(
     const int lane = threadIdx.x & 31;
     const i64 warp = ((i64)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
     const i64 warps = ((i64)gridDim.x * blockDim.x) >> 5;
-    const u64 HUB_ARCS = (1ull << 40) - 1ull;
     {{  // the input frontier's arcs: a larger frontier is the load-balanced advance's
         unsigned long long arcs = 0;
         for (i64 k = (i64)blockIdx.x * blockDim.x + threadIdx.x; k < n_front; k += (i64)gridDim.x * blockDim.x) {{
@@ -101,38 +66,33 @@ extern "C" __global__ void __launch_bounds__(BLOCK) levels_{name}(
         for (i64 k = warp; k < n; k += warps) {{  // warp-uniform: every lane takes the same vertex
             const idx_t u = in[k];
             const i64 beg = indptr[u], end = indptr[u + 1];
-            if (end - beg > hub_degree) {{  // a hub: its arcs go to the whole grid below, not to one warp
-                if (lane == 0) {{
-                    const u64 slot = atomicAdd(&state[8], (1ull << 40) | (u64)(end - beg));
-                    hub_v[slot >> 40] = u;
-                    hub_at[slot >> 40] = (i64)(slot & HUB_ARCS);
-                }}
-                continue;
-            }}
             for (i64 base = beg; base < end; base += 32) {{
                 const i64 e = base + lane;
-                const bool live = e < end;
-{lane_arc}
+                bool emit = false;
+                idx_t v = 0;
+                if (e < end) {{
+                    v = indices[e];
+                    const double w = has_weights ? weights[e] : 1.0;
+                    (void)w;
+{body}
+                }}
+                const unsigned hits = __ballot_sync(0xffffffffu, emit);
+                if (hits) {{
+                    const int leader = __ffs(hits) - 1;
+                    u64 at = 0;
+                    if (lane == leader) at = atomicAdd(count, (u64)__popc(hits));
+                    at = __shfl_sync(0xffffffffu, at, leader);
+                    unsigned long long deg = 0;
+                    if (emit) {{
+                        out[at + __popc(hits & ((1u << lane) - 1u))] = v;
+                        deg = (u64)(indptr[v + 1] - indptr[v]);
+                    }}
+                    for (int d = 16; d > 0; d >>= 1) deg += __shfl_down_sync(0xffffffffu, deg, d);
+                    if (lane == 0 && deg) atomicAdd(out_arcs, (u64)deg);
+                }}
             }}
         }}
         grid.sync();
-        const u64 hubs = *(volatile u64*)&state[8];
-        if (hubs) {{  // the hubs' arcs, one run of positions over them all, 32 to a warp; each lane finds its hub
-            const i64 n_hubs = (i64)(hubs >> 40), hub_arcs = (i64)(hubs & HUB_ARCS);
-            for (i64 base = warp * 32; base < hub_arcs; base += warps * 32) {{  // warp-uniform
-                const i64 at = base + lane;
-                const bool live = at < hub_arcs;
-                idx_t u = 0;
-                i64 e = 0;
-                if (live) {{
-                    const i64 h = lb_search(hub_at, 0, n_hubs - 1, at);
-                    u = hub_v[h];
-                    e = indptr[u] + (at - hub_at[h]);
-                }}
-{lane_arc}
-            }}
-            grid.sync();  // every thread has read state[8] (reset below) and the hubs' claims are in
-        }}
         const i64 m = (i64)*(volatile u64*)count;
         const i64 next_arcs = (i64)*(volatile u64*)out_arcs;
         emitted += (u64)m;
@@ -150,7 +110,6 @@ extern "C" __global__ void __launch_bounds__(BLOCK) levels_{name}(
         if (blockIdx.x == 0 && threadIdx.x == 0) {{  // the next level's counters: last read before the previous sync
             state[(it + 1) & 1] = 0;
             state[5 + ((it + 1) & 1)] = 0;
-            state[8] = 0;  // read after this level's first sync: by the hubs' sync where there were hubs, else still 0
         }}
         in = out;
         out = (out == buf_a) ? buf_b : buf_a;
@@ -208,8 +167,7 @@ def source(idx_ctype: str, functor, level_name: str) -> str:
     params = "".join(", " + p.c() for p in functor.params if p.name != level_name)
     return (f"#define IDX_T {idx_ctype}\n#define ITEMS {cupy_kernels.ITEMS}\n#define BLOCK {BLOCK}\n"
             + cupy_kernels.PRELUDE
-            + LEVELS.format(name=functor.name, params=params, level=level_name,
-                            lane_arc=_LANE_ARC.format(body=functor.cuda)))
+            + LEVELS.format(name=functor.name, params=params, body=functor.cuda, level=level_name))
 
 
 _FUNCTORS = {}  # functor key -> functor (the compile cache is keyed by the functor's source)
@@ -233,20 +191,6 @@ def _kernel(key, level_name, idx_dtype, device_id):
 _BUFFERS = {}  # (device, dtype) -> the two level buffers, grown to the largest graph seen
 
 
-# arcs: a frontier vertex with more is a hub, whose arcs the fused kernel spreads over the whole grid after the
-# level's other vertices (a warp walks 32 arcs at a time, so one warp on a hub would keep the grid waiting)
-HUB_DEGREE = 1024
-_HUBS = {}  # (device, dtype) -> a level's hubs and the starts of their arcs, grown to the largest bound seen
-
-
-def _hub_buffers(slots, dtype, device_id):
-    key = (device_id, np.dtype(dtype))
-    bufs = _HUBS.get(key)
-    if bufs is None or bufs[0].shape[0] < slots:
-        bufs = _HUBS[key] = (cp.empty(max(slots, 1), dtype=dtype), cp.empty(max(slots, 1), dtype=np.int64))
-    return bufs
-
-
 def _buffers(n, dtype, device_id):
     key = (device_id, np.dtype(dtype))
     bufs = _BUFFERS.get(key)
@@ -267,14 +211,12 @@ def advance_levels(graph, frontier, functor, args, level_at, limit, max_levels, 
     _FUNCTORS.setdefault(functor.key, functor)
     kernel, grid = _kernel(functor.key, level_param.name, np.dtype(idx), device)
     buf_a, buf_b = _buffers(graph.num_vertices, idx, device)
-    # a level's arcs are at most limit (it stops past it), so it holds at most limit / (HUB_DEGREE + 1) hubs
-    hub_v, hub_at = _hub_buffers(min(graph.num_vertices, int(limit) // (HUB_DEGREE + 1) + 1), idx, device)
-    state = cuda.counters(device, 9)
+    state = cuda.counters(device, 8)
     has_w = graph.weights is not None
     rest = tuple(a for j, a in enumerate(args) if j != level_at)
     kernel((grid,), (BLOCK,), (graph.indptr, graph.indices, graph.weights if has_w else cuda.dummy(np.float64),
                                np.int32(has_w), frontier.astype(idx, copy=False), np.int64(n_front), buf_a, buf_b,
-                               hub_v, hub_at, np.int64(HUB_DEGREE), np.int64(limit), np.int32(min(max_levels, 2**31 - 1)), np.int32(args[level_at]),
+                               np.int64(limit), np.int32(min(max_levels, 2**31 - 1)), np.int32(args[level_at]),
                                state, np.float64(0.0 if rule is None else rule.do_a),
                                np.int64(1 if rule is None else rule.n), np.int64(1 if rule is None else rule.arcs),
                                np.int64(0 if rule is None else rule.visited)) + rest)
@@ -331,12 +273,12 @@ def advance_queue(graph, frontier, functor, args, advance):
     return Queue(out, counts, at)
 
 
-_STEP_FACTS = weakref.WeakKeyDictionary()  # graph -> what every step launch on it needs (False: not steppable)
+_STEP_FACTS = weakref.WeakKeyDictionary()  # graph -> what every step launch on it needs (False: levels do not fuse)
 _NO_COUNTS = {}  # device -> a placeholder for the input's count words where the host knows its length
 
 
 def _step_facts(graph):
-    if not steppable(graph):
+    if not fusable(graph):
         return False
     idx, device = np.dtype(graph.indices.dtype), graph.indptr.device.id
     _NO_COUNTS.setdefault(device, cuda.dummy(np.uint64))

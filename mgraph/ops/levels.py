@@ -30,13 +30,11 @@ FUSE_ARCS = 1 << 16  # arcs: a frontier with more out-arcs than this leaves the 
 # kernel's work stays the graph's arcs however large the frontiers; a random geometric graph's wavefronts hold 10^5
 # arcs and more, and below this bound they fuse (a relaxation, which may revisit vertices, keeps FUSE_ARCS)
 FUSE_VISIT_ARCS = 1 << 20
-# arcs: the step kernel of batched supersteps gives each frontier vertex one warp and cannot wait for the whole
-# grid, so a graph with a vertex of more out-arcs than this (a power-law hub, which may sit in a small frontier)
-# runs its advances through the load-balanced advance, one read each.  (The fused levels spread a hub's arcs over
-# the grid after a sync, and the CPU's compiled levels claim on one thread: neither needs it.)
+# arcs: the fused kernel gives each frontier vertex one warp, so a graph with a vertex of more out-arcs than this (a
+# power-law hub, which may sit in a small frontier) runs its levels one at a time through the load-balanced advance
 FUSE_DEGREE = 1024
 _MAX_DEGREE = weakref.WeakKeyDictionary()  # graph -> its largest out-degree, read once while the graph lives
-_STEPPABLE = weakref.WeakKeyDictionary()  # graph -> steppable(graph)
+_FUSABLE = weakref.WeakKeyDictionary()  # graph -> fusable(graph)
 
 
 class PullRule:
@@ -64,17 +62,11 @@ class Levels(NamedTuple):
 
 def fusable(graph) -> bool:
     """Whether levels may run fused on ``graph``: it holds every vertex's arcs itself (one device, so no exchange
-    must run between levels)."""
-    return is_whole(graph)
-
-
-def steppable(graph) -> bool:
-    """Whether a push advance may run as the step kernel of batched supersteps (its output a Queue whose count the
-    host does not read): ``graph`` is whole and has no vertex of more than FUSE_DEGREE out-arcs.  Decided once
-    while the graph lives (every batched superstep asks)."""
-    if graph not in _STEPPABLE:
-        _STEPPABLE[graph] = is_whole(graph) and max_degree(graph) <= FUSE_DEGREE
-    return _STEPPABLE[graph]
+    must run between levels) and has no vertex of more than FUSE_DEGREE out-arcs.  Decided once while the graph
+    lives (every batched superstep asks)."""
+    if graph not in _FUSABLE:
+        _FUSABLE[graph] = is_whole(graph) and max_degree(graph) <= FUSE_DEGREE
+    return _FUSABLE[graph]
 
 
 def max_degree(graph) -> int:
@@ -120,10 +112,10 @@ def advance_levels(graph, frontier, functor, args, level_at, limit, max_levels, 
 
 def advance_queue(graph, frontier, functor, args, advance):
     """The NumPy twin of a push advance that returns a :class:`~mgraph.ops.queue.Queue` (``advance``: the one-level
-    operator): on a graph the GPU runs its step kernel on (:func:`steppable`), the output with its count in a word
-    the host has not read, so that the enactor's batches run on the CPU as on a GPU; elsewhere the plain output,
-    as the GPU's load-balanced advance gives it."""
+    operator): on a graph whose levels may fuse (:func:`fusable`, where the GPU runs its step kernel), the output
+    with its count in a word the host has not read, so that the enactor's batches run on the CPU as on a GPU;
+    elsewhere the plain output, as the GPU's load-balanced advance gives it."""
     out = advance(graph, plain(frontier), functor, args)
-    if not steppable(graph):
+    if not fusable(graph):
         return out
     return Queue(out, np.array([out.shape[0]], dtype=np.uint64))  # counted, not yet read

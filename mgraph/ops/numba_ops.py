@@ -1723,7 +1723,7 @@ def advance_levels(graph, frontier, functor, args, level_at, limit, max_levels, 
     another valid BFS tree (:func:`_visit_levels` says why); None
     for any other functor, or where the levels do not fuse (a part of a larger graph, a hub, a frontier past
     ``limit`` arcs): the loop then runs as it does."""
-    if functor is not functors.VISIT or not (max_levels > 1 and lv.steppable(graph) and 0 < frontier.shape[0] <= limit
+    if functor is not functors.VISIT or not (max_levels > 1 and lv.fusable(graph) and 0 < frontier.shape[0] <= limit
                                              and _degree_sum(graph.indptr, frontier) <= limit):
         return None
     label, pred, level = args
