@@ -63,21 +63,19 @@ def pair_totals(xp, rows, keys, weights, span):
         return rows.astype(np.int64), keys.astype(np.int64), weights.astype(np.float64)
     key = rows.astype(np.int64) * np.int64(span) + keys.astype(np.int64)
     size = 2 * m + 1
-    slot = (mix(key) % np.uint64(size)).astype(np.int64)
+    slot = (mix(key) % np.uint64(size)).astype(np.int64)  # each entry's slot so far; at the end, its pair's
     table = xp.full(size, -1, dtype=np.int64)
-    home = xp.empty(m, dtype=np.int64)
-    todo = xp.arange(m, dtype=np.int64)
-    while todo.shape[0]:
-        at = slot[todo]
+    table[slot] = key  # the table is empty: every entry claims its first slot, one claimant of each wins
+    todo = xp.flatnonzero(table[slot] != key)
+    while todo.shape[0]:  # the entries of one key probe together, so a key is placed once
+        at = slot[todo] + 1
+        at = xp.where(at == size, 0, at)
+        slot[todo] = at
         want = key[todo]
         free = table[at] < 0
         table[at[free]] = want[free]  # one claimant of each empty slot wins
-        hit = table[at] == want
-        home[todo[hit]] = at[hit]
-        todo = todo[~hit]
-        at = at[~hit] + 1
-        slot[todo] = xp.where(at == size, 0, at)
-    total = sums(xp, home, weights, size)
+        todo = todo[table[at] != want]
+    total = sums(xp, slot, weights, size)
     used = xp.flatnonzero(table >= 0)
     pairs = table[used]
     return pairs // span, pairs % span, total[used]
