@@ -63,21 +63,19 @@ def pair_totals(xp, rows, keys, weights, span):
         return rows.astype(np.int64), keys.astype(np.int64), weights.astype(np.float64)
     key = rows.astype(np.int64) * np.int64(span) + keys.astype(np.int64)
     size = 2 * m + 1
-    slot = (mix(key) % np.uint64(size)).astype(np.int64)
+    slot = (mix(key) % np.uint64(size)).astype(np.int64)  # each entry's slot so far; at the end, its pair's
     table = xp.full(size, -1, dtype=np.int64)
-    home = xp.empty(m, dtype=np.int64)
-    todo = xp.arange(m, dtype=np.int64)
-    while todo.shape[0]:
-        at = slot[todo]
+    table[slot] = key  # the table is empty: every entry claims its first slot, one claimant of each wins
+    todo = xp.flatnonzero(table[slot] != key)
+    while todo.shape[0]:  # the entries of one key probe together, so a key is placed once
+        at = slot[todo] + 1
+        at = xp.where(at == size, 0, at)
+        slot[todo] = at
         want = key[todo]
         free = table[at] < 0
         table[at[free]] = want[free]  # one claimant of each empty slot wins
-        hit = table[at] == want
-        home[todo[hit]] = at[hit]
-        todo = todo[~hit]
-        at = at[~hit] + 1
-        slot[todo] = xp.where(at == size, 0, at)
-    total = sums(xp, home, weights, size)
+        todo = todo[table[at] != want]
+    total = sums(xp, slot, weights, size)
     used = xp.flatnonzero(table >= 0)
     pairs = table[used]
     return pairs // span, pairs % span, total[used]
@@ -281,13 +279,30 @@ class Louvain(Primitive):
         """Whether each vertex may join in refinement superstep ``salt``: true for about ``ACTIVE`` of them."""
         return (self._hash(ids, salt) % np.uint64(1 << 16)) < np.uint64(int(self.ACTIVE * (1 << 16)))
 
-    def _measure(self, *more):
-        """This device's share of the weight inside communities, and Q's square term (the same everywhere), with
-        ``more`` device scalars, in one read; ``more``'s values as Python numbers."""
-        c, xp = self.community, self.xp
-        inside = (self.w * (c[self.src] == c[self.dst])).sum()
+    def _inside(self, c):
+        """This device's share of the weight of the arcs within communities ``c`` (loops aside): a pass over its arcs."""
+        return (self.w * (c[self.src] == c[self.dst])).sum()
+
+    def _inside_change(self, moved, c):
+        """How this device's share of the inside weight changed from the snapshot's communities to ``c``, from the
+        arcs of the vertices that ``moved`` alone.  An arc between two moved vertices is listed at each end; an arc
+        from one that stayed is not listed at that end, so the moved end counts it for both directions (undirected)
+        or for its reverse (directed: the in-arcs, listed after the out-arcs)."""
+        xp, old = self.xp, self.snapshot
+        at = xp.flatnonzero(moved[self.nbr_src])
+        x, y, w = self.nbr_src[at], self.nbr_dst[at], self.nbr_w[at]
+        change = (c[x] == c[y]).astype(np.float64) - (old[x] == old[y])
+        stayed = ~moved[y]
+        times = xp.where(at < self.src.shape[0], 1.0, stayed) if self.directed else 1.0 + stayed
+        return (w * change * times).sum()
+
+    def _measure(self, inside, *more):
+        """Q's inside weight (``inside``: this device's share, a device scalar) and square term (the same
+        everywhere), with ``more`` device scalars, in one read; ``more``'s values as Python numbers."""
+        xp = self.xp
         square = (self.total_out * self.total_in).sum()
-        got = xp.stack([inside, square, *(xp.asarray(x, dtype=np.float64) for x in more)]).tolist()
+        got = xp.stack([xp.asarray(inside, dtype=np.float64), square,
+                        *(xp.asarray(x, dtype=np.float64) for x in more)]).tolist()
         self.inside = got[0] + self.loop_factor * self.own_loops
         self.square = got[1]
         return got[2:]
@@ -304,7 +319,8 @@ class Louvain(Primitive):
         self.sub += 1
         self.proposed = True
         arcs = look[self.nbr_src]
-        rows, keys, weights = pair_totals(xp, self.nbr_src[arcs], c[self.nbr_dst[arcs]], self.nbr_w[arcs], self.n)
+        src, dst = self.nbr_src[arcs], self.nbr_dst[arcs]
+        rows, keys, weights = pair_totals(xp, src, c[dst], self.nbr_w[arcs], self.n)
         old_priority, old_target = self.priority, self.target
         if self.M > 0 and rows.shape[0]:
             scores = self._scores(rows, keys, weights, self.total_out, self.total_in, c)
@@ -316,7 +332,9 @@ class Louvain(Primitive):
         copies = ~self.own_mask  # keep their owners' values
         self.target = xp.where(copies, old_target, target)
         self.priority = xp.where(gain, self._rank(self.ids, self.sub), xp.where(copies, old_priority, -1))
-        pending, = self._measure(gain.sum())
+        proposing = gain[src]  # every proposer is among the rows scored: its arcs are all here
+        self.clash_src, self.clash_dst = src[proposing], dst[proposing]
+        pending, = self._measure(self.inside_share, gain.sum())
         self._shares(pending=int(pending))
         changed = self.own_mask & ((self.priority != old_priority) | (self.target != old_target))
         return xp.flatnonzero(changed).astype(self.graph.indices.dtype)
@@ -326,9 +344,11 @@ class Louvain(Primitive):
         since the last proposal, and those that would have moved (the vertex pruning of Leiden's fast local
         moving: a vertex whose neighbourhood did not change keeps its choice, though the totals changed)."""
         xp = self.xp
-        if self.snapshot is None:
+        if self.snapshot is None:  # and the inside weight measured in full, then followed through the moves
+            self.inside_share = self._inside(c)
             return xp.ones(self.num_vertices, dtype=bool)
         moved = c != self.snapshot
+        self.inside_share = self.inside_share + self._inside_change(moved, c)
         look = moved | (self.priority >= 0)
         look[self.nbr_src[moved[self.nbr_dst]]] = True
         return look
@@ -339,8 +359,8 @@ class Louvain(Primitive):
         proposing neighbour's priority is higher); where priorities tie, neither moves."""
         self.proposed = False
         xp, c, p, t = self.xp, self.community, self.priority, self.target
-        u, v = self.nbr_src, self.nbr_dst
-        clash = (p[v] >= p[u]) & (p[u] >= 0)
+        u, v = self.clash_src, self.clash_dst  # the proposers' arcs (p[u] >= 0)
+        clash = p[v] >= p[u]
         if not self.strict:
             clash &= (t[v] == c[u]) | (t[u] == c[v])
         blocked = xp.zeros(self.num_vertices, dtype=bool)
@@ -381,7 +401,7 @@ class Louvain(Primitive):
             return self._refine()
         if self.phase == SETTLE:
             self._apply(self.total_out, self.total_in)
-            self._measure()
+            self._measure(self._inside(self.community))
         self._shares()
         return self.frontier_of(None)
 
