@@ -126,7 +126,10 @@ def main(argv=None):
     unknown = set(wanted) - set(families(nx.Graph([(0, 1)]), 1, 0))
     if unknown or args.runs < 1 or args.k < 1:
         p.error(f"unknown families {sorted(unknown)}" if unknown else "--runs and --k must be at least 1")
-    cfg = nx.config.backends.mgraph
+    cfg = getattr(nx.config.backends, "mgraph", None)
+    if cfg is None:  # networkx finds backends by their installed entry points, not on the path
+        p.error("networkx has no backend 'mgraph': install the project (pip install -e .) so that its entry point "
+                "is registered")
     before = (cfg["backend"], nx.config.cache_converted_graphs)
     cfg["backend"], nx.config.cache_converted_graphs = args.backend, True
     try:
