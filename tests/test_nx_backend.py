@@ -194,6 +194,21 @@ def test_can_run_reasons():
     assert "sort_neighbors" in backend_interface.can_run("bfs_edges", (G, 0), {"sort_neighbors": sorted})
 
 
+def test_a_cached_graph_answers_for_its_self_loops_until_it_changes():
+    """Declining a graph with self-loops reads a cached conversion's count instead of walking every node (which
+    cost more than a cached PageRank's whole run); networkx clears that cache when the graph changes."""
+    G = nx.karate_club_graph()
+    with nx.config(cache_converted_graphs=True):
+        want = nx.pagerank(G)
+        got = nx.pagerank(G, backend="mgraph")  # converted and cached
+        assert max(abs(got[v] - want[v]) for v in G) < 1e-6
+        assert backend_interface.can_run("pagerank", (G,), {}) is True
+        G.add_edge(3, 3)  # through G's methods: networkx drops the cached conversion
+        assert "self-loops" in backend_interface.can_run("pagerank", (G,), {})
+        G.remove_edge(3, 3)
+        assert backend_interface.can_run("pagerank", (G,), {}) is True
+
+
 def test_negative_weights_fall_back_to_networkx():
     G = nx.DiGraph()
     G.add_weighted_edges_from([(0, 1, 2), (1, 2, -1)])

@@ -17,7 +17,7 @@ import networkx as nx
 import numpy as np
 
 from mgraph.backend import resolve, to_numpy
-from mgraph.nx_backend.graph import NxGraph, convert_from_nx
+from mgraph.nx_backend.graph import NxGraph, cached_conversion, convert_from_nx
 
 CONFIG_KEYS = ("devices", "backend", "partitioner")
 
@@ -93,6 +93,9 @@ def has_self_loops(G) -> bool:
     """Whether ``G`` (an NxGraph, or a networkx graph read through its public adjacency) has a self-loop."""
     if isinstance(G, NxGraph):
         return G.self_loops > 0
+    converted = cached_conversion(G)  # a walk over every node costs more than a cached call's whole run
+    if converted is not None:
+        return converted.self_loops > 0
     return any(u in nbrs for u, nbrs in G.adj.items())
 
 

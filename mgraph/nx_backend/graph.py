@@ -269,6 +269,14 @@ def convert_from_nx(G, edge_attrs=None, node_attrs=None, preserve_edge_attrs=Fal
         raise NotImplementedError(str(e)) from None
 
 
+def cached_conversion(G) -> NxGraph | None:
+    """Any conversion of networkx graph ``G`` in the backend's cache key (where networkx caches at all), else None:
+    what the graph's structure alone decides (its self-loops) is read there instead of walking ``G`` again."""
+    cache = getattr(G, "__networkx_cache__", None) if sys.modules["networkx"].config.cache_converted_graphs else None
+    mine = cache.get(CACHE_KEY) if cache else None
+    return next(iter(mine.values()), None) if mine else None
+
+
 def convert_to_nx(obj, *, name=None):
     """Results (dicts, generators, numbers, networkx graphs) are networkx's already; an :class:`NxGraph` becomes a
     networkx graph of the simple graph it holds (its nodes in order, each edge once, weights under their
