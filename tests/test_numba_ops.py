@@ -40,6 +40,14 @@ def threads(request, monkeypatch):
     numba_ops.configure(**old)
 
 
+@pytest.fixture(params=["marks", "lists"])
+def collect(request, monkeypatch):
+    """How a parallel push visit gathers its claims: byte marks read off by every thread (a level of many arcs), or
+    each range's list sorted through a bitmap (a level of few arcs on a large graph)."""
+    monkeypatch.setattr(numba_ops, "MARK_SCAN", 1 << 62 if request.param == "marks" else 0)
+    return request.param
+
+
 def with_kernels(kernels, call, *args, **kwargs):
     old = numba_ops.configure(kernels=kernels)
     try:
@@ -255,7 +263,7 @@ def check_claims(g, frontier, new, pred, arcs):
 
 
 @pytest.mark.parametrize("name", ["rmat11", "rmat11_w_i64", "grid", "rand_dir_float", "proxies"])
-def test_push_visit_level_by_level(name, threads):
+def test_push_visit_level_by_level(name, threads, collect):
     g = graph(name)
     idx = g.indices.dtype
     s = source_of(g)
@@ -277,7 +285,7 @@ def test_push_visit_level_by_level(name, threads):
 
 
 @pytest.mark.parametrize("name", ["rmat11_w", "rmat11_w_i64", "zero_heavy_dir", "proxies"])
-def test_tight_visit_and_tight_predecessors(name, threads):
+def test_tight_visit_and_tight_predecessors(name, threads, collect):
     g = graph(name)
     s = source_of(g)
     dist = validate.reference_sssp(g, s)

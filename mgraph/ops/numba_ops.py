@@ -26,8 +26,9 @@ Threads: kernels whose iterations write disjoint entries (pulls over rows, a
 visit whose only conflicting writes store the same label, intersections,
 pointer jumping) and union-find (linking by compare-and-swap) run over ranges
 of the frontier or rows balanced by arcs, each range writing its own output
-buffer; relaxation, path counting, dependencies and a user's functor run on
-one thread in the twins' order.  The thread count is :func:`configure`'s
+buffer (a visit of many arcs marks its claims in a byte per vertex instead,
+read off by the threads in vertex order); relaxation, path counting,
+dependencies and a user's functor run on one thread in the twins' order.  The thread count is :func:`configure`'s
 ``threads``, else ``NUMBA_NUM_THREADS`` where set, else the cores this process
 may use divided among the MPI ranks of its node, so that ``mpiexec -n P`` CPU
 ranks do not oversubscribe the cores; a run's ``threads`` option overrides it
@@ -66,6 +67,9 @@ UNVISITED = -1
 KERNELS = ("numba", "numpy")
 PARALLEL_ARCS = 1 << 16  # arcs (or pairs, rows): smaller calls run on one thread, where a fork-join costs more
 CHUNKS_PER_THREAD = 8  # ranges per thread: a range of hub rows does not hold up the others for long
+# a parallel push visit whose frontier has at least n / MARK_SCAN out-arcs marks its claims in a byte per vertex and
+# reads them off in parallel: two passes over n bytes, less than the level's own reads
+MARK_SCAN = 16
 _GALLOP = 4  # intersect_count searches the longer row by doubling steps where it is this many times the shorter
 _MARK_PAIRS = 16  # intersect_count of at least n / this many pairs groups them and marks rows in a bitmap of n
 
@@ -354,9 +358,10 @@ _NO_WEIGHTS = np.zeros(0, dtype=np.float64)
 # ---- push visits: BFS, the SSSP tree ------------------------------------------------------------------------
 
 @njit(cache=True)
-def _visit_range(indptr, indices, weights, has_w, frontier, lo, hi, label, pred, level, dist, tight, out, k):
+def _visit_range(indptr, indices, weights, has_w, frontier, lo, hi, label, pred, level, dist, tight, out, k, marks,
+                 mark):
     """Claim each unvisited out-neighbour of frontier[lo:hi] (along tight arcs only where ``tight``) in arc order;
-    the claimed ids go to out[k:], and the new k is returned."""
+    the claimed ids go to out[k:] (or, where ``mark``, set their byte in ``marks``), and the new k is returned."""
     for i in range(lo, hi):
         u = frontier[i]
         for e in range(indptr[u], indptr[u + 1]):
@@ -369,31 +374,86 @@ def _visit_range(indptr, indices, weights, has_w, frontier, lo, hi, label, pred,
                     continue
             label[v] = level
             pred[v] = u
-            out[k] = v
+            if mark:
+                marks[v] = 1
+            else:
+                out[k] = v
             k += 1
     return k
+
+
+_NO_MARKS = np.zeros(0, dtype=np.uint8)
 
 
 @njit(cache=True)
 def _visit(indptr, indices, weights, has_w, frontier, label, pred, level, dist, tight, total, words, summary):
     out = np.empty(min(total, label.shape[0]), indices.dtype)
     k = _visit_range(indptr, indices, weights, has_w, frontier, 0, frontier.shape[0], label, pred, level, dist,
-                     tight, out, 0)
+                     tight, out, 0, np.zeros(0, np.uint8), False)
     return _sorted_ids(out, k, words, summary)
 
 
 @njit(parallel=True, cache=True)
 def _visit_ranges(indptr, indices, weights, has_w, frontier, label, pred, level, dist, tight, bounds, offsets, out,
-                  counts):
+                  counts, marks, mark):
     for c in prange(counts.shape[0]):
         counts[c] = _visit_range(indptr, indices, weights, has_w, frontier, bounds[c], bounds[c + 1], label, pred,
-                                 level, dist, tight, out, offsets[c]) - offsets[c]
+                                 level, dist, tight, out, offsets[c], marks, mark) - offsets[c]
 
 
 @njit(cache=True)
 def _finish_ranges(out, offsets, counts, words, summary):
     k = _gather_chunks(out, offsets, counts)
     return _sorted_ids(out, k, words, summary)
+
+
+@njit(parallel=True, cache=True)
+def _count_marks(marks, parts, counts):
+    n = marks.shape[0]
+    for c in prange(parts):
+        k = 0
+        for v in range(_mark_bound(n, c, parts), _mark_bound(n, c + 1, parts)):
+            k += marks[v]
+        counts[c] = k
+
+
+@njit(parallel=True, cache=True)
+def _take_marks(marks, parts, offsets, res):
+    n = marks.shape[0]
+    for c in prange(parts):
+        k = offsets[c]
+        for v in range(_mark_bound(n, c, parts), _mark_bound(n, c + 1, parts)):
+            if marks[v]:
+                marks[v] = 0
+                res[k] = v
+                k += 1
+
+
+@njit(cache=True)
+def _mark_bound(n, c, parts):
+    """The first vertex of the c-th of ``parts`` equal ranges of n marks, on a 64-byte line (no line shared)."""
+    return min(n, (n * c // parts + 63) & ~63) if c < parts else n
+
+
+def _marks(n):
+    """This thread's scratch bytes, one per vertex, for a visit's claims (kept all zero between calls)."""
+    got = getattr(_local, "marks", None)
+    if got is None or got.shape[0] != n:
+        got = _local.marks = np.zeros(n, np.uint8)
+    return got
+
+
+def _collect_marks(marks, t, dtype):
+    """The marked vertices in increasing order, each once, read off by ``t`` threads over ranges of vertices; the
+    marks are cleared."""
+    parts = t * CHUNKS_PER_THREAD
+    counts = np.zeros(parts, np.int64)
+    _run_parallel(_count_marks, marks, parts, counts)
+    offsets = np.zeros(parts + 1, np.int64)
+    np.cumsum(counts, out=offsets[1:])
+    res = np.empty(int(offsets[parts]), dtype)
+    _run_parallel(_take_marks, marks, parts, offsets, res)
+    return res
 
 
 def advance_visit(graph, frontier, label, pred, level, dist=None):
@@ -411,10 +471,17 @@ def advance_visit(graph, frontier, label, pred, level, dist=None):
         return _visit(graph.indptr, graph.indices, weights, has_w, frontier, label, pred, level, dist, tight, total,
                       *_bits(n))
     bounds, offsets = _balanced(graph.indptr, frontier, True, frontier.shape[0], t * CHUNKS_PER_THREAD)
-    out = np.empty(max(total, 1), graph.indices.dtype)
     counts = np.zeros(bounds.shape[0] - 1, np.int64)
+    if n <= MARK_SCAN * total:
+        # claims as marks read off by every thread: no output buffer as large as the level's arcs, which would be
+        # fresh memory (page faults, zeroed huge pages) in every large level, and no serial sort of the claims
+        marks = _marks(n)
+        _run_parallel(_visit_ranges, graph.indptr, graph.indices, weights, has_w, frontier, label, pred, level, dist,
+                      tight, bounds, offsets, graph.indices[:0], counts, marks, True)
+        return _collect_marks(marks, t, graph.indices.dtype)
+    out = np.empty(max(total, 1), graph.indices.dtype)
     _run_parallel(_visit_ranges, graph.indptr, graph.indices, weights, has_w, frontier, label, pred, level, dist,
-                  tight, bounds, offsets, out, counts)
+                  tight, bounds, offsets, out, counts, _NO_MARKS, False)
     return _finish_ranges(out, offsets, counts, *_bits(n))
 
 
