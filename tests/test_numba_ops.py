@@ -42,9 +42,12 @@ def threads(request, monkeypatch):
 
 @pytest.fixture(params=["marks", "lists"])
 def collect(request, monkeypatch):
-    """How a parallel push visit gathers its claims: byte marks read off by every thread (a level of many arcs), or
-    each range's list sorted through a bitmap (a level of few arcs on a large graph)."""
-    monkeypatch.setattr(numba_ops, "MARK_SCAN", 1 << 62 if request.param == "marks" else 0)
+    """How a parallel push visit splits its frontier and gathers its claims: ranges of blocks counted by the threads
+    and byte marks read off by every thread (a long frontier, a level of many arcs), or ranges balanced row by row
+    and each range's list sorted through a bitmap (a short frontier, a level of few arcs on a large graph)."""
+    marks = request.param == "marks"
+    monkeypatch.setattr(numba_ops, "MARK_SCAN", 1 << 62 if marks else 0)
+    monkeypatch.setattr(numba_ops, "PARALLEL_FRONTIER", 0 if marks else 1 << 62)
     return request.param
 
 

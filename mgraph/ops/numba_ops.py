@@ -70,6 +70,10 @@ CHUNKS_PER_THREAD = 8  # ranges per thread: a range of hub rows does not hold up
 # a parallel push visit whose frontier has at least n / MARK_SCAN out-arcs marks its claims in a byte per vertex and
 # reads them off in parallel: two passes over n bytes, less than the level's own reads
 MARK_SCAN = 16
+# frontier vertices: a push visit of a longer frontier counts its arcs on the threads, in blocks grouped into ranges of
+# about equal arcs, where one thread would count them and then sum them again to balance the ranges
+PARALLEL_FRONTIER = 1 << 16
+_BLOCKS_PER_RANGE = 8
 _GALLOP = 4  # intersect_count searches the longer row by doubling steps where it is this many times the shorter
 _MARK_PAIRS = 16  # intersect_count of at least n / this many pairs groups them and marks rows in a bitmap of n
 
@@ -456,6 +460,42 @@ def _collect_marks(marks, t, dtype):
     return res
 
 
+@njit(parallel=True, cache=True)
+def _block_arcs(indptr, frontier, sums):
+    """The out-arcs of each of len(sums) equal blocks of frontier positions."""
+    m, blocks = frontier.shape[0], sums.shape[0]
+    for b in prange(blocks):
+        s = 0
+        for i in range(m * b // blocks, m * (b + 1) // blocks):
+            u = frontier[i]
+            s += indptr[u + 1] - indptr[u]
+        sums[b] = s
+
+
+@njit(cache=True)
+def _group_blocks(sums, m, parts):
+    """_balanced's bounds and first arc offsets for ``parts`` ranges of m frontier positions, made of whole blocks
+    (``sums``: each block's arcs, as :func:`_block_arcs` counts them) of about equal arcs, a row counting one more;
+    offsets[parts] is the frontier's arcs."""
+    blocks = sums.shape[0]
+    work = np.empty(blocks + 1, np.int64)
+    arcs = np.empty(blocks + 1, np.int64)
+    work[0] = arcs[0] = 0
+    for b in range(blocks):
+        arcs[b + 1] = arcs[b] + sums[b]
+        work[b + 1] = work[b] + sums[b] + m * (b + 1) // blocks - m * b // blocks
+    bounds = np.empty(parts + 1, np.int64)
+    offsets = np.empty(parts + 1, np.int64)
+    j = 0
+    for c in range(parts + 1):
+        want = work[blocks] * c // parts
+        while j < blocks and work[j] < want:
+            j += 1
+        bounds[c] = m * j // blocks
+        offsets[c] = arcs[j]
+    return bounds, offsets
+
+
 def advance_visit(graph, frontier, label, pred, level, dist=None):
     """Push: label every unvisited out-neighbour ``level`` and its predecessor; return them once each, in increasing
     order.  With ``dist``, only tight arcs (dist[u] + w == dist[v]) are followed: the SSSP tree walk."""
@@ -465,12 +505,19 @@ def advance_visit(graph, frontier, label, pred, level, dist=None):
     if dist is None:
         dist = _NO_WEIGHTS
     n = graph.num_vertices
-    total = _degree_sum(graph.indptr, frontier)
-    t = _parallel(total)
-    if t == 1:
-        return _visit(graph.indptr, graph.indices, weights, has_w, frontier, label, pred, level, dist, tight, total,
-                      *_bits(n))
-    bounds, offsets = _balanced(graph.indptr, frontier, True, frontier.shape[0], t * CHUNKS_PER_THREAD)
+    if frontier.shape[0] >= PARALLEL_FRONTIER and threads() > 1:  # a long frontier's arcs counted by the threads
+        t = _parallel(frontier.shape[0])
+        sums = np.empty(t * CHUNKS_PER_THREAD * _BLOCKS_PER_RANGE, np.int64)
+        _run_parallel(_block_arcs, graph.indptr, frontier, sums)
+        bounds, offsets = _group_blocks(sums, frontier.shape[0], t * CHUNKS_PER_THREAD)
+        total = int(offsets[-1])
+    else:
+        total = _degree_sum(graph.indptr, frontier)
+        t = _parallel(total)
+        if t == 1:
+            return _visit(graph.indptr, graph.indices, weights, has_w, frontier, label, pred, level, dist, tight,
+                          total, *_bits(n))
+        bounds, offsets = _balanced(graph.indptr, frontier, True, frontier.shape[0], t * CHUNKS_PER_THREAD)
     counts = np.zeros(bounds.shape[0] - 1, np.int64)
     if n <= MARK_SCAN * total:
         # claims as marks read off by every thread: no output buffer as large as the level's arcs, which would be
