@@ -40,14 +40,14 @@ def threads(request, monkeypatch):
     numba_ops.configure(**old)
 
 
-@pytest.fixture(params=["marks", "lists"])
+@pytest.fixture(params=["blocks-marks", "blocks-lists", "rows-lists"])
 def collect(request, monkeypatch):
-    """How a parallel push visit splits its frontier and gathers its claims: ranges of blocks counted by the threads
-    and byte marks read off by every thread (a long frontier, a level of many arcs), or ranges balanced row by row
-    and each range's list sorted through a bitmap (a short frontier, a level of few arcs on a large graph)."""
-    marks = request.param == "marks"
-    monkeypatch.setattr(numba_ops, "MARK_SCAN", 1 << 62 if marks else 0)
-    monkeypatch.setattr(numba_ops, "PARALLEL_FRONTIER", 0 if marks else 1 << 62)
+    """How a parallel push visit splits its frontier (ranges of blocks counted by the threads, for a long frontier, or
+    ranges balanced row by row) and gathers its claims (byte marks read off by every thread, for a level of many
+    arcs, or each range's list sorted through a bitmap)."""
+    split, gather = request.param.split("-")
+    monkeypatch.setattr(numba_ops, "PARALLEL_FRONTIER", 0 if split == "blocks" else 1 << 62)
+    monkeypatch.setattr(numba_ops, "MARK_SCAN", 1 << 62 if gather == "marks" else 0)
     return request.param
 
 
