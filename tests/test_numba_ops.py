@@ -287,6 +287,20 @@ def test_push_visit_level_by_level(name, threads, collect):
     assert level > 2
 
 
+def test_marked_claims_are_read_off_in_order_once_each_however_a_race_counted_them(threads):
+    """Two threads may claim one vertex at once and both tally it: the read-off closes the gap that leaves."""
+    n, t = 5000, threads
+    rng = np.random.default_rng(1)
+    claimed = np.unique(rng.integers(0, n, 700))
+    marks = np.zeros(n, np.uint8)
+    marks[claimed] = 1
+    shift = numba_ops._mark_blocks(n, t)
+    counts = np.bincount(claimed >> shift, minlength=((n - 1) >> shift) + 1).astype(np.int64)
+    counts[::2] += 1  # a vertex counted twice in every other block
+    got = numba_ops._collect_marks(marks, shift, counts, np.int32)
+    assert got.dtype == np.int32 and same(got, claimed.astype(np.int32)) and not marks.any()
+
+
 @pytest.mark.parametrize("name", ["rmat11_w", "rmat11_w_i64", "zero_heavy_dir", "proxies"])
 def test_tight_visit_and_tight_predecessors(name, threads, collect):
     g = graph(name)

@@ -67,11 +67,11 @@ UNVISITED = -1
 KERNELS = ("numba", "numpy")
 PARALLEL_ARCS = 1 << 16  # arcs (or pairs, rows): smaller calls run on one thread, where a fork-join costs more
 CHUNKS_PER_THREAD = 8  # ranges per thread: a range of hub rows does not hold up the others for long
-# a parallel push visit whose frontier has at least n / MARK_SCAN out-arcs marks its claims in a byte per vertex and
-# reads them off in parallel: two passes over n bytes, less than the level's own reads
+# a parallel push visit whose frontier has at least n / MARK_SCAN out-arcs (or vertices) marks its claims in a byte
+# per vertex, read off by the threads: two passes over n bytes, less than the level's own reads (advance_visit)
 MARK_SCAN = 16
-# frontier vertices: a push visit of a longer frontier counts its arcs on the threads, in blocks grouped into ranges of
-# about equal arcs, where one thread would count them and then sum them again to balance the ranges
+# frontier vertices: a parallel push visit of a longer frontier never sums its arcs on one thread: where it marks, its
+# ranges are _BLOCKS_PER_RANGE times as many, of equal positions; else the threads count its arcs in such blocks
 PARALLEL_FRONTIER = 1 << 16
 _BLOCKS_PER_RANGE = 8
 _GALLOP = 4  # intersect_count searches the longer row by doubling steps where it is this many times the shorter
@@ -363,9 +363,11 @@ _NO_WEIGHTS = np.zeros(0, dtype=np.float64)
 
 @njit(cache=True)
 def _visit_range(indptr, indices, weights, has_w, frontier, lo, hi, label, pred, level, dist, tight, out, k, marks,
-                 mark):
+                 tally, shift):
     """Claim each unvisited out-neighbour of frontier[lo:hi] (along tight arcs only where ``tight``) in arc order;
-    the claimed ids go to out[k:] (or, where ``mark``, set their byte in ``marks``), and the new k is returned."""
+    the claimed ids go to out[k:], and the new k is returned.  With ``marks`` (not empty) a claim sets its vertex's
+    byte there instead and counts one in tally[v >> shift], its block of vertices."""
+    mark = marks.shape[0] > 0
     for i in range(lo, hi):
         u = frontier[i]
         for e in range(indptr[u], indptr[u + 1]):
@@ -380,6 +382,7 @@ def _visit_range(indptr, indices, weights, has_w, frontier, lo, hi, label, pred,
             pred[v] = u
             if mark:
                 marks[v] = 1
+                tally[v >> shift] += 1
             else:
                 out[k] = v
             k += 1
@@ -393,16 +396,16 @@ _NO_MARKS = np.zeros(0, dtype=np.uint8)
 def _visit(indptr, indices, weights, has_w, frontier, label, pred, level, dist, tight, total, words, summary):
     out = np.empty(min(total, label.shape[0]), indices.dtype)
     k = _visit_range(indptr, indices, weights, has_w, frontier, 0, frontier.shape[0], label, pred, level, dist,
-                     tight, out, 0, np.zeros(0, np.uint8), False)
+                     tight, out, 0, np.zeros(0, np.uint8), np.zeros(0, np.int64), 0)
     return _sorted_ids(out, k, words, summary)
 
 
 @njit(parallel=True, cache=True)
 def _visit_ranges(indptr, indices, weights, has_w, frontier, label, pred, level, dist, tight, bounds, offsets, out,
-                  counts, marks, mark):
+                  counts, marks, tallies, shift):
     for c in prange(counts.shape[0]):
         counts[c] = _visit_range(indptr, indices, weights, has_w, frontier, bounds[c], bounds[c + 1], label, pred,
-                                 level, dist, tight, out, offsets[c], marks, mark) - offsets[c]
+                                 level, dist, tight, out, offsets[c], marks, tallies[c], shift) - offsets[c]
 
 
 @njit(cache=True)
@@ -412,31 +415,17 @@ def _finish_ranges(out, offsets, counts, words, summary):
 
 
 @njit(parallel=True, cache=True)
-def _count_marks(marks, parts, counts):
+def _take_marks(marks, shift, offsets, res, taken):
+    """Each block of 2**shift vertices writes its marked ids, in order, from offsets[b] and clears their marks."""
     n = marks.shape[0]
-    for c in prange(parts):
-        k = 0
-        for v in range(_mark_bound(n, c, parts), _mark_bound(n, c + 1, parts)):
-            k += marks[v]
-        counts[c] = k
-
-
-@njit(parallel=True, cache=True)
-def _take_marks(marks, parts, offsets, res):
-    n = marks.shape[0]
-    for c in prange(parts):
-        k = offsets[c]
-        for v in range(_mark_bound(n, c, parts), _mark_bound(n, c + 1, parts)):
+    for b in prange(taken.shape[0]):
+        k = offsets[b]
+        for v in range(b << shift, min(n, (b + 1) << shift)):
             if marks[v]:
                 marks[v] = 0
                 res[k] = v
                 k += 1
-
-
-@njit(cache=True)
-def _mark_bound(n, c, parts):
-    """The first vertex of the c-th of ``parts`` equal ranges of n marks, on a 64-byte line (no line shared)."""
-    return min(n, (n * c // parts + 63) & ~63) if c < parts else n
+        taken[b] = k - offsets[b]
 
 
 def _marks(n):
@@ -447,16 +436,23 @@ def _marks(n):
     return got
 
 
-def _collect_marks(marks, t, dtype):
-    """The marked vertices in increasing order, each once, read off by ``t`` threads over ranges of vertices; the
-    marks are cleared."""
-    parts = t * CHUNKS_PER_THREAD
-    counts = np.zeros(parts, np.int64)
-    _run_parallel(_count_marks, marks, parts, counts)
-    offsets = np.zeros(parts + 1, np.int64)
+def _mark_blocks(n, t):
+    """The shift of the blocks of vertices whose claims a visit tallies and reads off: about CHUNKS_PER_THREAD per
+    thread, each a whole number of 64-byte lines of marks, so that no two threads clear one line."""
+    return max(6, (max(n // (t * CHUNKS_PER_THREAD), 1) - 1).bit_length())
+
+
+def _collect_marks(marks, shift, counts, dtype):
+    """The marked vertices in increasing order, each once, read off by the threads a block of 2**shift vertices at a
+    time; the marks are cleared.  ``counts``: the claims tallied per block, where a vertex that two threads claimed
+    at once counts twice, so that a block may take fewer: the gaps close after."""
+    offsets = np.zeros(counts.shape[0] + 1, np.int64)
     np.cumsum(counts, out=offsets[1:])
-    res = np.empty(int(offsets[parts]), dtype)
-    _run_parallel(_take_marks, marks, parts, offsets, res)
+    res = np.empty(int(offsets[-1]), dtype)
+    taken = np.empty(counts.shape[0], np.int64)
+    _run_parallel(_take_marks, marks, shift, offsets, res, taken)
+    if int(taken.sum()) < res.shape[0]:
+        res = res[:_gather_chunks(res, offsets, taken)]
     return res
 
 
@@ -498,18 +494,30 @@ def _group_blocks(sums, m, parts):
 
 def advance_visit(graph, frontier, label, pred, level, dist=None):
     """Push: label every unvisited out-neighbour ``level`` and its predecessor; return them once each, in increasing
-    order.  With ``dist``, only tight arcs (dist[u] + w == dist[v]) are followed: the SSSP tree walk."""
+    order.  With ``dist``, only tight arcs (dist[u] + w == dist[v]) are followed: the SSSP tree walk.
+
+    On several threads a level either marks its claims in a byte per vertex, read off by the threads in vertex
+    order (where n is at most MARK_SCAN times its frontier's arcs, or vertices: the two passes over n bytes cost
+    less than the level), or writes each range's claims to its own part of one buffer of the level's arcs, sorted
+    after through a bitmap.  Marks need neither that buffer, fresh memory in every large level (page faults, huge
+    pages zeroed), nor the serial sort.  Each parallel region costs a wake-up of the other threads, on a shared
+    machine as long as a time slice, so a level runs as few as it can: a long frontier that marks is split into
+    many equal ranges of positions, taken one at a time, rather than counting its arcs first."""
     frontier = _frontier(graph, frontier)
     weights, has_w = _weights(graph)
     tight = dist is not None
     if dist is None:
         dist = _NO_WEIGHTS
-    n = graph.num_vertices
-    if frontier.shape[0] >= PARALLEL_FRONTIER and threads() > 1:  # a long frontier's arcs counted by the threads
-        t = _parallel(frontier.shape[0])
+    n, m = graph.num_vertices, frontier.shape[0]
+    if m >= PARALLEL_FRONTIER and threads() > 1:
+        t = _parallel(m)
+        if n <= MARK_SCAN * m:
+            parts = t * CHUNKS_PER_THREAD * _BLOCKS_PER_RANGE
+            bounds = np.arange(parts + 1, dtype=np.int64) * m // parts
+            return _visit_marks(graph, frontier, label, pred, level, dist, tight, weights, has_w, bounds, t)
         sums = np.empty(t * CHUNKS_PER_THREAD * _BLOCKS_PER_RANGE, np.int64)
         _run_parallel(_block_arcs, graph.indptr, frontier, sums)
-        bounds, offsets = _group_blocks(sums, frontier.shape[0], t * CHUNKS_PER_THREAD)
+        bounds, offsets = _group_blocks(sums, m, t * CHUNKS_PER_THREAD)
         total = int(offsets[-1])
     else:
         total = _degree_sum(graph.indptr, frontier)
@@ -517,19 +525,27 @@ def advance_visit(graph, frontier, label, pred, level, dist=None):
         if t == 1:
             return _visit(graph.indptr, graph.indices, weights, has_w, frontier, label, pred, level, dist, tight,
                           total, *_bits(n))
-        bounds, offsets = _balanced(graph.indptr, frontier, True, frontier.shape[0], t * CHUNKS_PER_THREAD)
+        bounds, offsets = _balanced(graph.indptr, frontier, True, m, t * CHUNKS_PER_THREAD)
+        if n <= MARK_SCAN * total:
+            return _visit_marks(graph, frontier, label, pred, level, dist, tight, weights, has_w, bounds, t)
     counts = np.zeros(bounds.shape[0] - 1, np.int64)
-    if n <= MARK_SCAN * total:
-        # claims as marks read off by every thread: no output buffer as large as the level's arcs, which would be
-        # fresh memory (page faults, zeroed huge pages) in every large level, and no serial sort of the claims
-        marks = _marks(n)
-        _run_parallel(_visit_ranges, graph.indptr, graph.indices, weights, has_w, frontier, label, pred, level, dist,
-                      tight, bounds, offsets, graph.indices[:0], counts, marks, True)
-        return _collect_marks(marks, t, graph.indices.dtype)
     out = np.empty(max(total, 1), graph.indices.dtype)
     _run_parallel(_visit_ranges, graph.indptr, graph.indices, weights, has_w, frontier, label, pred, level, dist,
-                  tight, bounds, offsets, out, counts, _NO_MARKS, False)
+                  tight, bounds, offsets, out, counts, _NO_MARKS, np.zeros((counts.shape[0], 0), np.int64), 0)
     return _finish_ranges(out, offsets, counts, *_bits(n))
+
+
+def _visit_marks(graph, frontier, label, pred, level, dist, tight, weights, has_w, bounds, t):
+    """advance_visit's claims as marks over the ranges ``bounds`` of the frontier, on ``t`` threads."""
+    n = graph.num_vertices
+    marks, shift = _marks(n), _mark_blocks(n, t)
+    ranges, blocks = bounds.shape[0] - 1, ((n - 1) >> shift) + 1 if n else 0
+    # each range's tally in a row of its own, a line apart from the next one's: two threads count at once
+    tallies = np.zeros((ranges, (blocks + 7) // 8 * 8 + 8), np.int64)
+    _run_parallel(_visit_ranges, graph.indptr, graph.indices, weights, has_w, frontier, label, pred, level, dist,
+                  tight, bounds, np.zeros(ranges, np.int64), graph.indices[:0], np.zeros(ranges, np.int64), marks,
+                  tallies, shift)
+    return _collect_marks(marks, shift, tallies[:, :blocks].sum(axis=0), graph.indices.dtype)
 
 
 # ---- pull visit and the SSSP tree's pull ----------------------------------------------------------------------
