@@ -366,7 +366,7 @@ def _visit_range(indptr, indices, weights, has_w, frontier, lo, hi, label, pred,
                  tally, shift):
     """Claim each unvisited out-neighbour of frontier[lo:hi] (along tight arcs only where ``tight``) in arc order;
     the claimed ids go to out[k:], and the new k is returned.  With ``marks`` (not empty) a claim sets its vertex's
-    byte there instead and counts one in tally[v >> shift], its block of vertices."""
+    byte there instead and counts one in tally[v >> shift], its block of vertices (the calling thread's tally)."""
     mark = marks.shape[0] > 0
     for i in range(lo, hi):
         u = frontier[i]
@@ -405,7 +405,8 @@ def _visit_ranges(indptr, indices, weights, has_w, frontier, label, pred, level,
                   counts, marks, tallies, shift):
     for c in prange(counts.shape[0]):
         counts[c] = _visit_range(indptr, indices, weights, has_w, frontier, bounds[c], bounds[c + 1], label, pred,
-                                 level, dist, tight, out, offsets[c], marks, tallies[c], shift) - offsets[c]
+                                 level, dist, tight, out, offsets[c], marks, tallies[numba.get_thread_id()],
+                                 shift) - offsets[c]
 
 
 @njit(cache=True)
@@ -531,7 +532,7 @@ def advance_visit(graph, frontier, label, pred, level, dist=None):
     counts = np.zeros(bounds.shape[0] - 1, np.int64)
     out = np.empty(max(total, 1), graph.indices.dtype)
     _run_parallel(_visit_ranges, graph.indptr, graph.indices, weights, has_w, frontier, label, pred, level, dist,
-                  tight, bounds, offsets, out, counts, _NO_MARKS, np.zeros((counts.shape[0], 0), np.int64), 0)
+                  tight, bounds, offsets, out, counts, _NO_MARKS, np.zeros((t, 0), np.int64), 0)
     return _finish_ranges(out, offsets, counts, *_bits(n))
 
 
@@ -540,8 +541,8 @@ def _visit_marks(graph, frontier, label, pred, level, dist, tight, weights, has_
     n = graph.num_vertices
     marks, shift = _marks(n), _mark_blocks(n, t)
     ranges, blocks = bounds.shape[0] - 1, ((n - 1) >> shift) + 1 if n else 0
-    # each range's tally in a row of its own, a line apart from the next one's: two threads count at once
-    tallies = np.zeros((ranges, (blocks + 7) // 8 * 8 + 8), np.int64)
+    # each thread's tally in a row of its own, a line apart from the next one's
+    tallies = np.zeros((t, (blocks + 7) // 8 * 8 + 8), np.int64)
     _run_parallel(_visit_ranges, graph.indptr, graph.indices, weights, has_w, frontier, label, pred, level, dist,
                   tight, bounds, np.zeros(ranges, np.int64), graph.indices[:0], np.zeros(ranges, np.int64), marks,
                   tallies, shift)
