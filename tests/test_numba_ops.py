@@ -40,6 +40,17 @@ def threads(request, monkeypatch):
     numba_ops.configure(**old)
 
 
+@pytest.fixture(params=["blocks-marks", "blocks-lists", "rows-lists"])
+def collect(request, monkeypatch):
+    """How a parallel push visit splits its frontier (ranges of blocks counted by the threads, for a long frontier, or
+    ranges balanced row by row) and gathers its claims (byte marks read off by every thread, for a level of many
+    arcs, or each range's list sorted through a bitmap)."""
+    split, gather = request.param.split("-")
+    monkeypatch.setattr(numba_ops, "PARALLEL_FRONTIER", 0 if split == "blocks" else 1 << 62)
+    monkeypatch.setattr(numba_ops, "MARK_SCAN", 1 << 62 if gather == "marks" else 0)
+    return request.param
+
+
 def with_kernels(kernels, call, *args, **kwargs):
     old = numba_ops.configure(kernels=kernels)
     try:
@@ -255,7 +266,7 @@ def check_claims(g, frontier, new, pred, arcs):
 
 
 @pytest.mark.parametrize("name", ["rmat11", "rmat11_w_i64", "grid", "rand_dir_float", "proxies"])
-def test_push_visit_level_by_level(name, threads):
+def test_push_visit_level_by_level(name, threads, collect):
     g = graph(name)
     idx = g.indices.dtype
     s = source_of(g)
@@ -276,8 +287,22 @@ def test_push_visit_level_by_level(name, threads):
     assert level > 2
 
 
+def test_marked_claims_are_read_off_in_order_once_each_however_a_race_counted_them(threads):
+    """Two threads may claim one vertex at once and both tally it: the read-off closes the gap that leaves."""
+    n, t = 5000, threads
+    rng = np.random.default_rng(1)
+    claimed = np.unique(rng.integers(0, n, 700))
+    marks = np.zeros(n, np.uint8)
+    marks[claimed] = 1
+    shift = numba_ops._mark_blocks(n, t)
+    counts = np.bincount(claimed >> shift, minlength=((n - 1) >> shift) + 1).astype(np.int64)
+    counts[::2] += 1  # a vertex counted twice in every other block
+    got = numba_ops._collect_marks(marks, shift, counts, np.int32)
+    assert got.dtype == np.int32 and same(got, claimed.astype(np.int32)) and not marks.any()
+
+
 @pytest.mark.parametrize("name", ["rmat11_w", "rmat11_w_i64", "zero_heavy_dir", "proxies"])
-def test_tight_visit_and_tight_predecessors(name, threads):
+def test_tight_visit_and_tight_predecessors(name, threads, collect):
     g = graph(name)
     s = source_of(g)
     dist = validate.reference_sssp(g, s)

@@ -26,8 +26,9 @@ Threads: kernels whose iterations write disjoint entries (pulls over rows, a
 visit whose only conflicting writes store the same label, intersections,
 pointer jumping) and union-find (linking by compare-and-swap) run over ranges
 of the frontier or rows balanced by arcs, each range writing its own output
-buffer; relaxation, path counting, dependencies and a user's functor run on
-one thread in the twins' order.  The thread count is :func:`configure`'s
+buffer (a visit of many arcs marks its claims in a byte per vertex instead,
+read off by the threads in vertex order); relaxation, path counting,
+dependencies and a user's functor run on one thread in the twins' order.  The thread count is :func:`configure`'s
 ``threads``, else ``NUMBA_NUM_THREADS`` where set, else the cores this process
 may use divided among the MPI ranks of its node, so that ``mpiexec -n P`` CPU
 ranks do not oversubscribe the cores; a run's ``threads`` option overrides it
@@ -66,6 +67,13 @@ UNVISITED = -1
 KERNELS = ("numba", "numpy")
 PARALLEL_ARCS = 1 << 16  # arcs (or pairs, rows): smaller calls run on one thread, where a fork-join costs more
 CHUNKS_PER_THREAD = 8  # ranges per thread: a range of hub rows does not hold up the others for long
+# a parallel push visit whose frontier has at least n / MARK_SCAN out-arcs (or vertices) marks its claims in a byte
+# per vertex, read off by the threads: two passes over n bytes, less than the level's own reads (advance_visit)
+MARK_SCAN = 16
+# frontier vertices: a parallel push visit of a longer frontier never sums its arcs on one thread: where it marks, its
+# ranges are _BLOCKS_PER_RANGE times as many, of equal positions; else the threads count its arcs in such blocks
+PARALLEL_FRONTIER = 1 << 16
+_BLOCKS_PER_RANGE = 8
 _GALLOP = 4  # intersect_count searches the longer row by doubling steps where it is this many times the shorter
 _MARK_PAIRS = 16  # intersect_count of at least n / this many pairs groups them and marks rows in a bitmap of n
 
@@ -354,9 +362,12 @@ _NO_WEIGHTS = np.zeros(0, dtype=np.float64)
 # ---- push visits: BFS, the SSSP tree ------------------------------------------------------------------------
 
 @njit(cache=True)
-def _visit_range(indptr, indices, weights, has_w, frontier, lo, hi, label, pred, level, dist, tight, out, k):
+def _visit_range(indptr, indices, weights, has_w, frontier, lo, hi, label, pred, level, dist, tight, out, k, marks,
+                 tally, shift):
     """Claim each unvisited out-neighbour of frontier[lo:hi] (along tight arcs only where ``tight``) in arc order;
-    the claimed ids go to out[k:], and the new k is returned."""
+    the claimed ids go to out[k:], and the new k is returned.  With ``marks`` (not empty) a claim sets its vertex's
+    byte there instead and counts one in tally[v >> shift], its block of vertices (the calling thread's tally)."""
+    mark = marks.shape[0] > 0
     for i in range(lo, hi):
         u = frontier[i]
         for e in range(indptr[u], indptr[u + 1]):
@@ -369,25 +380,33 @@ def _visit_range(indptr, indices, weights, has_w, frontier, lo, hi, label, pred,
                     continue
             label[v] = level
             pred[v] = u
-            out[k] = v
+            if mark:
+                marks[v] = 1
+                tally[v >> shift] += 1
+            else:
+                out[k] = v
             k += 1
     return k
+
+
+_NO_MARKS = np.zeros(0, dtype=np.uint8)
 
 
 @njit(cache=True)
 def _visit(indptr, indices, weights, has_w, frontier, label, pred, level, dist, tight, total, words, summary):
     out = np.empty(min(total, label.shape[0]), indices.dtype)
     k = _visit_range(indptr, indices, weights, has_w, frontier, 0, frontier.shape[0], label, pred, level, dist,
-                     tight, out, 0)
+                     tight, out, 0, np.zeros(0, np.uint8), np.zeros(0, np.int64), 0)
     return _sorted_ids(out, k, words, summary)
 
 
 @njit(parallel=True, cache=True)
 def _visit_ranges(indptr, indices, weights, has_w, frontier, label, pred, level, dist, tight, bounds, offsets, out,
-                  counts):
+                  counts, marks, tallies, shift):
     for c in prange(counts.shape[0]):
         counts[c] = _visit_range(indptr, indices, weights, has_w, frontier, bounds[c], bounds[c + 1], label, pred,
-                                 level, dist, tight, out, offsets[c]) - offsets[c]
+                                 level, dist, tight, out, offsets[c], marks, tallies[numba.get_thread_id()],
+                                 shift) - offsets[c]
 
 
 @njit(cache=True)
@@ -396,26 +415,138 @@ def _finish_ranges(out, offsets, counts, words, summary):
     return _sorted_ids(out, k, words, summary)
 
 
+@njit(parallel=True, cache=True)
+def _take_marks(marks, shift, offsets, res, taken):
+    """Each block of 2**shift vertices writes its marked ids, in order, from offsets[b] and clears their marks."""
+    n = marks.shape[0]
+    for b in prange(taken.shape[0]):
+        k = offsets[b]
+        for v in range(b << shift, min(n, (b + 1) << shift)):
+            if marks[v]:
+                marks[v] = 0
+                res[k] = v
+                k += 1
+        taken[b] = k - offsets[b]
+
+
+def _marks(n):
+    """This thread's scratch bytes, one per vertex, for a visit's claims (kept all zero between calls)."""
+    got = getattr(_local, "marks", None)
+    if got is None or got.shape[0] != n:
+        got = _local.marks = np.zeros(n, np.uint8)
+    return got
+
+
+def _mark_blocks(n, t):
+    """The shift of the blocks of vertices whose claims a visit tallies and reads off: about CHUNKS_PER_THREAD per
+    thread, each a whole number of 64-byte lines of marks, so that no two threads clear one line."""
+    return max(6, (max(n // (t * CHUNKS_PER_THREAD), 1) - 1).bit_length())
+
+
+def _collect_marks(marks, shift, counts, dtype):
+    """The marked vertices in increasing order, each once, read off by the threads a block of 2**shift vertices at a
+    time; the marks are cleared.  ``counts``: the claims tallied per block, where a vertex that two threads claimed
+    at once counts twice, so that a block may take fewer: the gaps close after."""
+    offsets = np.zeros(counts.shape[0] + 1, np.int64)
+    np.cumsum(counts, out=offsets[1:])
+    res = np.empty(int(offsets[-1]), dtype)
+    taken = np.empty(counts.shape[0], np.int64)
+    _run_parallel(_take_marks, marks, shift, offsets, res, taken)
+    if int(taken.sum()) < res.shape[0]:
+        res = res[:_gather_chunks(res, offsets, taken)]
+    return res
+
+
+@njit(parallel=True, cache=True)
+def _block_arcs(indptr, frontier, sums):
+    """The out-arcs of each of len(sums) equal blocks of frontier positions."""
+    m, blocks = frontier.shape[0], sums.shape[0]
+    for b in prange(blocks):
+        s = 0
+        for i in range(m * b // blocks, m * (b + 1) // blocks):
+            u = frontier[i]
+            s += indptr[u + 1] - indptr[u]
+        sums[b] = s
+
+
+@njit(cache=True)
+def _group_blocks(sums, m, parts):
+    """_balanced's bounds and first arc offsets for ``parts`` ranges of m frontier positions, made of whole blocks
+    (``sums``: each block's arcs, as :func:`_block_arcs` counts them) of about equal arcs, a row counting one more;
+    offsets[parts] is the frontier's arcs."""
+    blocks = sums.shape[0]
+    work = np.empty(blocks + 1, np.int64)
+    arcs = np.empty(blocks + 1, np.int64)
+    work[0] = arcs[0] = 0
+    for b in range(blocks):
+        arcs[b + 1] = arcs[b] + sums[b]
+        work[b + 1] = work[b] + sums[b] + m * (b + 1) // blocks - m * b // blocks
+    bounds = np.empty(parts + 1, np.int64)
+    offsets = np.empty(parts + 1, np.int64)
+    j = 0
+    for c in range(parts + 1):
+        want = work[blocks] * c // parts
+        while j < blocks and work[j] < want:
+            j += 1
+        bounds[c] = m * j // blocks
+        offsets[c] = arcs[j]
+    return bounds, offsets
+
+
 def advance_visit(graph, frontier, label, pred, level, dist=None):
     """Push: label every unvisited out-neighbour ``level`` and its predecessor; return them once each, in increasing
-    order.  With ``dist``, only tight arcs (dist[u] + w == dist[v]) are followed: the SSSP tree walk."""
+    order.  With ``dist``, only tight arcs (dist[u] + w == dist[v]) are followed: the SSSP tree walk.
+
+    On several threads a level either marks its claims in a byte per vertex, read off by the threads in vertex
+    order (where n is at most MARK_SCAN times its frontier's arcs, or vertices: the two passes over n bytes cost
+    less than the level), or writes each range's claims to its own part of one buffer of the level's arcs, sorted
+    after through a bitmap.  Marks need neither that buffer, fresh memory in every large level (page faults, huge
+    pages zeroed), nor the serial sort.  Each parallel region costs a wake-up of the other threads, on a shared
+    machine as long as a time slice, so a level runs as few as it can: a long frontier that marks is split into
+    many equal ranges of positions, taken one at a time, rather than counting its arcs first."""
     frontier = _frontier(graph, frontier)
     weights, has_w = _weights(graph)
     tight = dist is not None
     if dist is None:
         dist = _NO_WEIGHTS
-    n = graph.num_vertices
-    total = _degree_sum(graph.indptr, frontier)
-    t = _parallel(total)
-    if t == 1:
-        return _visit(graph.indptr, graph.indices, weights, has_w, frontier, label, pred, level, dist, tight, total,
-                      *_bits(n))
-    bounds, offsets = _balanced(graph.indptr, frontier, True, frontier.shape[0], t * CHUNKS_PER_THREAD)
-    out = np.empty(max(total, 1), graph.indices.dtype)
+    n, m = graph.num_vertices, frontier.shape[0]
+    if m >= PARALLEL_FRONTIER and threads() > 1:
+        t = _parallel(m)
+        if n <= MARK_SCAN * m:
+            parts = t * CHUNKS_PER_THREAD * _BLOCKS_PER_RANGE
+            bounds = np.arange(parts + 1, dtype=np.int64) * m // parts
+            return _visit_marks(graph, frontier, label, pred, level, dist, tight, weights, has_w, bounds, t)
+        sums = np.empty(t * CHUNKS_PER_THREAD * _BLOCKS_PER_RANGE, np.int64)
+        _run_parallel(_block_arcs, graph.indptr, frontier, sums)
+        bounds, offsets = _group_blocks(sums, m, t * CHUNKS_PER_THREAD)
+        total = int(offsets[-1])
+    else:
+        total = _degree_sum(graph.indptr, frontier)
+        t = _parallel(total)
+        if t == 1:
+            return _visit(graph.indptr, graph.indices, weights, has_w, frontier, label, pred, level, dist, tight,
+                          total, *_bits(n))
+        bounds, offsets = _balanced(graph.indptr, frontier, True, m, t * CHUNKS_PER_THREAD)
+        if n <= MARK_SCAN * total:
+            return _visit_marks(graph, frontier, label, pred, level, dist, tight, weights, has_w, bounds, t)
     counts = np.zeros(bounds.shape[0] - 1, np.int64)
+    out = np.empty(max(total, 1), graph.indices.dtype)
     _run_parallel(_visit_ranges, graph.indptr, graph.indices, weights, has_w, frontier, label, pred, level, dist,
-                  tight, bounds, offsets, out, counts)
+                  tight, bounds, offsets, out, counts, _NO_MARKS, np.zeros((t, 0), np.int64), 0)
     return _finish_ranges(out, offsets, counts, *_bits(n))
+
+
+def _visit_marks(graph, frontier, label, pred, level, dist, tight, weights, has_w, bounds, t):
+    """advance_visit's claims as marks over the ranges ``bounds`` of the frontier, on ``t`` threads."""
+    n = graph.num_vertices
+    marks, shift = _marks(n), _mark_blocks(n, t)
+    ranges, blocks = bounds.shape[0] - 1, ((n - 1) >> shift) + 1 if n else 0
+    # each thread's tally in a row of its own, a line apart from the next one's
+    tallies = np.zeros((t, (blocks + 7) // 8 * 8 + 8), np.int64)
+    _run_parallel(_visit_ranges, graph.indptr, graph.indices, weights, has_w, frontier, label, pred, level, dist,
+                  tight, bounds, np.zeros(ranges, np.int64), graph.indices[:0], np.zeros(ranges, np.int64), marks,
+                  tallies, shift)
+    return _collect_marks(marks, shift, tallies[:, :blocks].sum(axis=0), graph.indices.dtype)
 
 
 # ---- pull visit and the SSSP tree's pull ----------------------------------------------------------------------
