@@ -312,9 +312,10 @@ def test_threads_mode_alternates_thread_counts_and_gives_speedups(capsys, tmp_pa
                 statistics.median(x) for x in r["times_s"][t]))
         first, last = counts.split(",")
         assert r["speedup"][last] == pytest.approx(r["median_ms"][first] / r["median_ms"][last])
-    control = record["results"]["control"]  # what the machine gives threads at all, beside the primitives
-    assert set(control["median_ms"]) == set(counts.split(",")) and min(control["median_ms"].values()) > 0
-    assert "thread(s) ms" in out and "control (compute-bound loop, no graph)" in out
+        control = r["control"]  # what the cores gave right after this primitive's rounds
+        assert set(control["median_ms"]) == set(counts.split(",")) and min(control["median_ms"].values()) > 0
+        assert control["speedup"][last] == pytest.approx(control["median_ms"][first] / control["median_ms"][last])
+    assert "thread(s) ms" in out and f"control loop right after, {last} over {first}" in out
 
 
 @pytest.mark.parametrize("argv", [["--threads", "1,2"], ["--threads", "0"], ["--threads", "x"],
