@@ -304,3 +304,26 @@ def test_result_with_own_vertices_only():
     r = mgraph.Result({"vertices": np.array([3, 1]), "rank": np.array([0.25, 0.75])}, {}, vertex_labels=labels)
     assert r.to_dict("rank") == {"d": 0.25, "b": 0.75}
     assert r.to_pandas()["vertex"].tolist() == ["d", "b"]
+
+
+@pytest.mark.parametrize("nodes", ["shuffled", "negative", "sparse", "beyond_int64", "bools"])
+def test_networkx_int_labels_map_to_the_ids_the_node_order_gives(nodes):
+    """Integer nodes that are not 0..n-1 in order take their ids by array lookups (a table over a dense range, a
+    binary search over a sparse one); ints past int64, and bools, by the dict: every way gives each arc the
+    position of its target in ``list(G)``."""
+    from mgraph.convert import networkx_adjacency
+
+    rng = np.random.default_rng(4)
+    base = nx.gnm_random_graph(300, 1500, seed=4)
+    labels = {"shuffled": list(rng.permutation(300)), "negative": [int(x) - 150 for x in rng.permutation(300)],
+              "sparse": [int(x) for x in rng.choice(10**15, 300, replace=False)],
+              "beyond_int64": [2**70 + int(k) for k in rng.permutation(300)], "bools": None}[nodes]
+    if labels is None:
+        G = nx.Graph([(True, False), (False, 2), (2, True)])
+    else:
+        G = nx.relabel_nodes(base, {k: int(v) for k, v in enumerate(labels)})
+    adj = networkx_adjacency(G)
+    order = list(G)
+    where = {v: k for k, v in enumerate(order)}
+    want = [where[t] for v in order for t in G.adj[v]]
+    np.testing.assert_array_equal(adj.indices, want)
