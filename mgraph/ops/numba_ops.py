@@ -429,6 +429,16 @@ def _take_marks(marks, shift, offsets, res, taken):
         taken[b] = k - offsets[b]
 
 
+def _ids_scratch(size, dtype):
+    """This thread's scratch of at least ``size`` ids, kept between calls: a fresh array the size of the graph
+    on every pull level is a fresh mapping past a few MB, whose page faults cost more than the level (the caller
+    copies out what it keeps)."""
+    got = getattr(_local, "ids", None)
+    if got is None or got.shape[0] < max(size, 1) or got.dtype != dtype:
+        got = _local.ids = np.empty(max(size, 1), dtype)
+    return got[:max(size, 1)]
+
+
 def _marks(n):
     """This thread's scratch bytes, one per vertex, for a visit's claims (kept all zero between calls)."""
     got = getattr(_local, "marks", None)
@@ -597,7 +607,7 @@ def advance_visit_pull(rgraph, label, pred, level, frontier_bits):
     if t == 1:
         return _visit_pull(rgraph.indptr, rgraph.indices, label, pred, level, bits, rows)
     bounds = _row_bounds(rgraph.indptr, rows, t * CHUNKS_PER_THREAD)
-    out = np.empty(max(rows, 1), rgraph.indices.dtype)
+    out = _ids_scratch(rows, rgraph.indices.dtype)
     counts = np.zeros(bounds.shape[0] - 1, np.int64)
     _run_parallel(_visit_pull_ranges, rgraph.indptr, rgraph.indices, label, pred, level, bits, bounds, out, counts)
     return _pull_output(out, bounds, counts)
