@@ -161,7 +161,7 @@ class Louvain(Primitive):
     combine = {"community": owners_value, "priority": owners_value, "target": owners_value}
     global_sums = ("moves", "inside", "weight", "pending")
     MOVES = ("moved_from", "moved_to", "moved_out", "moved_in")
-    PROPOSALS = ("prop_from", "prop_to", "prop_rank", "prop_id", "prop_out", "prop_in", "prop_best", "prop_stay")
+    PROPOSALS = ("prop_from", "prop_to", "prop_id", "prop_out", "prop_in", "prop_w_to", "prop_w_stay")
     COARSE = ("coarse_a", "coarse_b", "coarse_w", "sub_label", "sub_community")
     ACTIVE = 0.5  # of the vertices may join a sub-community in one superstep of Leiden's refinement
     ROUND_GAIN = 1e-6  # WINDOW rounds that raise Q by less end the local moving
@@ -208,11 +208,11 @@ class Louvain(Primitive):
     @property
     def global_lists(self):
         """The moves of the superstep (every device's, for the community totals), or in a round's first superstep
-        its proposals (every device's, for the totals each proposer's gain is checked against); at the end the
-        coarser graph."""
+        after the first round its proposals (every device's, for the totals a proposer's gain is checked against
+        where it moved the round before); at the end the coarser graph."""
         if self.phase == AGGREGATE:
             return self.COARSE
-        return self.PROPOSALS if self.phase == MOVE and self.proposed else self.MOVES
+        return self.PROPOSALS if self.phase == MOVE and self.proposed and self.sub > 1 else self.MOVES
 
     # -- the state every superstep shares -------------------------------------------------------------------------
     def _publish(self, moved, old, new):
@@ -339,15 +339,19 @@ class Louvain(Primitive):
             gain = (best > stay) & self.own_mask
         else:
             target, gain = xp.full(nv, -1, dtype=np.int64), xp.zeros(nv, dtype=bool)
-            best = stay = xp.zeros(nv)
+        w_to, w_stay = xp.zeros(nv), xp.zeros(nv)  # each vertex's arc weight to its target and its community
+        if rows.shape[0]:
+            at = keys == target[rows]
+            w_to[rows[at]] = weights[at]
+            at = keys == c[rows]
+            w_stay[rows[at]] = weights[at]
         copies = ~self.own_mask  # keep their owners' values
         self.target = xp.where(copies, old_target, target)
         self.priority = xp.where(gain, self._rank(self.ids, self.sub), xp.where(copies, old_priority, -1))
         who = xp.flatnonzero(gain)
-        self.prop_from, self.prop_to = c[who], self.target[who]
-        self.prop_rank, self.prop_id = self.priority[who], self.ids[who]
+        self.prop_from, self.prop_to, self.prop_id = c[who], self.target[who], self.ids[who]
         self.prop_out, self.prop_in = self.k_out[who], self.k_in[who]
-        self.prop_best, self.prop_stay = best[who], stay[who]
+        self.prop_w_to, self.prop_w_stay = w_to[who], w_stay[who]
         proposing = gain[src]  # every proposer is among the rows scored: its arcs are all here
         self.clash_src, self.clash_dst = src[proposing], dst[proposing]
         pending, = self._measure(self.inside_share, gain.sum())
@@ -408,7 +412,8 @@ class Louvain(Primitive):
         cycles: of a group that would move back together, the one of highest priority does, and the others, seeing
         its move, stay."""
         xp, n = self.xp, self.n
-        fr, to, rank, ids = self.prop_from, self.prop_to, self.prop_rank, self.prop_id
+        fr, to, ids = self.prop_from, self.prop_to, self.prop_id
+        rank = self._rank(ids, self.sub)  # each proposer's priority, a function of its id and the round
         k = fr.shape[0]
         keep = xp.zeros(n, dtype=bool)
         if k == 0:
@@ -424,10 +429,12 @@ class Louvain(Primitive):
         last = xp.searchsorted(where, where, side="right") - 1  # the last event of each event's community
         after = xp.empty_like(running)
         after[order] = running[last] - running  # the higher-priority change to each event's community total
-        ko, ki = self.prop_out, self.prop_in
-        to_out, to_in, fr_out, fr_in = after[:k, 0], after[:k, 1], after[k:, 0], after[k:, 1]
-        best = self.prop_best - self.resolution * (ko * to_in + ki * to_out) / self.scale
-        stay = self.prop_stay - self.resolution * (ko * fr_in + ki * fr_out) / self.scale
+        # the scores of _scores and _stay with the totals so changed (the same bits where nothing changed them)
+        ko, ki, out_t, in_t = self.prop_out, self.prop_in, self.total_out, self.total_in
+        t_in, t_out = in_t[to] + after[:k, 1], out_t[to] + after[:k, 0]
+        best = self.prop_w_to - self.resolution * (ko * t_in + ki * t_out) / self.scale
+        t_in, t_out = (in_t[fr] - ki) + after[k:, 1], (out_t[fr] - ko) + after[k:, 0]
+        stay = self.prop_w_stay - self.resolution * (ko * t_in + ki * t_out) / self.scale
         keep[ids[best > stay]] = True
         return keep
 
