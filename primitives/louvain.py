@@ -148,6 +148,11 @@ class Louvain(Primitive):
     moving).  Vertices apart may still join one community at once and
     overshoot; so each device keeps the communities of the best modularity
     seen, and where the moves end below it the level goes back to them.
+    Such moves can also repeat: a few vertices apart that choose between
+    two communities by their totals alone move together and back, round
+    after round; so a vertex that moved the round before moves again only
+    where it still gains with the totals after the proposals of higher
+    priority, every device's (``global_lists``), which ends the cycle.
     The level ends when no vertex would gain by moving, or when ``WINDOW``
     rounds raise the modularity by less than ``ROUND_GAIN``.
     """
@@ -156,6 +161,7 @@ class Louvain(Primitive):
     combine = {"community": owners_value, "priority": owners_value, "target": owners_value}
     global_sums = ("moves", "inside", "weight", "pending")
     MOVES = ("moved_from", "moved_to", "moved_out", "moved_in")
+    PROPOSALS = ("prop_from", "prop_to", "prop_id", "prop_out", "prop_in", "prop_w_to", "prop_w_stay")
     COARSE = ("coarse_a", "coarse_b", "coarse_w", "sub_label", "sub_community")
     ACTIVE = 0.5  # of the vertices may join a sub-community in one superstep of Leiden's refinement
     ROUND_GAIN = 1e-6  # WINDOW rounds that raise Q by less end the local moving
@@ -201,8 +207,12 @@ class Louvain(Primitive):
 
     @property
     def global_lists(self):
-        """The moves of the superstep (every device's, for the community totals); at the end the coarser graph."""
-        return self.COARSE if self.phase == AGGREGATE else self.MOVES
+        """The moves of the superstep (every device's, for the community totals), or in a round's first superstep
+        after the first round its proposals (every device's, for the totals a proposer's gain is checked against
+        where it moved the round before); at the end the coarser graph."""
+        if self.phase == AGGREGATE:
+            return self.COARSE
+        return self.PROPOSALS if self.phase == MOVE and self.proposed and self.sub > 1 else self.MOVES
 
     # -- the state every superstep shares -------------------------------------------------------------------------
     def _publish(self, moved, old, new):
@@ -329,9 +339,19 @@ class Louvain(Primitive):
             gain = (best > stay) & self.own_mask
         else:
             target, gain = xp.full(nv, -1, dtype=np.int64), xp.zeros(nv, dtype=bool)
+        w_to, w_stay = xp.zeros(nv), xp.zeros(nv)  # each vertex's arc weight to its target and its community
+        if rows.shape[0]:
+            at = keys == target[rows]
+            w_to[rows[at]] = weights[at]
+            at = keys == c[rows]
+            w_stay[rows[at]] = weights[at]
         copies = ~self.own_mask  # keep their owners' values
         self.target = xp.where(copies, old_target, target)
         self.priority = xp.where(gain, self._rank(self.ids, self.sub), xp.where(copies, old_priority, -1))
+        who = xp.flatnonzero(gain)
+        self.prop_from, self.prop_to, self.prop_id = c[who], self.target[who], self.ids[who]
+        self.prop_out, self.prop_in = self.k_out[who], self.k_in[who]
+        self.prop_w_to, self.prop_w_stay = w_to[who], w_stay[who]
         proposing = gain[src]  # every proposer is among the rows scored: its arcs are all here
         self.clash_src, self.clash_dst = src[proposing], dst[proposing]
         pending, = self._measure(self.inside_share, gain.sum())
@@ -346,8 +366,10 @@ class Louvain(Primitive):
         xp = self.xp
         if self.snapshot is None:  # and the inside weight measured in full, then followed through the moves
             self.inside_share = self._inside(c)
+            self.again = xp.zeros(self.num_vertices, dtype=bool)
             return xp.ones(self.num_vertices, dtype=bool)
         moved = c != self.snapshot
+        self.again = moved
         self.inside_share = self.inside_share + self._inside_change(moved, c)
         look = moved | (self.priority >= 0)
         look[self.nbr_src[moved[self.nbr_dst]]] = True
@@ -356,7 +378,9 @@ class Louvain(Primitive):
     def _commit(self):
         """Move: each vertex that would gain, unless a neighbour of higher priority would move into the community
         it leaves or out of the community it joins (on a graph of fewer than ``STRICT_ARCS`` arcs: unless any
-        proposing neighbour's priority is higher); where priorities tie, neither moves."""
+        proposing neighbour's priority is higher); where priorities tie, neither moves.  A vertex that moved the
+        round before moves again only where it still gains after the proposals of higher priority
+        (:meth:`_still_gaining`)."""
         self.proposed = False
         xp, c, p, t = self.xp, self.community, self.priority, self.target
         u, v = self.clash_src, self.clash_dst  # the proposers' arcs (p[u] >= 0)
@@ -365,12 +389,54 @@ class Louvain(Primitive):
             clash &= (t[v] == c[u]) | (t[u] == c[v])
         blocked = xp.zeros(self.num_vertices, dtype=bool)
         blocked[u[clash]] = True
-        moved = xp.flatnonzero((p >= 0) & ~blocked & self.own_mask)
+        movable = (p >= 0) & ~blocked & self.own_mask
+        if self.sub > 1:  # none moved the round before the first
+            movable &= self._still_gaining()[self.ids] | ~self.again
+        moved = xp.flatnonzero(movable)
         new = t[moved]
         self._publish(moved, c[moved], new)
         c[moved] = new
         self._shares(moves=int(moved.shape[0]), pending=self.pending)
         return moved.astype(self.graph.indices.dtype)
+
+    def _still_gaining(self):
+        """Whether each proposer (a mask over caller ids) still gains with the communities' totals changed by every
+        proposal of higher priority (every device's, whether it moves or not), as if those had moved first.
+
+        The clash rule sees neighbours only.  Proposers apart that tie on their arcs (one arc to each of two
+        communities, the choice made by the totals alone) leave and join the same communities at once: a vertex
+        of community A moves to B, whose total is smaller, while another leaves A and a third joins B, so that
+        B's total is now the larger; the next round all three move back, and so on every round (on R-MAT 20,
+        about 5,000 vertices from the fifth round of the first level on, each back where it was two rounds
+        before, the modularity flat).  Checking the vertices that moved the round before is enough to end such
+        cycles: of a group that would move back together, the one of highest priority does, and the others, seeing
+        its move, stay."""
+        xp, n = self.xp, self.n
+        fr, to, ids = self.prop_from, self.prop_to, self.prop_id
+        rank = self._rank(ids, self.sub)  # each proposer's priority, a function of its id and the round
+        k = fr.shape[0]
+        keep = xp.zeros(n, dtype=bool)
+        if k == 0:
+            return keep
+        # each proposal is two events, +degrees where it joins, -degrees where it leaves; per community in order
+        # of (rank, id), the events after an event's are those of higher priority
+        where = xp.concatenate([to, fr])
+        change = xp.stack([xp.concatenate([self.prop_out, -self.prop_out]),
+                           xp.concatenate([self.prop_in, -self.prop_in])], axis=1)
+        order = xp.lexsort(xp.stack([xp.concatenate([ids, ids]), xp.concatenate([rank, rank]), where]))
+        where, change = where[order], change[order]
+        running = xp.cumsum(change, axis=0)
+        last = xp.searchsorted(where, where, side="right") - 1  # the last event of each event's community
+        after = xp.empty_like(running)
+        after[order] = running[last] - running  # the higher-priority change to each event's community total
+        # the scores of _scores and _stay with the totals so changed (the same bits where nothing changed them)
+        ko, ki, out_t, in_t = self.prop_out, self.prop_in, self.total_out, self.total_in
+        t_in, t_out = in_t[to] + after[:k, 1], out_t[to] + after[:k, 0]
+        best = self.prop_w_to - self.resolution * (ko * t_in + ki * t_out) / self.scale
+        t_in, t_out = (in_t[fr] - ki) + after[k:, 1], (out_t[fr] - ko) + after[k:, 0]
+        stay = self.prop_w_stay - self.resolution * (ko * t_in + ki * t_out) / self.scale
+        keep[ids[best > stay]] = True
+        return keep
 
     def _rank(self, ids, salt):
         """A priority per vertex (caller ids) in round ``salt``: a hash, with the id's low bits below it so that
