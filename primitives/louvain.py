@@ -290,7 +290,8 @@ class Louvain(Primitive):
         return (self._hash(ids, salt) % np.uint64(1 << 16)) < np.uint64(int(self.ACTIVE * (1 << 16)))
 
     def _inside(self, c):
-        """This device's share of the weight of the arcs within communities ``c`` (loops aside): a pass over its arcs."""
+        """This device's share of the weight of the arcs within communities ``c`` (loops aside): a pass over its
+        arcs."""
         return (self.w * (c[self.src] == c[self.dst])).sum()
 
     def _inside_change(self, moved, c):

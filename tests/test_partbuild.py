@@ -100,7 +100,7 @@ def test_rows_counted_where_they_are_read_or_where_they_are_owned_give_the_same_
     """The count pass either routes rows to their owners or counts each worker's share over every vertex and
     sends the counts (a block of ids at a time; blocks of 7 ids here, so the counts travel in many blocks): both
     give the part cut from the whole graph."""
-    monkeypatch.setattr(build, "COUNT_ARCS_PER_VERTEX", 0 if counts == "local" else 1 << 60)
+    monkeypatch.setattr(build, "COUNT_BYTES_PER_VERTEX", 0 if counts == "local" else 1 << 60)
     real = build._own_degrees
     calls = []
 

@@ -6,11 +6,12 @@ Every worker of a group (MPI ranks, or threads of one process) calls
 from a whole graph.  The edges go to the owners of their rows by an
 all-to-all, a chunk at a time, in two passes over the source: the first
 counts each own row's arcs (so the CSR is allocated once, at its final size),
-the second fills them in.  Where a worker reads at least as many arcs as the
-graph has vertices, it counts the rows of its own share over every vertex and
-the counts travel once, to their owners (n counts a worker, against a pass of
-its arcs); otherwise the rows travel to their owners and are counted there.  GPU ranks route through
-NCCL, device to device; the other workers through their group on the host.
+the second fills them in.  Where every worker reads at least
+COUNT_BYTES_PER_VERTEX bytes of row ids per vertex of the graph, it counts the
+rows of its own share over every vertex and the counts travel once, to their
+owners (n counts a worker, against a pass of its arcs); otherwise the rows
+travel to their owners and are counted there.  GPU ranks route through NCCL,
+device to device; the other workers through their group on the host.
 Rows are then sorted and their repeated arcs dropped a block at a time, in
 place.  So the peak beyond the finished part is
 one chunk of routed edges and one block of row keys, not a copy of the graph.
@@ -205,15 +206,16 @@ def host_move(group, xp):
 
 def _counts_locally(group, source, chunks, idx) -> bool:
     """Whether the count pass counts each worker's own share over every vertex (:func:`_own_degrees`) rather
-    than routing the rows: where every worker reads at least ``COUNT_ARCS_PER_VERTEX`` arcs per vertex of the
-    graph, so the counts (and their int64 temporaries) are no larger than the part the fill pass allocates, and
-    sending n counts costs less than sending the rows.  Collective: every worker takes the same path."""
+    than routing the rows: where every worker reads at least ``COUNT_BYTES_PER_VERTEX`` bytes of row ids per
+    vertex of the graph, so the counts (and their int64 temporaries) are no larger than the part the fill pass
+    allocates, and sending n counts costs less than sending the rows.  Collective: every worker takes the same
+    path."""
     arcs = sum(int(b) - int(a) for a, b in chunks) * (2 if source.both_ways else 1)
     fewest = group.allreduce(arcs, "min")
-    return fewest * np.dtype(idx).itemsize >= COUNT_ARCS_PER_VERTEX * source.num_vertices
+    return fewest * np.dtype(idx).itemsize >= COUNT_BYTES_PER_VERTEX * source.num_vertices
 
 
-COUNT_ARCS_PER_VERTEX = 16  # bytes per vertex of the local count: the counts and bincount's output, both int64
+COUNT_BYTES_PER_VERTEX = 16  # the local count's bytes per vertex: the counts and bincount's output, both int64
 
 
 def _own_degrees(xp, owners, hist, num_own, me, p, move, block=1 << 24):
