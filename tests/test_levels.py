@@ -122,3 +122,78 @@ def test_a_graph_with_a_hub_runs_its_levels_one_at_a_time():
     np.testing.assert_array_equal(one.depth, scipy_depths(g, source))
     assert one.stats["supersteps"] == parts.stats["supersteps"]  # no superstep ran two levels
     assert one.stats["iterations"] == int(one.depth.max()) + 1
+
+
+def twin_directions(g, source, do_a, limit=levels.FUSE_VISIT_ARCS):
+    """levels.visit_directions from ``source`` until the traversal ends, the host taking one level wherever it stops
+    for a push too large: (depth, pred, the policy, each call's Levels)."""
+    from mgraph.ops import numpy_ops
+
+    rg = g.reverse()
+    depth, pred = ops.unvisited(g, np.int32), ops.unvisited(g, g.indices.dtype)
+    depth[source], pred[source] = 0, source
+    policy = ops.Direction(g, "auto", do_a)
+
+    def push(f, level):
+        return numpy_ops.advance_visit(g, f, depth, pred, level)
+
+    def pull(f, level):
+        return numpy_ops.advance_visit_pull(rg, depth, pred, level, ops.bitmap(f, g.num_vertices))
+
+    frontier, level, calls = np.array([source], dtype=g.indices.dtype), 1, []
+    while frontier.shape[0]:
+        r = levels.visit_directions(g, frontier, depth, pred, level, policy, limit, 1 << 30, push, pull)
+        calls.append(r)
+        frontier, level = r.frontier, level + r.levels
+        if frontier.shape[0]:  # the load-balanced level the host runs, as visit_levels would
+            way = policy.choose(int(frontier.shape[0]))
+            frontier, level = (pull if way == "pull" else push)(frontier, level), level + 1
+    return depth, pred, policy, calls
+
+
+def directed_graph(n=3000, m=12000, seed=3):
+    rng = np.random.default_rng(seed)
+    src, dst = rng.integers(0, n, m), (rng.zipf(1.6, m) - 1) % n  # skewed in-degrees, one-way arcs
+    return Graph.from_edges(src, dst, num_vertices=n, directed=True)
+
+
+@pytest.mark.parametrize("spec", ["rmat:12", "grid:60x40", "directed"])
+@pytest.mark.parametrize("do_a", [1e-5, 1e-2])
+def test_direction_levels_twin_takes_the_host_levels_directions(spec, do_a):
+    g = directed_graph() if spec == "directed" else mgraph.load(spec, backend="numpy")
+    source = int(np.argmax(np.diff(g.indptr)))  # a hub where there is one
+    depth, pred, policy, calls = twin_directions(g, source, do_a)
+    host = mgraph.bfs(g, source, direction="auto", do_a=do_a)  # the host drives every level
+    np.testing.assert_array_equal(depth, host.depth)
+    np.testing.assert_array_equal(depth, scipy_depths(g, source))
+    assert policy.directions == host.stats["directions"]
+    assert len(calls) == 1 and calls[0].levels == len(policy.directions) == int(depth.max()) + 1
+    assert calls[0].emitted == int((depth > 0).sum())
+    reached = np.flatnonzero(depth > 0)
+    assert np.all(depth[pred[reached]] == depth[reached] - 1)
+    if spec == "rmat:12" and do_a == 1e-5:
+        assert "pull" in policy.directions and policy.directions[0] == "push"
+
+
+def test_direction_levels_twin_stops_before_a_large_push():
+    g = mgraph.load("grid:60x40", backend="numpy")
+    depth, _, policy, calls = twin_directions(g, 0, 1e12, limit=40)  # it pulls at most the last level
+    np.testing.assert_array_equal(depth, scipy_depths(g, 0))
+    assert policy.directions == mgraph.bfs(g, 0, direction="auto", do_a=1e12).stats["directions"]
+    assert len(calls) > 1
+    for r in calls[:-1]:  # each call ends with a frontier whose push would be over the bound
+        assert r.frontier.shape[0] and levels.light_arcs(g, r.frontier) > 40
+
+
+def test_direction_next_way_and_took_agree_with_choose():
+    g = mgraph.load("rmat:12", backend="numpy")
+    a, b = ops.Direction(g, "auto", 1e-5), ops.Direction(g, "auto", 1e-5)
+    ways = []
+    for total in (1, 30, 900, 2500, 40, 2):
+        assert a.next_way(total) == b.choose(total)
+        ways.append(a.next_way(total))
+        a.visited += total
+        a.pulling, a.switched = b.pulling, b.switched
+    c = ops.Direction(g, "auto", 1e-5)
+    c.took(ways, b.visited)
+    assert (c.directions, c.visited, c.pulling, c.switched) == (b.directions, b.visited, b.pulling, b.switched)

@@ -221,8 +221,12 @@ def visit_levels(graph, frontier, label, pred, level, *, direction, frontier_tot
     """:func:`advance_visit` from ``level`` on, and where the traversal pushes (``direction`` "push", or an "auto"
     :class:`Direction` before its switch to pull — up to where it would switch — or after it has switched back)
     the levels after it too, while their frontiers' arcs stay below ``levels.FUSE_VISIT_ARCS``
-    (:func:`advance_levels`).  Returns :class:`Levels`: the last level's output, how many levels ran (the last of
-    them labelled ``level + levels - 1``) and what they emitted."""
+    (:func:`advance_levels`).  On one GPU holding a graph with hubs (which :func:`advance_levels` does not fuse),
+    an "auto" traversal from a small frontier (at most ``levels.DIRECTIONS_FRONTIER`` vertices: its start) runs
+    every level, pushing and pulling as the policy chooses, in one cooperative kernel (its NumPy twin:
+    :func:`levels.visit_directions`), until the frontier empties or would push more arcs than the bound.  Returns
+    :class:`Levels`: the last level's output, how many levels ran (the last of them labelled ``level + levels -
+    1``) and what they emitted."""
     policy = direction if isinstance(direction, Direction) else None
     frontier = plain(frontier)
     rule = None
@@ -231,6 +235,12 @@ def visit_levels(graph, frontier, label, pred, level, *, direction, frontier_tot
     else:
         if frontier_total is None:
             raise ValueError("visit_levels with a Direction needs frontier_total, the whole frontier's size")
+        if policy.mode == "auto" and graph.xp is not np and levels.is_whole(graph) and not levels.fusable(graph) \
+                and 0 < int(frontier_total) <= levels.DIRECTIONS_FRONTIER:  # one GPU, hubs: every level in one kernel
+            from mgraph.ops import cupy_levels
+
+            return cupy_levels.visit_directions(graph, graph.reverse(), frontier, label, pred, int(level), policy,
+                                                levels.FUSE_VISIT_ARCS, 1 << 30)
         to_the_end, before_switch = policy.pushes_to_the_end(), policy.mode == "auto" and not policy.switched
         way = policy.choose(frontier_total)
         fuse = way == "push" and (to_the_end or before_switch) and levels.fusable(graph)

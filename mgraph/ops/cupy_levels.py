@@ -21,7 +21,7 @@ import cupy as cp
 import numpy as np
 
 from mgraph.ops import cuda, cupy_kernels
-from mgraph.ops.levels import Levels, fusable, max_degree
+from mgraph.ops.levels import DIRECTIONS_HUB, Levels, fusable, max_degree
 from mgraph.ops.queue import Queue, word
 
 BLOCK = cuda.BLOCK
@@ -290,3 +290,381 @@ def _step_facts(graph):
 def _register(functor, idx, device):
     _FUNCTORS.setdefault(functor.key, functor)
     return _step_kernel(functor.key, idx, device)
+
+
+# A direction-optimizing traversal's levels in one cooperative kernel (ops.visit_levels on one GPU, "auto"): each
+# level takes the direction Direction.choose would give it, from counts every thread reads after a grid sync.  A push
+# level gives each frontier vertex a warp, except hubs (more than hub_degree arcs), whose arcs the whole grid takes
+# after a sync as one run of positions; a pull level has each unvisited vertex look for its first in-neighbour in
+# the frontier, held as bits.  Arrays the kernel writes are read without __restrict__ (no read-only loads of them).
+#
+# A warp appends what it emits into slots it reserves CHUNK at a time: one counter that every warp hits at every
+# emission serialises (a level emitting 7 M vertices spent 1.5 ms in that counter's atomics), so a level's output
+# holds gaps (-1) where warps left slots of their last chunk unused, and the next level skips them.  The exact counts
+# are added up per warp in registers and added once per warp and level.
+DIRECTIONS = r"""
+#include <cooperative_groups.h>
+namespace cg = cooperative_groups;
+
+__device__ __forceinline__ bool in_bits(const unsigned* bits, i64 v) {
+    return (bits[v >> 5] >> (v & 31)) & 1u;
+}
+
+// largest k in [lo, hi] with at[k] <= i (at non-decreasing, written by this kernel)
+__device__ __forceinline__ i64 last_at_most(const i64* at, i64 lo, i64 hi, i64 i) {
+    while (lo < hi) {
+        const i64 mid = (lo + hi + 1) >> 1;
+        if (at[mid] <= i) lo = mid; else hi = mid - 1;
+    }
+    return lo;
+}
+
+// A warp's appends: the slots it holds (pos, left), what it emitted this level and its lanes' light arcs (the
+// out-arcs of emitted vertices with at most hub_degree arcs: what a push of them gives warps)
+struct Appender {
+    u64 pos;
+    unsigned left;
+    unsigned emitted;
+    u64 light;
+    u64 arcs;  // every emitted vertex's out-arcs
+};
+
+// Every lane of the warp calls it (warp-uniform).  Where the level is not `chunked` (its frontier has few arcs) the
+// warp takes exactly its hits' slots, one atomic per 32 entries, and leaves no gaps.
+__device__ __forceinline__ void warp_append(Appender& a, bool emit, idx_t v, int lane, idx_t* out, u64* slots,
+                                            const i64* __restrict__ indptr, i64 hub_degree, bool chunked) {
+    const unsigned hits = __ballot_sync(0xffffffffu, emit);
+    if (!hits) return;
+    const unsigned n = __popc(hits);
+    const unsigned rank = __popc(hits & ((1u << lane) - 1u));
+    u64 at = a.pos + rank;
+    if (!chunked) {
+        u64 base = 0;
+        if (lane == 0) base = atomicAdd(slots, (u64)n);
+        at = __shfl_sync(0xffffffffu, base, 0) + rank;
+    } else if (n > a.left) {  // a new chunk; the hits past the old one's end go there
+        u64 base = 0;
+        if (lane == 0) base = atomicAdd(slots, (u64)CHUNK);
+        base = __shfl_sync(0xffffffffu, base, 0);
+        if (rank >= a.left) at = base + (rank - a.left);
+        a.pos = base + (n - a.left);
+        a.left = CHUNK - (n - a.left);
+    } else {
+        a.pos += n;
+        a.left -= n;
+    }
+    a.emitted += n;
+    if (emit) {
+        out[at] = v;
+        const i64 d = indptr[v + 1] - indptr[v];
+        a.arcs += (u64)d;
+        if (d <= hub_degree) a.light += (u64)d;
+    }
+}
+
+// A warp's level ends: its unused slots marked as gaps; the block's counts added to the level's, one atomic each
+// per block (a counter every warp hits once per level costs a superstep's worth on a long-diameter graph).  Every
+// thread of the block calls it.
+__device__ __forceinline__ void block_flush(Appender& a, int lane, idx_t* out, u64* emitted, u64* light, u64* arcs) {
+    __shared__ u64 s_counts[3][BLOCK / 32];
+    for (unsigned j = lane; j < a.left; j += 32) out[a.pos + j] = (idx_t)-1;
+    u64 l = a.light, r = a.arcs;
+    for (int d = 16; d > 0; d >>= 1) {
+        l += __shfl_down_sync(0xffffffffu, l, d);
+        r += __shfl_down_sync(0xffffffffu, r, d);
+    }
+    const int w = threadIdx.x >> 5;
+    if (lane == 0) { s_counts[0][w] = a.emitted; s_counts[1][w] = l; s_counts[2][w] = r; }
+    __syncthreads();
+    if (threadIdx.x < 3) {
+        u64 sum = 0;
+        for (int k = 0; k < BLOCK / 32; ++k) sum += s_counts[threadIdx.x][k];
+        if (sum) atomicAdd(threadIdx.x == 0 ? emitted : threadIdx.x == 1 ? light : arcs, sum);
+    }
+    __syncthreads();  // read before the next level's flush writes
+    a.pos = a.left = a.emitted = 0;
+    a.light = a.arcs = 0;
+}
+
+// An unvisited vertex's first in-neighbour among the frontier's bits, from its row [beg, end) (-1: none).
+__device__ __forceinline__ i64 first_in_bits(const idx_t* __restrict__ rindices, const unsigned* bits, i64 beg,
+                                             i64 end) {
+    for (i64 e = beg; e < end; ++e) {
+        const idx_t u = rindices[e];
+        if (in_bits(bits, u)) return u;
+    }
+    return -1;
+}
+
+// Pull: each unvisited vertex takes its first in-neighbour among the bits; a lane takes two vertices 32 apart per
+// trip (warp-uniform trips), their labels and rows read before either row is walked, so that each lane has twice
+// the reads in flight (a pull is bound by those chains of reads, not by its arcs).
+__device__ __forceinline__ Appender pull_level(const i64* __restrict__ rindptr, const idx_t* __restrict__ rindices,
+                                            const i64* __restrict__ indptr, int* label, idx_t* pred,
+                                            const unsigned* bits, i64 n, int level, idx_t* out, u64* slots,
+                                            i64 hub_degree, bool chunked, Appender a) {
+    const int lane = threadIdx.x & 31;
+    const i64 warp = ((i64)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+    const i64 warps = ((i64)gridDim.x * blockDim.x) >> 5;
+    for (i64 base = warp * 64; base < n; base += warps * 64) {
+        const i64 v0 = base + lane, v1 = v0 + 32;
+        const bool in0 = v0 < n, in1 = v1 < n;
+        const int l0 = in0 ? label[v0] : 0, l1 = in1 ? label[v1] : 0;
+        const i64 b0 = in0 ? rindptr[v0] : 0, e0 = in0 ? rindptr[v0 + 1] : 0;
+        const i64 b1 = in1 ? rindptr[v1] : 0, e1 = in1 ? rindptr[v1 + 1] : 0;
+        const i64 u0 = l0 == -1 ? first_in_bits(rindices, bits, b0, e0) : -1;
+        const i64 u1 = l1 == -1 ? first_in_bits(rindices, bits, b1, e1) : -1;
+        if (u0 >= 0) { label[v0] = level; pred[v0] = (idx_t)u0; }
+        if (u1 >= 0) { label[v1] = level; pred[v1] = (idx_t)u1; }
+        warp_append(a, u0 >= 0, (idx_t)v0, lane, out, slots, indptr, hub_degree, chunked);
+        warp_append(a, u1 >= 0, (idx_t)v1, lane, out, slots, indptr, hub_degree, chunked);
+    }
+    return a;
+}
+
+// One frontier vertex's push by the whole warp (warp-uniform): a hub's arcs are set aside for hub_level.
+__device__ __forceinline__ void push_vertex(Appender& a, idx_t u, int lane, const i64* __restrict__ indptr,
+                                            const idx_t* __restrict__ indices, int* label, idx_t* pred, int level,
+                                            idx_t* out, u64* slots, idx_t* hub_v, i64* hub_at, u64* hubs,
+                                            i64 hub_degree, bool chunked) {
+    const i64 beg = indptr[u], end = indptr[u + 1];
+    if (end - beg > hub_degree) {  // a hub: its arcs go to the whole grid, after a sync
+        if (lane == 0) {
+            const u64 slot = atomicAdd(hubs, (1ull << 40) | (u64)(end - beg));
+            hub_v[slot >> 40] = u;
+            hub_at[slot >> 40] = (i64)(slot & ((1ull << 40) - 1ull));
+        }
+        return;
+    }
+    for (i64 e0 = beg; e0 < end; e0 += 32) {
+        const i64 e = e0 + lane;
+        bool emit = false;
+        idx_t v = 0;
+        if (e < end) {
+            v = indices[e];
+            if (label[v] == -1 && atomicCAS(&label[v], -1, level) == -1) { pred[v] = u; emit = true; }
+        }
+        warp_append(a, emit, v, lane, out, slots, indptr, hub_degree, chunked);
+    }
+}
+
+// Push: a warp per frontier vertex.  A frontier with gaps (the output of a chunked level) is read 32 entries at a
+// time and the warp takes their vertices in turn, so that a gap costs a lane's read, not a warp's trip.
+__device__ __forceinline__ Appender push_level(const i64* __restrict__ indptr, const idx_t* __restrict__ indices,
+                                            int* label, idx_t* pred, const idx_t* in, i64 in_slots, bool gaps,
+                                            int level, idx_t* out, u64* slots, idx_t* hub_v, i64* hub_at,
+                                            u64* hubs, i64 hub_degree, bool chunked, Appender a) {
+    const int lane = threadIdx.x & 31;
+    const i64 warp = ((i64)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+    const i64 warps = ((i64)gridDim.x * blockDim.x) >> 5;
+    if (!gaps) {
+        for (i64 k = warp; k < in_slots; k += warps)
+            push_vertex(a, in[k], lane, indptr, indices, label, pred, level, out, slots, hub_v, hub_at, hubs,
+                        hub_degree, chunked);
+        return a;
+    }
+    for (i64 base = warp * 32; base < in_slots; base += warps * 32) {
+        const idx_t mine = base + lane < in_slots ? in[base + lane] : (idx_t)-1;
+        unsigned todo = __ballot_sync(0xffffffffu, mine >= 0);
+        while (todo) {  // warp-uniform: every lane takes the same vertex
+            const int j = __ffs(todo) - 1;
+            todo &= todo - 1u;
+            push_vertex(a, __shfl_sync(0xffffffffu, mine, j), lane, indptr, indices, label, pred, level, out, slots,
+                        hub_v, hub_at, hubs, hub_degree, chunked);
+        }
+    }
+    return a;
+}
+
+// The hubs' arcs as one run of positions, HUB_RUN consecutive ones to a warp (warp-uniform trips).
+__device__ __forceinline__ Appender hub_level(const i64* __restrict__ indptr, const idx_t* __restrict__ indices,
+                                           int* label, idx_t* pred, int level, idx_t* out, u64* slots,
+                                           const idx_t* hub_v, const i64* hub_at, i64 n_hubs, i64 hub_arcs,
+                                           i64 hub_degree, bool chunked, Appender a) {
+    const int lane = threadIdx.x & 31;
+    const i64 warp = ((i64)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+    const i64 warps = ((i64)gridDim.x * blockDim.x) >> 5;
+    for (i64 run = warp * HUB_RUN; run < hub_arcs; run += warps * HUB_RUN) {
+        i64 h = last_at_most(hub_at, 0, n_hubs - 1, run);  // the run's first hub, found once
+        const i64 run_end = run + HUB_RUN < hub_arcs ? run + HUB_RUN : hub_arcs;
+        for (i64 e0 = run; e0 < run_end; e0 += 32) {
+            const i64 at = e0 + lane;
+            bool emit = false;
+            idx_t v = 0;
+            if (at < run_end) {
+                while (h + 1 < n_hubs && hub_at[h + 1] <= at) ++h;  // lanes move on to the next hubs
+                const idx_t u = hub_v[h];
+                v = indices[indptr[u] + (at - hub_at[h])];
+                if (label[v] == -1 && atomicCAS(&label[v], -1, level) == -1) { pred[v] = u; emit = true; }
+            }
+            warp_append(a, emit, v, lane, out, slots, indptr, hub_degree, chunked);
+        }
+    }
+    return a;
+}
+
+// Direction's rule: whether the level of a frontier of m vertices pulls, `visited` counting it
+__device__ __forceinline__ bool rule_pulls(i64 m, i64 visited, i64 rule_n, i64 rule_arcs, double do_a, double do_b,
+                                           bool pulling, bool switched) {
+    const double forward = (double)m * (double)rule_arcs / (double)rule_n;
+    const double backward = (double)(rule_n - visited) * (double)rule_n / (double)(visited > 1 ? visited : 1);
+    if (!pulling && !switched && forward > backward * do_a) return true;
+    if (pulling && forward < backward * do_b) return false;
+    return pulling;
+}
+
+// state, per level parity p (0 even, 1 odd): [0 + p] slots used (vertices and gaps), [5 + p] light arcs, [12 + p]
+// vertices emitted, [16 + p] the level's hubs: their count (bits 40 and up) and arcs (below), taken by one atomic,
+// [18 + p] the out-arcs of the vertices emitted; [2] levels run; [3] the last level's slots; [4] vertices emitted
+// over all levels; [7] visited at the end; [9] pulling at the end; [10] the first level that pulled, plus one (0:
+// none); [11] the first that pushed after pulling, plus one; [14] the last level's vertices.  Level `it` zeroes the
+// words of parity it + 1 after its first sync, when every thread has read them (in level it - 1) and none writes
+// them before its last sync: so a level ends with one sync.
+extern "C" __global__ void __launch_bounds__(BLOCK, DIRECTIONS_MIN_BLOCKS) visit_directions(
+    const i64* __restrict__ indptr, const idx_t* __restrict__ indices,
+    const i64* __restrict__ rindptr, const idx_t* __restrict__ rindices,
+    int* label, idx_t* pred, const idx_t* frontier, i64 n_front, idx_t* buf_a, idx_t* buf_b,
+    unsigned* bits, idx_t* hub_v, i64* hub_at, i64 hub_degree, i64 limit, int max_levels, int level0,
+    u64* state, i64 n, i64 rule_n, i64 rule_arcs, i64 visited0, int pulling0, int switched0, double do_a,
+    double do_b)
+{
+    cg::grid_group grid = cg::this_grid();
+    const int lane = threadIdx.x & 31;
+    const i64 tid = (i64)blockIdx.x * blockDim.x + threadIdx.x;
+    const i64 threads = (i64)gridDim.x * blockDim.x;
+    const u64 HUB_ARCS = (1ull << 40) - 1ull;
+    const i64 words = (n + 31) >> 5;
+    const idx_t* in = frontier;
+    idx_t* out = buf_a;
+    i64 m = n_front, in_slots = n_front, in_arcs = 0, visited = visited0;
+    bool pulling = pulling0 != 0, switched = switched0 != 0;
+    int first_pull = 0, first_push = 0;
+    u64 emitted = 0;
+    Appender a = {0, 0, 0, 0, 0};
+    for (int it = 0;; ++it) {
+        const int level = level0 + it, p = it & 1, q = p ^ 1;
+        visited += m;
+        const bool pulls = rule_pulls(m, visited, rule_n, rule_arcs, do_a, do_b, pulling, switched);
+        if (pulls && !pulling) { first_pull = it + 1; switched = true; }
+        if (!pulls && pulling) first_push = it + 1;
+        pulling = pulls;
+        const bool chunked = pulling || in_arcs > CHUNK_ABOVE;  // a level that may emit many vertices
+        u64* slots = &state[p];
+        if (pulling) {
+            for (i64 k = tid; k < words; k += threads) bits[k] = 0u;
+            grid.sync();
+            if (tid == 0) { state[q] = 0; state[5 + q] = 0; state[12 + q] = 0; state[16 + q] = 0; state[18 + q] = 0; }
+            for (i64 k = tid; k < in_slots; k += threads) {
+                const i64 u = (i64)in[k];
+                if (u >= 0) atomicOr(&bits[u >> 5], 1u << (u & 31));
+            }
+            grid.sync();
+            a = pull_level(rindptr, rindices, indptr, label, pred, bits, n, level, out, slots, hub_degree, chunked, a);
+        } else {
+            a = push_level(indptr, indices, label, pred, in, in_slots, in_slots > m, level, out, slots, hub_v,
+                           hub_at, &state[16 + p], hub_degree, chunked, a);
+            grid.sync();
+            if (tid == 0) { state[q] = 0; state[5 + q] = 0; state[12 + q] = 0; state[16 + q] = 0; state[18 + q] = 0; }
+            const u64 hubs = *(volatile u64*)&state[16 + p];
+            if (hubs)
+                a = hub_level(indptr, indices, label, pred, level, out, slots, hub_v, hub_at, (i64)(hubs >> 40),
+                              (i64)(hubs & HUB_ARCS), hub_degree, chunked, a);
+        }
+        block_flush(a, lane, out, &state[12 + p], &state[5 + p], &state[18 + p]);
+        grid.sync();  // the level's appends, gaps and counts are in
+        const i64 next = (i64)*(volatile u64*)&state[12 + p];
+        const i64 next_slots = (i64)*(volatile u64*)slots;
+        const i64 next_light = (i64)*(volatile u64*)&state[5 + p];
+        emitted += (u64)next;
+        bool stop = next == 0 || it + 1 >= max_levels;
+        if (!stop)  // a push of more light arcs than limit is the load-balanced advance's, from the host
+            stop = !rule_pulls(next, visited + next, rule_n, rule_arcs, do_a, do_b, pulling, switched) &&
+                   next_light > limit;
+        if (stop) {
+            if (tid == 0) {
+                state[2] = it + 1; state[3] = next_slots; state[4] = emitted; state[7] = visited; state[9] = pulling;
+                state[10] = first_pull; state[11] = first_push; state[14] = next;
+            }
+            return;
+        }
+        in_arcs = (i64)*(volatile u64*)&state[18 + p];
+        in = out;
+        out = (out == buf_a) ? buf_b : buf_a;
+        m = next;
+        in_slots = next_slots;
+    }
+}
+"""
+
+
+# blocks per multiprocessor the registers must allow: a pull wants reads in flight, while every block adds to each
+# grid sync's cost (R-MAT 24 DOBFS was fastest at 6 of 4, 6 and 8)
+DIRECTIONS_MIN_BLOCKS = 6
+CHUNK = 256  # output slots a warp reserves at a time, in a level that may emit many vertices
+CHUNK_ABOVE = 1 << 16  # arcs: a push level whose frontier has more reserves chunks (a pull level always)
+HUB_RUN = 128  # a warp's consecutive positions among a level's hubs' arcs: one search for the run's first hub
+
+
+@lru_cache(maxsize=None)
+def _directions_kernel(idx_dtype, device_id):
+    """The direction-optimizing levels kernel and the largest grid that can be resident at once."""
+    source = (f"#define IDX_T {cuda.ID_CTYPES[np.dtype(idx_dtype)]}\n#define ITEMS {cupy_kernels.ITEMS}\n"
+              f"#define BLOCK {BLOCK}\n#define DIRECTIONS_MIN_BLOCKS {DIRECTIONS_MIN_BLOCKS}\n#define CHUNK {CHUNK}\n#define CHUNK_ABOVE {CHUNK_ABOVE}\n"
+
+              f"#define HUB_RUN {HUB_RUN}\n"
+              + cupy_kernels.PRELUDE + DIRECTIONS)
+    with cp.cuda.Device(device_id):
+        module = cp.RawModule(code=source, options=cuda.OPTIONS, enable_cooperative_groups=True)
+        kernel = module.get_function("visit_directions")
+        per_sm = cp.cuda.driver.occupancyMaxActiveBlocksPerMultiprocessor(kernel.kernel.ptr, BLOCK, 0)
+        if per_sm < 1:
+            raise RuntimeError(f"visit_directions: no block of {BLOCK} threads fits on a multiprocessor")
+        return kernel, per_sm * cp.cuda.Device(device_id).attributes["MultiProcessorCount"]
+
+
+_HUB_COUNT = weakref.WeakKeyDictionary()  # graph -> its vertices of more than DIRECTIONS_HUB out-arcs
+_KEPT = {}  # (device, dtype, what) -> an array kept between calls, grown to the largest size asked
+
+
+def _kept(device_id, dtype, what, size):
+    key = (device_id, np.dtype(dtype), what)
+    a = _KEPT.get(key)
+    if a is None or a.shape[0] < size:
+        a = _KEPT[key] = cp.empty(max(size, 1), dtype=dtype)
+    return a
+
+
+def visit_directions(graph, rgraph, frontier, label, pred, level, policy, limit, max_levels):
+    """As :func:`mgraph.ops.levels.visit_directions` (its twin) with the push and pull visits, the levels in one
+    cooperative launch and one read; ``rgraph`` is ``graph.reverse()``."""
+    idx = np.dtype(graph.indices.dtype)
+    device = graph.indptr.device.id
+    n = graph.num_vertices
+    kernel, grid = _directions_kernel(idx, device)
+    room = n + grid * (BLOCK // 32) * CHUNK  # a level's vertices and the gaps its warps may leave
+    buf_a, buf_b = _kept(device, idx, "a", room), _kept(device, idx, "b", room)
+    hubs = _HUB_COUNT.get(graph)
+    if hubs is None:
+        hubs = _HUB_COUNT[graph] = int((graph.out_degree() > DIRECTIONS_HUB).sum()) if n else 0
+    state = cuda.counters(device, 20)
+    kernel((grid,), (BLOCK,), (graph.indptr, graph.indices, rgraph.indptr, rgraph.indices, label, pred,
+                               frontier.astype(idx, copy=False), np.int64(frontier.shape[0]), buf_a, buf_b,
+                               _kept(device, np.uint32, "bits", -(-n // 32)), _kept(device, idx, "hubs", hubs),
+                               _kept(device, np.int64, "hub_at", hubs), np.int64(DIRECTIONS_HUB), np.int64(limit),
+                               np.int32(min(max_levels, 2**31 - 1)), np.int32(level), state, np.int64(n),
+                               np.int64(policy.num_vertices), np.int64(policy.num_arcs), np.int64(policy.visited),
+                               np.int32(policy.pulling), np.int32(policy.switched), np.float64(policy.do_a),
+                               np.float64(policy.do_b)))
+    words = cuda.read_words(state, 20)
+    levels, slots, emitted, visited, first_pull, first_push, count = (words[2], words[3], words[4], words[7],
+                                                                      words[10], words[11], words[14])
+    ways, pulling = [], policy.pulling
+    for it in range(levels):
+        if it + 1 == first_pull:
+            pulling = True
+        elif it + 1 == first_push:
+            pulling = False
+        ways.append("pull" if pulling else "push")
+    policy.took(ways, visited)
+    last = (buf_a if levels % 2 == 1 else buf_b)[:slots]
+    return Levels(last.copy() if slots == count else last[last >= 0], levels, emitted)

@@ -74,17 +74,37 @@ class Direction:
         """The direction of the superstep that expands a frontier of ``frontier_total`` vertices (all devices);
         the vertices of every frontier chosen for count as visited."""
         self.visited += frontier_total
-        if self.mode == "auto":
-            n = self.num_vertices
-            forward = frontier_total * self.num_arcs / n
-            backward = (n - self.visited) * n / max(self.visited, 1)
-            if not self.pulling and not self.switched and forward > backward * self.do_a:
-                self.pulling, self.switched = True, True
-            elif self.pulling and forward < backward * self.do_b:
-                self.pulling = False
+        self.pulling, self.switched = self._rule(frontier_total, self.visited)
         way = "pull" if self.pulling else "push"
         self.directions.append(way)
         return way
+
+    def next_way(self, frontier_total: int) -> str:
+        """The direction :meth:`choose` would give a frontier of ``frontier_total`` vertices, without choosing."""
+        return "pull" if self._rule(frontier_total, self.visited + frontier_total)[0] else "push"
+
+    def _rule(self, frontier_total, visited):
+        """(pulling, switched) after a frontier of ``frontier_total`` vertices, ``visited`` counting it."""
+        pulling, switched = self.pulling, self.switched
+        if self.mode == "auto":
+            n = self.num_vertices
+            forward = frontier_total * self.num_arcs / n
+            backward = (n - visited) * n / max(visited, 1)
+            if not pulling and not switched and forward > backward * self.do_a:
+                pulling, switched = True, True
+            elif pulling and forward < backward * self.do_b:
+                pulling = False
+        return pulling, switched
+
+    def took(self, ways, visited: int):
+        """Levels chose ``ways`` ("push" or "pull", in order) on the device by this policy's rule, starting from its
+        state, and their frontiers brought the visited count to ``visited``: the state :meth:`choose` would have
+        left."""
+        self.directions.extend(ways)
+        self.visited = visited
+        if ways:
+            self.pulling = ways[-1] == "pull"
+            self.switched = self.switched or "pull" in ways
 
     def pushes_to_the_end(self) -> bool:
         """Whether every level from here on pushes: "push", or "auto" once it has switched to pull and back (it

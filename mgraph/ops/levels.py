@@ -33,6 +33,11 @@ FUSE_VISIT_ARCS = 1 << 20
 # arcs: the fused kernel gives each frontier vertex one warp, so a graph with a vertex of more out-arcs than this (a
 # power-law hub, which may sit in a small frontier) runs its levels one at a time through the load-balanced advance
 FUSE_DEGREE = 1024
+# vertices: a direction-optimizing traversal on one GPU runs its levels in one kernel (:func:`visit_directions`) from a
+# frontier of at most this many (its start), whose arcs outside hubs are then at most FUSE_VISIT_ARCS
+DIRECTIONS_FRONTIER = FUSE_VISIT_ARCS // FUSE_DEGREE
+# arcs: in those levels a frontier vertex with more out-arcs is a hub, whose arcs the whole grid takes, not one warp
+DIRECTIONS_HUB = 64
 _MAX_DEGREE = weakref.WeakKeyDictionary()  # graph -> its largest out-degree, read once while the graph lives
 _FUSABLE = weakref.WeakKeyDictionary()  # graph -> fusable(graph)
 
@@ -108,6 +113,33 @@ def advance_levels(graph, frontier, functor, args, level_at, limit, max_levels, 
                 (rule is not None and rule.pulls_after(m, visited)):
             return Levels(frontier, levels, emitted)
         args[level_at] = type(args[level_at])(args[level_at] + 1)
+
+
+def light_arcs(graph, frontier) -> int:
+    """The out-arcs of ``frontier``'s vertices of at most DIRECTIONS_HUB arcs: the part of a push level that the
+    direction-optimizing levels' kernel gives one warp per vertex (a hub's arcs it spreads over the whole grid)."""
+    f = frontier.astype(np.int64, copy=False)
+    deg = graph.indptr[f + 1] - graph.indptr[f]
+    return int(deg[deg <= DIRECTIONS_HUB].sum())
+
+
+def visit_directions(graph, frontier, label, pred, level, policy, limit, max_levels, push, pull):
+    """The NumPy twin of a direction-optimizing traversal's levels in one call (the GPU runs them in one kernel):
+    from ``frontier`` (labelled ``level`` - 1), each level takes the direction ``policy`` (an "auto"
+    :class:`mgraph.ops.Direction`) chooses for its frontier and runs ``push(frontier, level)`` or
+    ``pull(frontier, level)`` (one level each), until a level emits nothing, ``max_levels`` levels ran, or the next
+    level would push a frontier of more than ``limit`` :func:`light_arcs` (the load-balanced advance's, from the
+    host).  Every level is one ``policy.choose``, as when the host drives them; returns :class:`Levels`."""
+    levels = emitted = 0
+    while True:
+        way = policy.choose(int(frontier.shape[0]))
+        frontier = (pull if way == "pull" else push)(frontier, level + levels)
+        levels += 1
+        m = int(frontier.shape[0])
+        emitted += m
+        if m == 0 or levels >= max_levels or \
+                (policy.next_way(m) == "push" and light_arcs(graph, frontier) > limit):
+            return Levels(frontier, levels, emitted)
 
 
 def advance_queue(graph, frontier, functor, args, advance):
