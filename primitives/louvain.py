@@ -38,49 +38,6 @@ def sums(xp, at, weights, n):
     return out
 
 
-def mix(x):
-    """A 64-bit hash of each of the integers ``x`` (splitmix64's finaliser), uint64."""
-    x = x.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)
-    x ^= x >> np.uint64(31)
-    x *= np.uint64(0xD6E8FEB86659FD93)
-    x ^= x >> np.uint64(32)
-    return x
-
-
-def pair_totals(xp, rows, keys, weights, span):
-    """The distinct pairs (rows[i], keys[i]) (non-negative integers, keys below ``span``) in no particular order, and
-    the sum of ``weights`` over each pair's entries: three arrays (int64, int64, float64).
-
-    What ``ops.pair_sums`` gives, less its order, without sorting the entries: each pair's key goes into an open
-    addressing table of about twice the entries' slots, by rounds of linear probing written as array operations
-    (every entry not yet placed claims its slot where it is empty, one claimant wins, the entries whose key is now
-    in their slot are placed, the others try the next slot).  A round of local moving sums a vertex's arcs per
-    neighbouring community this way, where a sort of all the arcs would take most of the round.  The sums add each
-    pair's entries in their order on a CPU (the same bits every run, on any number of devices), by atomics on a
-    GPU."""
-    m = rows.shape[0]
-    if m == 0:
-        return rows.astype(np.int64), keys.astype(np.int64), weights.astype(np.float64)
-    key = rows.astype(np.int64) * np.int64(span) + keys.astype(np.int64)
-    size = 2 * m + 1
-    slot = (mix(key) % np.uint64(size)).astype(np.int64)  # each entry's slot so far; at the end, its pair's
-    table = xp.full(size, -1, dtype=np.int64)
-    table[slot] = key  # the table is empty: every entry claims its first slot, one claimant of each wins
-    todo = xp.flatnonzero(table[slot] != key)
-    while todo.shape[0]:  # the entries of one key probe together, so a key is placed once
-        at = slot[todo] + 1
-        at = xp.where(at == size, 0, at)
-        slot[todo] = at
-        want = key[todo]
-        free = table[at] < 0
-        table[at[free]] = want[free]  # one claimant of each empty slot wins
-        todo = todo[table[at] != want]
-    total = sums(xp, slot, weights, size)
-    used = xp.flatnonzero(table >= 0)
-    pairs = table[used]
-    return pairs // span, pairs % span, total[used]
-
-
 def ordered(scores):
     """float64 scores as int64 in the same order (IEEE bits, negatives' magnitude bits flipped; -0.0 as 0.0), so
     that a largest score per row is an integer scatter-max, which CuPy's float64 maximum.at does not give right."""
@@ -121,7 +78,7 @@ class Louvain(Primitive):
     w(u, c) the weight of u's arcs to and from c's members, c's degrees
     without u, and S = 2M for an undirected graph (where out = in = degree),
     M for a directed one: each vertex scores the communities of its
-    neighbours with the weights summed per community (:func:`pair_totals`
+    neighbours with the weights summed per community (``ops.pair_totals``
     over ``ops.arcs``: a hash table, where a sort of the arcs took most of
     a round) and the communities' degrees (``total_out``, ``total_in``:
     one entry per vertex id of the whole graph, the same on
@@ -331,7 +288,7 @@ class Louvain(Primitive):
         self.proposed = True
         arcs = look[self.nbr_src]
         src, dst = self.nbr_src[arcs], self.nbr_dst[arcs]
-        rows, keys, weights = pair_totals(xp, src, c[dst], self.nbr_w[arcs], self.n)
+        rows, keys, weights = ops.pair_totals(src, c[dst], self.nbr_w[arcs], self.n)
         old_priority, old_target = self.priority, self.target
         if self.M > 0 and rows.shape[0]:
             scores = self._scores(rows, keys, weights, self.total_out, self.total_in, c)
@@ -589,8 +546,8 @@ class Leiden(Louvain):
         self._apply(self.ref_out, self.ref_in)
         c, r = self.community, self.refined
         inside = c[self.nbr_src] == c[self.nbr_dst]
-        rows, keys, weights = pair_totals(xp, self.nbr_src[inside], r[self.nbr_dst[inside]], self.nbr_w[inside],
-                                          self.n)
+        rows, keys, weights = ops.pair_totals(self.nbr_src[inside], r[self.nbr_dst[inside]], self.nbr_w[inside],
+                                              self.n)
         self.rsub += 1
         if rows.shape[0] == 0:
             self._shares()
