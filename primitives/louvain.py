@@ -38,49 +38,6 @@ def sums(xp, at, weights, n):
     return out
 
 
-def mix(x):
-    """A 64-bit hash of each of the integers ``x`` (splitmix64's finaliser), uint64."""
-    x = x.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)
-    x ^= x >> np.uint64(31)
-    x *= np.uint64(0xD6E8FEB86659FD93)
-    x ^= x >> np.uint64(32)
-    return x
-
-
-def pair_totals(xp, rows, keys, weights, span):
-    """The distinct pairs (rows[i], keys[i]) (non-negative integers, keys below ``span``) in no particular order, and
-    the sum of ``weights`` over each pair's entries: three arrays (int64, int64, float64).
-
-    What ``ops.pair_sums`` gives, less its order, without sorting the entries: each pair's key goes into an open
-    addressing table of about twice the entries' slots, by rounds of linear probing written as array operations
-    (every entry not yet placed claims its slot where it is empty, one claimant wins, the entries whose key is now
-    in their slot are placed, the others try the next slot).  A round of local moving sums a vertex's arcs per
-    neighbouring community this way, where a sort of all the arcs would take most of the round.  The sums add each
-    pair's entries in their order on a CPU (the same bits every run, on any number of devices), by atomics on a
-    GPU."""
-    m = rows.shape[0]
-    if m == 0:
-        return rows.astype(np.int64), keys.astype(np.int64), weights.astype(np.float64)
-    key = rows.astype(np.int64) * np.int64(span) + keys.astype(np.int64)
-    size = 2 * m + 1
-    slot = (mix(key) % np.uint64(size)).astype(np.int64)  # each entry's slot so far; at the end, its pair's
-    table = xp.full(size, -1, dtype=np.int64)
-    table[slot] = key  # the table is empty: every entry claims its first slot, one claimant of each wins
-    todo = xp.flatnonzero(table[slot] != key)
-    while todo.shape[0]:  # the entries of one key probe together, so a key is placed once
-        at = slot[todo] + 1
-        at = xp.where(at == size, 0, at)
-        slot[todo] = at
-        want = key[todo]
-        free = table[at] < 0
-        table[at[free]] = want[free]  # one claimant of each empty slot wins
-        todo = todo[table[at] != want]
-    total = sums(xp, slot, weights, size)
-    used = xp.flatnonzero(table >= 0)
-    pairs = table[used]
-    return pairs // span, pairs % span, total[used]
-
-
 def ordered(scores):
     """float64 scores as int64 in the same order (IEEE bits, negatives' magnitude bits flipped; -0.0 as 0.0), so
     that a largest score per row is an integer scatter-max, which CuPy's float64 maximum.at does not give right."""
@@ -88,22 +45,26 @@ def ordered(scores):
     return bits ^ ((bits >> np.int64(63)) & np.int64(0x7FFFFFFFFFFFFFFF))
 
 
+def unordered(bits):
+    """The float64 scores of :func:`ordered`'s integers (its inverse, but that -0.0 comes back as 0.0)."""
+    return (bits ^ ((bits >> np.int64(63)) & np.int64(0x7FFFFFFFFFFFFFFF))).view(np.float64)
+
+
 def best_per_row(xp, rows, keys, scores, allowed, num_rows):
     """Per row 0 .. ``num_rows`` - 1, among its ``allowed`` pairs (rows[i], keys[i]) in any order: the highest score,
     ties to the smallest key; two arrays of one entry per row, the key (-1 where a row has no allowed pair) and its
-    score (-inf there).  Scatters of int64 (a max of the ordered scores, a min of the keys at it), the same on any
-    order of the pairs."""
+    score (-inf there; -0.0 comes back as 0.0).  Scatters of int64 over every pair, the others masked (a max of the
+    ordered scores, a min of the keys at it), the same on any order of the pairs: a compaction of the allowed pairs
+    or of the ties would make a GPU wait to learn how many there are."""
     low, high = np.iinfo(np.int64).min, np.iinfo(np.int64).max
-    rows, keys, scores = rows[allowed], keys[allowed], scores[allowed]
-    bits = ordered(scores)
+    bits = xp.where(allowed, ordered(scores), low)
     top = xp.full(num_rows, low, dtype=np.int64)
     xp.maximum.at(top, rows, bits)
-    tie = bits == top[rows]
+    tie = allowed & (bits == top[rows])
     pick = xp.full(num_rows, high, dtype=np.int64)
-    xp.minimum.at(pick, rows[tie], keys[tie].astype(np.int64))
-    score = xp.full(num_rows, -np.inf)
-    score[rows[tie]] = scores[tie]
-    return xp.where(pick == high, -1, pick), score
+    xp.minimum.at(pick, rows, xp.where(tie, keys.astype(np.int64, copy=False), high))
+    none = pick == high
+    return xp.where(none, -1, pick), xp.where(none, -np.inf, unordered(top))
 
 
 class Louvain(Primitive):
@@ -121,7 +82,7 @@ class Louvain(Primitive):
     w(u, c) the weight of u's arcs to and from c's members, c's degrees
     without u, and S = 2M for an undirected graph (where out = in = degree),
     M for a directed one: each vertex scores the communities of its
-    neighbours with the weights summed per community (:func:`pair_totals`
+    neighbours with the weights summed per community (``ops.pair_totals``
     over ``ops.arcs``: a hash table, where a sort of the arcs took most of
     a round) and the communities' degrees (``total_out``, ``total_in``:
     one entry per vertex id of the whole graph, the same on
@@ -216,8 +177,13 @@ class Louvain(Primitive):
 
     # -- the state every superstep shares -------------------------------------------------------------------------
     def _publish(self, moved, old, new):
-        """The moves of own vertices ``moved`` from communities ``old`` to ``new`` (old -1: joins only), for every
-        device's community totals."""
+        """The moves of own vertices ``moved`` from communities ``old`` to ``new`` (``old`` None: joins only,
+        published as -1), for every device's community totals.  Devices publish joins only in the same supersteps
+        (where a phase starts its totals afresh) and moves in the others, so ``leaving`` tells for the lists of
+        every device whether their vertices leave communities, with no look at them."""
+        self.leaving = old is not None
+        if old is None:
+            old = self.xp.full(moved.shape[0], -1, dtype=np.int64)
         self.moved_from, self.moved_to = old.astype(np.int64), new.astype(np.int64)
         self.moved_out = self.k_out[moved]
         self.moved_in = self.k_in[moved]
@@ -226,12 +192,13 @@ class Louvain(Primitive):
         """Every device's moves of the superstep before (gathered) into the totals, then no move pending."""
         xp, n = self.xp, self.n
         fr, to = self.moved_from, self.moved_to
-        left = fr >= 0
         out_totals += sums(xp, to, self.moved_out, n)
-        out_totals -= sums(xp, fr[left], self.moved_out[left], n)
+        if self.leaving:
+            out_totals -= sums(xp, fr, self.moved_out, n)
         if in_totals is not out_totals:
             in_totals += sums(xp, to, self.moved_in, n)
-            in_totals -= sums(xp, fr[left], self.moved_in[left], n)
+            if self.leaving:
+                in_totals -= sums(xp, fr, self.moved_in, n)
         self._publish(self.own[:0], fr[:0], fr[:0])
 
     def _shares(self, moves=0, pending=0):
@@ -245,7 +212,7 @@ class Louvain(Primitive):
         self.total_out = xp.zeros(n)
         self.total_in = self.total_out if not self.directed else xp.zeros(n)
         own = self.own
-        self._publish(own, xp.full(own.shape[0], -1, dtype=np.int64), self.community[own])
+        self._publish(own, None, self.community[own])
         self.sub, self.history, self.proposed, self.snapshot = 0, [], False, None
         self.strict = self.graph.num_global_arcs < self.STRICT_ARCS
         self.priority = xp.full(self.num_vertices, -1, dtype=np.int64)
@@ -256,24 +223,29 @@ class Louvain(Primitive):
         return self.frontier_of(None)
 
     # -- local moving ---------------------------------------------------------------------------------------------
-    def _scores(self, rows, keys, weights, out_totals, in_totals, current):
-        """w(u, c) - gamma * (out(u) in(c) + in(u) out(c)) / S for pairs (u, c), c's totals without u where u is
-        in c (``current``: each vertex's community)."""
-        ko, ki = self.k_out[rows], self.k_in[rows]
-        mine = keys == current[rows]
-        t_in = in_totals[keys] - self.xp.where(mine, ki, 0.0)
-        t_out = out_totals[keys] - self.xp.where(mine, ko, 0.0)
-        return weights - self.resolution * (ko * t_in + ki * t_out) / self.scale
+    def _scores(self, rows, keys, weights, out_totals, in_totals):
+        """w(u, c) - gamma * (out(u) in(c) + in(u) out(c)) / S for pairs (u, c) where u is not in c (a pair of u's
+        own community gets a score with u counted in c's totals: not a move, so the caller leaves it out)."""
+        ko = self.k_out[rows]
+        if self.directed:
+            terms = ko * in_totals[keys] + self.k_in[rows] * out_totals[keys]
+        else:  # out = in: twice one product, the same bits (x + x is 2x exactly) from half the gathers
+            terms = ko * in_totals[keys] * 2.0
+        return weights - self.resolution * terms / self.scale
 
-    def _stay(self, rows, keys, weights, out_totals, in_totals, current):
-        """Each listed vertex's score for its own community (its arcs to it may be none)."""
+    def _stay(self, w_stay, out_totals, in_totals, current):
+        """Each own vertex's score for its own community, ``w_stay`` its arc weight to it (0 where it has none;
+        a score of -0.0 then comes out as 0.0, the same to every comparison)."""
         xp, own = self.xp, self.own
         stay = xp.zeros(self.num_vertices)
-        ko, ki, c = self.k_out[own], self.k_in[own], current[own]
-        stay[own] = -self.resolution * (ko * (in_totals[c] - ki) + ki * (out_totals[c] - ko)) / self.scale
-        mine = keys == current[rows]
-        stay[rows[mine]] += weights[mine]
-        return stay
+        ko, c = self.k_out[own], current[own]
+        if self.directed:
+            ki = self.k_in[own]
+            terms = ko * (in_totals[c] - ki) + ki * (out_totals[c] - ko)
+        else:
+            terms = ko * (in_totals[c] - ko) * 2.0
+        stay[own] = -self.resolution * terms / self.scale
+        return stay + w_stay
 
     def _hash(self, ids, salt):
         """A 64-bit hash of each id (caller ids), ``salt`` (a superstep) and the seed: the same on every device."""
@@ -329,23 +301,25 @@ class Louvain(Primitive):
         self.snapshot = c.copy()  # the state measured, kept where it turns out the best
         self.sub += 1
         self.proposed = True
-        arcs = look[self.nbr_src]
-        src, dst = self.nbr_src[arcs], self.nbr_dst[arcs]
-        rows, keys, weights = pair_totals(xp, src, c[dst], self.nbr_w[arcs], self.n)
+        if look is None:  # every vertex: every arc as it is
+            src, dst, w = self.nbr_src, self.nbr_dst, self.nbr_w
+        else:  # one compaction (one wait on a GPU) for the three
+            at = xp.flatnonzero(look[self.nbr_src])
+            src, dst, w = self.nbr_src[at], self.nbr_dst[at], self.nbr_w[at]
+        rows, keys, weights = ops.pair_totals(src, c[dst], w, self.n)
         old_priority, old_target = self.priority, self.target
+        # each vertex's arc weight to its own community and to its target: sums of the pairs masked rather than
+        # a scatter of the pairs compacted (each row has one of each at most, so the sum is that pair's weight)
+        mine = keys == c[rows]
+        w_stay = sums(xp, rows, xp.where(mine, weights, 0.0), nv)
         if self.M > 0 and rows.shape[0]:
-            scores = self._scores(rows, keys, weights, self.total_out, self.total_in, c)
-            stay = self._stay(rows, keys, weights, self.total_out, self.total_in, c)
-            target, best = best_per_row(xp, rows, keys, scores, keys != c[rows], nv)
+            scores = self._scores(rows, keys, weights, self.total_out, self.total_in)
+            stay = self._stay(w_stay, self.total_out, self.total_in, c)
+            target, best = best_per_row(xp, rows, keys, scores, ~mine, nv)
             gain = (best > stay) & self.own_mask
         else:
             target, gain = xp.full(nv, -1, dtype=np.int64), xp.zeros(nv, dtype=bool)
-        w_to, w_stay = xp.zeros(nv), xp.zeros(nv)  # each vertex's arc weight to its target and its community
-        if rows.shape[0]:
-            at = keys == target[rows]
-            w_to[rows[at]] = weights[at]
-            at = keys == c[rows]
-            w_stay[rows[at]] = weights[at]
+        w_to = sums(xp, rows, xp.where(keys == target[rows], weights, 0.0), nv)
         copies = ~self.own_mask  # keep their owners' values
         self.target = xp.where(copies, old_target, target)
         self.priority = xp.where(gain, self._rank(self.ids, self.sub), xp.where(copies, old_priority, -1))
@@ -353,22 +327,23 @@ class Louvain(Primitive):
         self.prop_from, self.prop_to, self.prop_id = c[who], self.target[who], self.ids[who]
         self.prop_out, self.prop_in = self.k_out[who], self.k_in[who]
         self.prop_w_to, self.prop_w_stay = w_to[who], w_stay[who]
-        proposing = gain[src]  # every proposer is among the rows scored: its arcs are all here
-        self.clash_src, self.clash_dst = src[proposing], dst[proposing]
-        pending, = self._measure(self.inside_share, gain.sum())
-        self._shares(pending=int(pending))
+        at = xp.flatnonzero(gain[src])  # every proposer is among the rows scored: its arcs are all here
+        self.clash_src, self.clash_dst = src[at], dst[at]
+        self._shares(pending=int(who.shape[0]))
         changed = self.own_mask & ((self.priority != old_priority) | (self.target != old_target))
-        return xp.flatnonzero(changed).astype(self.graph.indices.dtype)
+        frontier = xp.flatnonzero(changed).astype(self.graph.indices.dtype)
+        self._measure(self.inside_share)  # after the last launch: the read waits for nothing more
+        return frontier
 
     def _unsettled(self, c):
-        """The vertices to score again (a mask): at first all; then those that moved or have a neighbour that did
-        since the last proposal, and those that would have moved (the vertex pruning of Leiden's fast local
-        moving: a vertex whose neighbourhood did not change keeps its choice, though the totals changed)."""
+        """The vertices to score again (a mask): at first all (None); then those that moved or have a neighbour
+        that did since the last proposal, and those that would have moved (the vertex pruning of Leiden's fast
+        local moving: a vertex whose neighbourhood did not change keeps its choice, though the totals changed)."""
         xp = self.xp
         if self.snapshot is None:  # and the inside weight measured in full, then followed through the moves
             self.inside_share = self._inside(c)
             self.again = xp.zeros(self.num_vertices, dtype=bool)
-            return xp.ones(self.num_vertices, dtype=bool)
+            return None
         moved = c != self.snapshot
         self.again = moved
         self.inside_share = self.inside_share + self._inside_change(moved, c)
@@ -436,7 +411,7 @@ class Louvain(Primitive):
         best = self.prop_w_to - self.resolution * (ko * t_in + ki * t_out) / self.scale
         t_in, t_out = (in_t[fr] - ki) + after[k:, 1], (out_t[fr] - ko) + after[k:, 0]
         stay = self.prop_w_stay - self.resolution * (ko * t_in + ki * t_out) / self.scale
-        keep[ids[best > stay]] = True
+        keep[ids] = best > stay  # a proposer's id is listed once, by its owner: no compaction needed
         return keep
 
     def _rank(self, ids, salt):
@@ -492,7 +467,7 @@ class Louvain(Primitive):
                 self.total_out[:] = 0.0
                 self.total_in[:] = 0.0
                 own = self.own
-                self._publish(own, self.xp.full(own.shape[0], -1, dtype=np.int64), self.community[own])
+                self._publish(own, None, self.community[own])
                 self.phase = REBUILD
                 self._shares()
                 return self.frontier_of(None)
@@ -576,21 +551,21 @@ class Leiden(Louvain):
         self.refined = self.ids.copy()
         self.ref_out = self.ref_in = xp.zeros(self.n)
         self.fixed = xp.zeros(self.n, dtype=bool)
-        self._publish(own, xp.full(own.shape[0], -1, dtype=np.int64), self.ids[own])
+        self._publish(own, None, self.ids[own])
         self.rsub, self.pending = 0, 0
         self._shares()
         return self.frontier_of(None)
 
     def _refine(self):
         xp = self.xp
-        fr, to = self.moved_from, self.moved_to
-        self.fixed[fr[fr >= 0]] = True  # whoever joined, and whatever was joined, is alone no more
-        self.fixed[to[fr >= 0]] = True
+        if self.leaving:  # whoever joined, and whatever was joined, is alone no more
+            self.fixed[self.moved_from] = True
+            self.fixed[self.moved_to] = True
         self._apply(self.ref_out, self.ref_in)
         c, r = self.community, self.refined
-        inside = c[self.nbr_src] == c[self.nbr_dst]
-        rows, keys, weights = pair_totals(xp, self.nbr_src[inside], r[self.nbr_dst[inside]], self.nbr_w[inside],
-                                          self.n)
+        inside = xp.flatnonzero(c[self.nbr_src] == c[self.nbr_dst])
+        rows, keys, weights = ops.pair_totals(self.nbr_src[inside], r[self.nbr_dst[inside]], self.nbr_w[inside],
+                                              self.n)
         self.rsub += 1
         if rows.shape[0] == 0:
             self._shares()

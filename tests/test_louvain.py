@@ -261,6 +261,58 @@ def test_gpu_matches_numpy():
         assert gpu.stats["modularity"] == pytest.approx(q, abs=1e-9)
 
 
+@pytest.mark.gpu
+def test_gpu_pair_totals_twin():
+    """ops.pair_totals' kernel against its NumPy twin: the same pairs (in any order), each once, the same sums to
+    rounding (atomic adds, and a warp's entries of one pair added across the warp first).  Inputs: many entries per
+    pair in runs (a vertex's arcs into one community) and scattered, all pairs distinct, keys of up to 2**40, int32
+    ids, lengths that end mid-warp and mid-block, one entry, none."""
+    cp = pytest.importorskip("cupy")
+    rng = np.random.default_rng(7)
+    cases = []
+    for n, rows, span in ((200_000, 50, 20), (100_003, 2000, 1000), (77_777, 10, 2 ** 40), (1, 1, 1), (0, 1, 5)):
+        a, b = rng.integers(0, rows, n), rng.integers(0, span, n)
+        cases.append((a, b, rng.random(n), span))
+        cases.append((np.sort(a), b, rng.random(n), span))  # a row's entries side by side, as from ops.arcs
+    distinct = rng.permutation(300_000)
+    cases.append((distinct // 1000, distinct % 1000, rng.random(300_000), 1000))  # no pair twice
+    hub, hub_keys = np.zeros(100_000, dtype=np.int64), rng.integers(0, 2, 100_000)  # one row's entries, two keys
+    cases.append((hub, hub_keys, rng.random(100_000), 3))
+    cases.append((rng.integers(0, 300, 50_000).astype(np.int32), rng.integers(0, 70, 50_000).astype(np.int32),
+                  rng.random(50_000), 70))
+    for a, b, w, span in cases:
+        want = as_totals(ops.pair_totals(a, b, w, span))
+        got = ops.pair_totals(cp.asarray(a), cp.asarray(b), cp.asarray(w), span)
+        assert all(isinstance(x, cp.ndarray) for x in got)
+        assert [x.dtype for x in got] == [np.int64, np.int64, np.float64]
+        got = as_totals(got)
+        assert set(got) == set(want)
+        keys = sorted(want)
+        assert np.allclose([got[k] for k in keys], [want[k] for k in keys], rtol=1e-12, atol=0)
+    counts = as_totals(ops.pair_totals(cp.asarray(hub), cp.asarray(hub_keys), None, 3))
+    assert counts == {(0, k): float((hub_keys == k).sum()) for k in (0, 1)}  # counts are exact in any order
+
+
+@pytest.mark.gpu
+def test_gpu_same_communities():
+    """Louvain and Leiden on the GPU give the CPU's communities exactly where the weights are integers: every sum
+    (the hash table's, the totals', the modularity's) is then exact in any order, and the rest is the same
+    arithmetic, so the atomics' order cannot show."""
+    pytest.importorskip("cupy")
+    for G, weight in ((nx.karate_club_graph(), None), (nx.les_miserables_graph(), "weight")):
+        g = mgraph.from_networkx(G, weight=weight)
+        for fn in (mgraph.louvain, mgraph.leiden):
+            for seed in (0, 1):
+                cpu = fn(g, backend="numpy", seed=seed)
+                gpu = fn(g, backend="cupy", seed=seed)
+                assert (gpu.community == cpu.community).all()
+                assert gpu.stats["level_rounds"] == cpu.stats["level_rounds"]
+                assert gpu.stats["modularity"] == cpu.stats["modularity"]
+    g = mgraph.load("rmat:12")
+    cpu, gpu = mgraph.louvain(g, backend="numpy"), mgraph.louvain(g, backend="cupy")
+    assert (gpu.community == cpu.community).all() and gpu.stats["level_rounds"] == cpu.stats["level_rounds"]
+
+
 @pytest.mark.slow
 def test_facebook_large():
     """One of the issue's floor graphs: within 1 % of networkx's modularity (networkx takes seconds here)."""
@@ -376,18 +428,78 @@ def test_leiden_communities_connected():
 
 def test_pair_totals():
     """The hash table's pairs and sums are ops.pair_sums', in some order (the sums to rounding)."""
-    from mgraph.primitives.louvain import pair_totals
-
     rng = np.random.default_rng(5)
     for n, rows, span in ((20_000, 300, 40), (5_000, 5, 3), (1, 1, 1)):
         a, b, w = rng.integers(0, rows, n), rng.integers(0, span, n), rng.random(n)
-        got = pair_totals(np, a, b, w, span)
+        got = ops.pair_totals(a, b, w, span)
         order = np.lexsort((got[1], got[0]))
         want = ops.pair_sums(a, b, w)
         assert (got[0][order] == want[0]).all() and (got[1][order] == want[1]).all()
         assert np.allclose(got[2][order], want[2], rtol=1e-12, atol=0)
-    empty = pair_totals(np, np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0), 4)
+    empty = ops.pair_totals(np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0), 4)
     assert all(x.shape == (0,) for x in empty)
+    assert [x.dtype for x in empty] == [np.int64, np.int64, np.float64]
+
+
+def reference_totals(rows, keys, weights):
+    """{(row, key): the sum of its weights, added in the entries' order}: what ops.pair_totals must give."""
+    ref = {}
+    for r, k, w in zip(rows.tolist(), keys.tolist(), weights.tolist()):
+        ref[(r, k)] = ref.get((r, k), 0.0) + w
+    return ref
+
+
+def as_totals(got):
+    rows, keys, sums = (np.asarray(x.get() if hasattr(x, "get") else x) for x in got)
+    pairs = list(zip(rows.tolist(), keys.tolist()))
+    assert len(set(pairs)) == len(pairs)  # each pair once
+    return dict(zip(pairs, sums.tolist()))
+
+
+@pytest.mark.parametrize("case", ["one", "one_pair_repeated", "near_span", "wide_span", "float_sums", "int32",
+                                  "unweighted", "collisions"])
+def test_pair_totals_against_a_dict(case):
+    """The CPU's pairs and sums, bit for bit those of a dict that adds each pair's weights in the entries' order,
+    on the cases a hash table gets wrong first: one entry, keys next to span, keys that need most of 64 bits, sums
+    that round, many entries per pair."""
+    rng = np.random.default_rng(11)
+    span = 100
+    if case == "one":
+        rows, keys, w = np.array([7]), np.array([3]), np.array([0.25])
+    elif case == "one_pair_repeated":
+        rows, keys, w = np.full(1000, 4), np.full(1000, 99), rng.random(1000)
+    elif case == "near_span":
+        rows, keys = rng.integers(0, 50, 5000), span - 1 - rng.integers(0, 2, 5000)
+        w = rng.random(5000)
+    elif case == "wide_span":  # keys of up to 2**40 and rows of up to 2**22: the int64 key near its top
+        span = 2 ** 40
+        rows = rng.integers(2 ** 22 - 8, 2 ** 22, 4000)
+        keys = np.array([0, 1, span - 2, span - 1])[rng.integers(0, 4, 4000)]
+        w = rng.random(4000)
+    elif case == "float_sums":  # 0.1 + 0.2 + ... rounds: the order of the additions shows in the bits
+        rows, keys = rng.integers(0, 3, 3000), rng.integers(0, 4, 3000)
+        w = np.array([0.1, 0.2, 0.3, 1e-17, 1e16])[rng.integers(0, 5, 3000)]
+    elif case == "int32":
+        rows, keys = rng.integers(0, 40, 3000).astype(np.int32), rng.integers(0, span, 3000).astype(np.int32)
+        w = rng.random(3000)
+    elif case == "unweighted":
+        rows, keys, w = rng.integers(0, 10, 3000), rng.integers(0, 10, 3000), None
+    else:  # most entries share a pair with others: long probe runs in a table of about twice the entries
+        rows, keys, w = rng.integers(0, 30, 50_000), rng.integers(0, span, 50_000), rng.random(50_000)
+    got = ops.pair_totals(rows, keys, w, span)
+    assert [x.dtype for x in got] == [np.int64, np.int64, np.float64]
+    ref = reference_totals(rows, keys, np.ones(rows.shape[0]) if w is None else w)
+    assert as_totals(got) == ref  # exact: the same additions in the same order
+    again = ops.pair_totals(rows, keys, w, span)
+    assert all((x == y).all() for x, y in zip(got, again))  # and the same order every run
+
+
+def test_pair_totals_refuses():
+    a = np.arange(4)
+    for args in ((a, a[:3], None, 4), (a.reshape(2, 2), a.reshape(2, 2), None, 4), (a, a.astype(float), None, 4),
+                 (a, a, np.ones(3), 4), (a, a, None, 0), (a, a, None, True), (a, a, None, 2.0), (a, a, None, 2 ** 63)):
+        with pytest.raises(ValueError, match="pair_totals"):
+            ops.pair_totals(*args)
 
 
 def test_best_per_row():

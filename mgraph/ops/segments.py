@@ -103,6 +103,49 @@ def pair_sums(xp, a, b, weights):
     return a, b, total
 
 
+def mix(x):
+    """A 64-bit hash of each of the integers ``x`` (splitmix64's finaliser), uint64."""
+    x = x.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)
+    x ^= x >> np.uint64(31)
+    x *= np.uint64(0xD6E8FEB86659FD93)
+    x ^= x >> np.uint64(32)
+    return x
+
+
+def pair_totals(xp, rows, keys, weights, span):
+    """ops.pair_totals as array operations (the NumPy twin of :mod:`.cupy_pairs`' kernel; its docstring has the
+    rules): each pair's key goes into an open addressing table of 2 m + 1 slots by rounds of linear probing
+    (every entry not yet placed claims its slot where it is empty, one claimant wins, the entries whose key is now
+    in their slot are placed, the others try the next slot), then the weights are summed per slot.  The pairs come
+    in the table's order and each sum adds its pair's entries in their order, so a run gives the same bits every
+    time (a Leiden superstep sums these totals again per row, in this order)."""
+    m = rows.shape[0]
+    if m == 0:
+        return rows.astype(np.int64), keys.astype(np.int64), weights.astype(np.float64)
+    key = rows.astype(np.int64) * np.int64(span) + keys.astype(np.int64)
+    size = 2 * m + 1
+    slot = (mix(key) % np.uint64(size)).astype(np.int64)  # each entry's slot so far; at the end, its pair's
+    table = xp.full(size, -1, dtype=np.int64)
+    table[slot] = key  # the table is empty: every entry claims its first slot, one claimant of each wins
+    todo = xp.flatnonzero(table[slot] != key)
+    while todo.shape[0]:  # the entries of one key probe together, so a key is placed once
+        at = slot[todo] + 1
+        at = xp.where(at == size, 0, at)
+        slot[todo] = at
+        want = key[todo]
+        free = table[at] < 0
+        table[at[free]] = want[free]  # one claimant of each empty slot wins
+        todo = todo[table[at] != want]
+    if xp is np:
+        total = np.bincount(slot, weights=weights, minlength=size).astype(np.float64, copy=False)
+    else:
+        total = xp.zeros(size)
+        xp.add.at(total, slot, weights.astype(np.float64, copy=False))
+    used = xp.flatnonzero(table >= 0)
+    pairs = table[used]
+    return pairs // span, pairs % span, total[used]
+
+
 def mode(xp, k, vals, num_rows, prefer, empty):
     """Per row, the most frequent of its ``vals`` (``k``: each value's row); ties go to ``prefer``'s entry where it
     is among the most frequent, else to the largest.  Rows without values get ``prefer`` (or ``empty``)."""
