@@ -396,28 +396,38 @@ __device__ __forceinline__ i64 first_in_bits(const idx_t* __restrict__ rindices,
     return -1;
 }
 
-// Pull: each unvisited vertex takes its first in-neighbour among the bits; a lane takes two vertices 32 apart per
-// trip (warp-uniform trips), their labels and rows read before either row is walked, so that each lane has twice
-// the reads in flight (a pull is bound by those chains of reads, not by its arcs).
+// Pull: each unvisited vertex takes its first in-neighbour among the bits; a lane takes PULL_WAYS vertices 32
+// apart per trip (warp-uniform trips), their labels and rows read before any row is walked, so that each lane has
+// that many chains of reads in flight (a pull is bound by those chains, label -> row -> first arc -> bit, not by
+// its arcs); the rest of a row is walked only where its first arc is not in the frontier.
 __device__ __forceinline__ Appender pull_level(const i64* __restrict__ rindptr, const idx_t* __restrict__ rindices,
-                                            const i64* __restrict__ indptr, int* label, idx_t* pred,
-                                            const unsigned* bits, i64 n, int level, idx_t* out, u64* slots,
-                                            i64 hub_degree, bool chunked, Appender a) {
+                                               const i64* __restrict__ indptr, int* label, idx_t* pred,
+                                               const unsigned* bits, i64 n, int level, idx_t* out, u64* slots,
+                                               i64 hub_degree, bool chunked, Appender a) {
     const int lane = threadIdx.x & 31;
     const i64 warp = ((i64)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
     const i64 warps = ((i64)gridDim.x * blockDim.x) >> 5;
-    for (i64 base = warp * 64; base < n; base += warps * 64) {
-        const i64 v0 = base + lane, v1 = v0 + 32;
-        const bool in0 = v0 < n, in1 = v1 < n;
-        const int l0 = in0 ? label[v0] : 0, l1 = in1 ? label[v1] : 0;
-        const i64 b0 = in0 ? rindptr[v0] : 0, e0 = in0 ? rindptr[v0 + 1] : 0;
-        const i64 b1 = in1 ? rindptr[v1] : 0, e1 = in1 ? rindptr[v1 + 1] : 0;
-        const i64 u0 = l0 == -1 ? first_in_bits(rindices, bits, b0, e0) : -1;
-        const i64 u1 = l1 == -1 ? first_in_bits(rindices, bits, b1, e1) : -1;
-        if (u0 >= 0) { label[v0] = level; pred[v0] = (idx_t)u0; }
-        if (u1 >= 0) { label[v1] = level; pred[v1] = (idx_t)u1; }
-        warp_append(a, u0 >= 0, (idx_t)v0, lane, out, slots, indptr, hub_degree, chunked);
-        warp_append(a, u1 >= 0, (idx_t)v1, lane, out, slots, indptr, hub_degree, chunked);
+    for (i64 base = warp * 32 * PULL_WAYS; base < n; base += warps * 32 * PULL_WAYS) {
+        int l[PULL_WAYS];
+        i64 b[PULL_WAYS], e[PULL_WAYS], u[PULL_WAYS];
+#pragma unroll
+        for (int w = 0; w < PULL_WAYS; ++w) {
+            const i64 v = base + 32 * w + lane;
+            l[w] = v < n ? label[v] : 0;
+            b[w] = v < n ? rindptr[v] : 0;
+            e[w] = v < n ? rindptr[v + 1] : 0;
+        }
+#pragma unroll
+        for (int w = 0; w < PULL_WAYS; ++w) u[w] = l[w] == -1 && b[w] < e[w] ? (i64)rindices[b[w]] : -1;
+#pragma unroll
+        for (int w = 0; w < PULL_WAYS; ++w)  // most found or not: the first arcs checked together, then the rest
+            if (u[w] >= 0 && !in_bits(bits, u[w])) u[w] = first_in_bits(rindices, bits, b[w] + 1, e[w]);
+#pragma unroll
+        for (int w = 0; w < PULL_WAYS; ++w) {
+            const i64 v = base + 32 * w + lane;
+            if (u[w] >= 0) { label[v] = level; pred[v] = (idx_t)u[w]; }
+            warp_append(a, u[w] >= 0, (idx_t)v, lane, out, slots, indptr, hub_degree, chunked);
+        }
     }
     return a;
 }
@@ -602,6 +612,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK, DIRECTIONS_MIN_BLOCKS) visit
 DIRECTIONS_MIN_BLOCKS = 6
 CHUNK = 256  # output slots a warp reserves at a time, in a level that may emit many vertices
 CHUNK_ABOVE = 1 << 16  # arcs: a push level whose frontier has more reserves chunks (a pull level always)
+PULL_WAYS = 2  # vertices a lane takes per trip of a pull level
 HUB_RUN = 128  # a warp's consecutive positions among a level's hubs' arcs: one search for the run's first hub
 
 
@@ -610,6 +621,7 @@ def _directions_kernel(idx_dtype, device_id):
     """The direction-optimizing levels kernel and the largest grid that can be resident at once."""
     source = (f"#define IDX_T {cuda.ID_CTYPES[np.dtype(idx_dtype)]}\n#define ITEMS {cupy_kernels.ITEMS}\n"
               f"#define BLOCK {BLOCK}\n#define DIRECTIONS_MIN_BLOCKS {DIRECTIONS_MIN_BLOCKS}\n#define CHUNK {CHUNK}\n#define CHUNK_ABOVE {CHUNK_ABOVE}\n"
+              f"#define PULL_WAYS {PULL_WAYS}\n"
 
               f"#define HUB_RUN {HUB_RUN}\n"
               + cupy_kernels.PRELUDE + DIRECTIONS)
