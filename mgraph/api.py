@@ -445,16 +445,31 @@ def _level(prim, results=None):
     return (*out, to_host(results["community"]), to_host(results.get("refined", results["community"])))
 
 
+def _positions(labels, values):
+    """Where each of ``values`` is in ``labels`` (sorted, distinct, non-negative; every value is one of them): a
+    table indexed by label where the labels are dense enough, a binary search per value elsewhere (over a coarse
+    graph's tens of millions of arcs the searches took most of a GPU run's time)."""
+    n = labels.shape[0]
+    if n == 0 or values.shape[0] == 0:
+        return np.zeros(values.shape, dtype=np.int64)
+    top = int(labels[-1]) + 1
+    if labels[0] < 0 or top > 4 * n + (1 << 20):
+        return np.searchsorted(labels, values)
+    table = np.empty(top, dtype=np.int32 if n < 2**31 else np.int64)  # read only at the labels
+    table[labels] = np.arange(n, dtype=table.dtype)
+    return table[values]
+
+
 def _modularity(a, b, w, labels, part, M, resolution):
     """Q of the partition ``part`` (one community label per vertex ``labels``) of the graph whose arcs, summed per
     pair of vertex labels, are (a, b, w) (loops as a == b, weighed as the modularity counts them)."""
     if M <= 0:
         return 0.0
-    pa, pb = part[np.searchsorted(labels, a)], part[np.searchsorted(labels, b)]
-    inside = float(w[pa == pb].sum())
     keys, inv = np.unique(part, return_inverse=True)
-    out = np.bincount(np.searchsorted(keys, pa), weights=w, minlength=keys.shape[0])
-    into = np.bincount(np.searchsorted(keys, pb), weights=w, minlength=keys.shape[0])
+    ca, cb = inv[_positions(labels, a)], inv[_positions(labels, b)]  # each arc's ends' communities, numbered
+    inside = float(w[ca == cb].sum())
+    out = np.bincount(ca, weights=w, minlength=keys.shape[0])
+    into = np.bincount(cb, weights=w, minlength=keys.shape[0])
     return inside / M - resolution * float((out * into).sum()) / M ** 2
 
 
@@ -463,7 +478,7 @@ def _coarse_graph(a, b, w, labels, part, directed, refined):
     the vertex to itself) and, after Leiden's refinement, where each vertex starts (the smallest vertex of its
     community); None for Louvain, where each starts alone."""
     n = labels.shape[0]
-    ia, ib = np.searchsorted(labels, a), np.searchsorted(labels, b)
+    ia, ib = _positions(labels, a), _positions(labels, b)
     loop = ia == ib
     loops = np.bincount(ia[loop], weights=w[loop], minlength=n) / (1.0 if directed else 2.0)
     ia, ib, w = ia[~loop], ib[~loop], w[~loop]  # sorted by (a, b): rows in order, each row's columns increasing
