@@ -21,7 +21,7 @@ import cupy as cp
 import numpy as np
 
 from mgraph.ops import cuda, cupy_kernels
-from mgraph.ops.levels import DIRECTIONS_HUB, Levels, fusable, max_degree
+from mgraph.ops.levels import DIRECTIONS_HUB, PUSH_MOST, Levels, fusable, max_degree
 from mgraph.ops.queue import Queue, word
 
 BLOCK = cuda.BLOCK
@@ -298,10 +298,11 @@ def _register(functor, idx, device):
 # after a sync as one run of positions; a pull level has each unvisited vertex look for its first in-neighbour in
 # the frontier, held as bits.  Arrays the kernel writes are read without __restrict__ (no read-only loads of them).
 #
-# A warp appends what it emits into slots it reserves CHUNK at a time: one counter that every warp hits at every
-# emission serialises (a level emitting 7 M vertices spent 1.5 ms in that counter's atomics), so a level's output
-# holds gaps (-1) where warps left slots of their last chunk unused, and the next level skips them.  The exact counts
-# are added up per warp in registers and added once per warp and level.
+# In a level that may emit many vertices (any pull, a push of more than CHUNK_ABOVE arcs) a warp appends into slots
+# it reserves CHUNK at a time: one counter that every warp hits at every emission serialises (a level emitting 7 M
+# vertices spent 1.5 ms in that counter's atomics), so the level's output holds gaps (-1) where warps left slots of
+# their last chunk unused, and the next level skips them.  A small level's warps take exact slots, leaving no gaps.
+# The counts are added up per warp in registers and once per block and level.
 DIRECTIONS = r"""
 #include <cooperative_groups.h>
 namespace cg = cooperative_groups;
@@ -587,9 +588,10 @@ extern "C" __global__ void __launch_bounds__(BLOCK, DIRECTIONS_MIN_BLOCKS) visit
         const i64 next_light = (i64)*(volatile u64*)&state[5 + p];
         emitted += (u64)next;
         bool stop = next == 0 || it + 1 >= max_levels;
-        if (!stop)  // a push of more light arcs than limit is the load-balanced advance's, from the host
+        if (!stop)  // a push of more light arcs than limit, or of more vertices than the hubs' word counts, is the
+                    // load-balanced advance's, from the host
             stop = !rule_pulls(next, visited + next, rule_n, rule_arcs, do_a, do_b, pulling, switched) &&
-                   next_light > limit;
+                   (next_light > limit || next >= PUSH_MOST);
         if (stop) {
             if (tid == 0) {
                 state[2] = it + 1; state[3] = next_slots; state[4] = emitted; state[7] = visited; state[9] = pulling;
@@ -619,11 +621,10 @@ HUB_RUN = 128  # a warp's consecutive positions among a level's hubs' arcs: one 
 @lru_cache(maxsize=None)
 def _directions_kernel(idx_dtype, device_id):
     """The direction-optimizing levels kernel and the largest grid that can be resident at once."""
-    source = (f"#define IDX_T {cuda.ID_CTYPES[np.dtype(idx_dtype)]}\n#define ITEMS {cupy_kernels.ITEMS}\n"
-              f"#define BLOCK {BLOCK}\n#define DIRECTIONS_MIN_BLOCKS {DIRECTIONS_MIN_BLOCKS}\n#define CHUNK {CHUNK}\n#define CHUNK_ABOVE {CHUNK_ABOVE}\n"
-              f"#define PULL_WAYS {PULL_WAYS}\n"
-
-              f"#define HUB_RUN {HUB_RUN}\n"
+    defines = {"IDX_T": cuda.ID_CTYPES[np.dtype(idx_dtype)], "ITEMS": cupy_kernels.ITEMS, "BLOCK": BLOCK,
+               "DIRECTIONS_MIN_BLOCKS": DIRECTIONS_MIN_BLOCKS, "CHUNK": CHUNK, "CHUNK_ABOVE": CHUNK_ABOVE,
+               "PUSH_MOST": f"{PUSH_MOST}ll", "PULL_WAYS": PULL_WAYS, "HUB_RUN": HUB_RUN}
+    source = ("".join(f"#define {name} {value}\n" for name, value in defines.items())
               + cupy_kernels.PRELUDE + DIRECTIONS)
     with cp.cuda.Device(device_id):
         module = cp.RawModule(code=source, options=cuda.OPTIONS, enable_cooperative_groups=True)

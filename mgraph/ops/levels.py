@@ -38,6 +38,9 @@ FUSE_DEGREE = 1024
 DIRECTIONS_FRONTIER = FUSE_VISIT_ARCS // FUSE_DEGREE
 # arcs: in those levels a frontier vertex with more out-arcs is a hub, whose arcs the whole grid takes, not one warp
 DIRECTIONS_HUB = 64
+# vertices: those levels push a frontier of fewer (a level's hubs are counted in 24 bits of one word), and leave a
+# larger push to the load-balanced advance
+PUSH_MOST = 1 << 24
 _MAX_DEGREE = weakref.WeakKeyDictionary()  # graph -> its largest out-degree, read once while the graph lives
 _FUSABLE = weakref.WeakKeyDictionary()  # graph -> fusable(graph)
 
@@ -129,7 +132,8 @@ def visit_directions(graph, frontier, label, pred, level, policy, limit, max_lev
     :class:`mgraph.ops.Direction`) chooses for its frontier and runs ``push(frontier, level)`` or
     ``pull(frontier, level)`` (one level each), until a level emits nothing, ``max_levels`` levels ran, or the next
     level would push a frontier of more than ``limit`` :func:`light_arcs` (the load-balanced advance's, from the
-    host).  Every level is one ``policy.choose``, as when the host drives them; returns :class:`Levels`."""
+    host) or of PUSH_MOST vertices or more.  Every level is one ``policy.choose``, as when the host drives them;
+    returns :class:`Levels`."""
     levels = emitted = 0
     while True:
         way = policy.choose(int(frontier.shape[0]))
@@ -138,7 +142,7 @@ def visit_directions(graph, frontier, label, pred, level, policy, limit, max_lev
         m = int(frontier.shape[0])
         emitted += m
         if m == 0 or levels >= max_levels or \
-                (policy.next_way(m) == "push" and light_arcs(graph, frontier) > limit):
+                (policy.next_way(m) == "push" and (light_arcs(graph, frontier) > limit or m >= PUSH_MOST)):
             return Levels(frontier, levels, emitted)
 
 
