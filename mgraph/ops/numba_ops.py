@@ -1453,6 +1453,97 @@ def id_range(ids):
     return int(lo), int(hi)
 
 
+# ---- hashed pair totals: Louvain's weight per (vertex, neighbouring community) ----------------------------------
+
+@njit(cache=True)
+def _pair_mix(key):
+    """segments.mix of one int64 key: splitmix64's finaliser, uint64 throughout (a mixed int operand would make
+    numba compute in float64)."""
+    x = np.uint64(key) * np.uint64(0x9E3779B97F4A7C15)
+    x ^= x >> np.uint64(31)
+    x *= np.uint64(0xD6E8FEB86659FD93)
+    x ^= x >> np.uint64(32)
+    return x
+
+
+@njit(cache=True)
+def _pair_totals(rows, keys, weights, span):
+    """segments.pair_totals' table, its rounds replayed one entry at a time: the same slot for every key, so the
+    same pairs in the same order and the same sums.  A round of the twin lets every entry not yet placed claim
+    its next slot where that slot was empty when the round began, and of the claimants of one slot the last in
+    entry order wins (NumPy's fancy assignment writes in index order); here the entries claim in entry order,
+    each overwriting the claims of this round (``fresh``) but never a key placed before it, and only then are
+    the entries whose key holds their slot taken off the list.  The sums add each slot's weights in entry order,
+    as the twin's bincount does."""
+    m = rows.shape[0]
+    size = 2 * m + 1
+    usize = np.uint64(size)
+    key = np.empty(m, np.int64)
+    slot = np.empty(m, np.int64)
+    table = np.full(size, -1, np.int64)
+    for i in range(m):  # the empty table: every entry claims its first slot, the last claimant of each wins
+        k = rows[i] * span + keys[i]
+        key[i] = k
+        s = np.int64(_pair_mix(k) % usize)
+        slot[i] = s
+        table[s] = k
+    todo = np.empty(m, np.int64)
+    left = 0
+    for i in range(m):
+        if table[slot[i]] != key[i]:
+            todo[left] = i
+            left += 1
+    fresh = np.zeros(size, np.uint8)  # slots claimed in this round: empty when it began, so still claimable
+    while left:
+        for j in range(left):
+            i = todo[j]
+            s = slot[i] + 1
+            if s == size:
+                s = 0
+            slot[i] = s
+            if table[s] < 0 or fresh[s]:
+                table[s] = key[i]
+                fresh[s] = 1
+        kept = 0
+        for j in range(left):
+            i = todo[j]
+            s = slot[i]
+            fresh[s] = 0
+            if table[s] != key[i]:
+                todo[kept] = i
+                kept += 1
+        left = kept
+    total = np.zeros(size, np.float64)
+    for i in range(m):
+        total[slot[i]] += weights[i]
+    pairs = 0
+    for s in range(size):
+        if table[s] >= 0:
+            pairs += 1
+    out_rows = np.empty(pairs, np.int64)
+    out_keys = np.empty(pairs, np.int64)
+    out_sums = np.empty(pairs, np.float64)
+    j = 0
+    for s in range(size):
+        k = table[s]
+        if k >= 0:
+            out_rows[j] = k // span
+            out_keys[j] = k % span
+            out_sums[j] = total[s]
+            j += 1
+    return out_rows, out_keys, out_sums
+
+
+def pair_totals(rows, keys, weights, span):
+    """ops.pair_totals on NumPy arrays: segments.pair_totals' pairs, in its order, and its sums to the bit, from
+    one compiled pass per probing round instead of a dozen array operations over the entries left (one thread:
+    the order of the claims decides the table)."""
+    if rows.shape[0] == 0:
+        return segments.pair_totals(np, rows, keys, weights, span)
+    return _pair_totals(rows.astype(np.int64, copy=False), keys.astype(np.int64, copy=False),
+                        weights.astype(np.float64, copy=False), np.int64(span))
+
+
 # ---- the operators compiled nowhere: the twins -----------------------------------------------------------------
 
 bitmap = numpy_ops.bitmap
