@@ -796,3 +796,83 @@ def test_compiled_levels_leave_what_does_not_fuse_to_the_loop():
     f = np.array([1], dtype=g.indices.dtype)
     assert numba_ops.advance_levels(g, f, functors.VISIT, (label, label.astype(g.indices.dtype), 1), 2, 1 << 16,
                                     100) is None
+
+
+# -- Louvain's pair totals ----------------------------------------------------------------------------------------
+
+def pair_inputs(case, rng):
+    """(rows, keys, weights, span) for ops.pair_totals: grouped rows (Louvain's arcs), rows in any order (a
+    directed graph's out- and in-arcs), keys too wide to mark (the probing rounds replayed), sums that round."""
+    if case == "arcs":
+        g = graph("rmat11_w")
+        src, dst = ops.arcs(g)
+        community = rng.integers(0, 60, g.num_vertices)
+        return src, community[dst], g.weights.astype(np.float64), g.num_vertices
+    if case == "grouped":
+        m = 20_000
+        return np.sort(rng.integers(0, 400, m)), rng.integers(0, 50, m), rng.standard_normal(m), 50
+    if case == "any_order":
+        m = 20_000
+        return rng.integers(0, 400, m).astype(np.int32), rng.integers(0, 50, m).astype(np.int32), rng.random(m), 64
+    if case == "wide_keys":
+        m = 3_000
+        return np.sort(rng.integers(0, 40, m)), rng.integers(0, 2 ** 40, m) // 3 * 3, rng.random(m), 2 ** 40
+    if case == "float_sums":  # each pair's additions in another order would show in the bits
+        m = 5_000
+        w = np.array([0.1, 0.2, 0.3, 1e-17, 1e16, -0.0])[rng.integers(0, 6, m)]
+        return np.sort(rng.integers(0, 3, m)), rng.integers(0, 4, m), w, 4
+    # each entry a pair of its own, so that every key has a home and the table is half full: long runs of probes
+    m = 4_000
+    return np.arange(m), rng.integers(0, 2, m), rng.random(m).astype(np.float32), 2
+
+
+@pytest.mark.parametrize("case", ["arcs", "grouped", "any_order", "wide_keys", "float_sums", "distinct"])
+def test_pair_totals_are_the_twins_pairs_in_their_order(case):
+    """The compiled pair_totals gives segments.pair_totals' pairs in the same order (the table's) and the same sums
+    to the bit, whichever of its paths an input takes."""
+    rng = np.random.default_rng(21)
+    for _ in range(3):
+        rows, keys, w, span = pair_inputs(case, rng)
+        (want, _), (got, _) = both(lambda: ops.pair_totals(rows, keys, w, span))
+        assert want[0].shape[0] == len(set(zip(want[0].tolist(), want[1].tolist())))
+        assert all(same(x, y) for x, y in zip(want, got)), case
+        for part in (slice(0, 1), slice(0, 7), slice(5, 1000)):  # small tables: claims that wrap past the end
+            (want, _), (got, _) = both(lambda: ops.pair_totals(rows[part], keys[part], w[part], span))
+            assert all(same(x, y) for x, y in zip(want, got)), (case, part)
+
+
+def test_pair_totals_place_keys_that_wrap_past_the_tables_end_as_the_twin():
+    """Keys whose first slots are the table's last few: the probes run past its end and take its first slots,
+    after the keys whose first slots those are; the order of the pairs shows where each key went."""
+    m = 64
+    size = 2 * m + 1
+    candidates = np.arange(200_000, dtype=np.int64)
+    home = (segments.mix(candidates) % np.uint64(size)).astype(np.int64)
+    tail = candidates[home >= size - 3][:40]  # 40 keys for the last 3 slots
+    head = candidates[home <= 2][:24]  # and 24 for the first 3
+    assert tail.shape[0] == 40 and head.shape[0] == 24
+    rng = np.random.default_rng(4)
+    keys = rng.permutation(np.concatenate([tail, head]))
+    rows = np.zeros(m, dtype=np.int64)
+    w = rng.random(m)
+    (want, _), (got, _) = both(lambda: ops.pair_totals(rows, keys, w, 1 << 40))
+    assert want[1].shape[0] == m
+    # slots 126-128 hold three of the tail's keys, the other 37 wrapped: slots 0-60, after the head's 24
+    assert np.isin(want[1][-3:], tail).all() and np.isin(want[1][:61], tail).sum() == 37
+    assert all(same(x, y) for x, y in zip(want, got))
+    for rows_order in (rng.permutation(m), np.arange(m)[::-1]):  # rows out of order, the same table
+        r = rows_order % 3
+        (want, _), (got, _) = both(lambda: ops.pair_totals(r, keys, w, 1 << 40))
+        assert all(same(x, y) for x, y in zip(want, got))
+
+
+@pytest.mark.parametrize("fn", ["louvain", "leiden"])
+def test_louvain_runs_are_the_twins(fn):
+    """Whole runs with the compiled kernels and with the twins: the same communities, modularity and rounds."""
+    for name in ("rmat11_w", "rand_dir_float") if fn == "louvain" else ("rmat11_w",):
+        g = graph(name)
+        (want, _), (got, _) = both(lambda: getattr(mgraph, fn)(g, backend="numpy", seed=2))
+        assert same(want.community, got.community)
+        for stat in ("modularity", "level_rounds", "level_modularity", "communities"):
+            assert want.stats[stat] == got.stats[stat], stat
+        assert want.stats["communities"] > 1

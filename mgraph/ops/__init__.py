@@ -365,8 +365,8 @@ def pair_totals(rows, keys, weights, span):
         raise ValueError(f"pair_totals' span must be a positive integer below 2**63, got {span!r}")
     if weights is None:
         weights = xp.ones(rows.shape[0])
-    if xp is np:
-        return segments.pair_totals(np, rows, keys, weights, int(span))
+    if xp is np:  # compiled (numba_ops), or the twin of array operations (numpy_ops): the same bits
+        return _impl(rows).pair_totals(rows, keys, weights, int(span))
     from mgraph.ops import cupy_pairs
 
     return cupy_pairs.pair_totals(rows, keys, weights, int(span))

@@ -1453,6 +1453,266 @@ def id_range(ids):
     return int(lo), int(hi)
 
 
+# ---- hashed pair totals: Louvain's weight per (vertex, neighbouring community) ----------------------------------
+
+@njit(cache=True)
+def _pair_mix(key):
+    """segments.mix of one int64 key: splitmix64's finaliser, uint64 throughout (a mixed int operand would make
+    numba compute in float64)."""
+    x = np.uint64(key) * np.uint64(0x9E3779B97F4A7C15)
+    x ^= x >> np.uint64(31)
+    x *= np.uint64(0xD6E8FEB86659FD93)
+    x ^= x >> np.uint64(32)
+    return x
+
+
+@njit(cache=True)
+def _pair_totals(rows, keys, weights, span):
+    """segments.pair_totals' table, its rounds replayed one entry at a time: the same slot for every key, so the
+    same pairs in the same order and the same sums.  A round of the twin lets every entry not yet placed claim
+    its next slot where that slot was empty when the round began, and of the claimants of one slot the last in
+    entry order wins (NumPy's fancy assignment writes in index order); here the entries claim in entry order,
+    each overwriting the claims of this round (``fresh``) but never a key placed before it, and only then are
+    the entries whose key holds their slot taken off the list.  The sums add each slot's weights in entry order,
+    as the twin's bincount does."""
+    m = rows.shape[0]
+    size = 2 * m + 1
+    usize = np.uint64(size)
+    key = np.empty(m, np.int64)
+    slot = np.empty(m, np.int64)
+    table = np.full(size, -1, np.int64)
+    for i in range(m):  # the empty table: every entry claims its first slot, the last claimant of each wins
+        k = rows[i] * span + keys[i]
+        key[i] = k
+        s = np.int64(_pair_mix(k) % usize)
+        slot[i] = s
+        table[s] = k
+    todo = np.empty(m, np.int64)
+    left = 0
+    for i in range(m):
+        if table[slot[i]] != key[i]:
+            todo[left] = i
+            left += 1
+    fresh = np.zeros(size, np.uint8)  # slots claimed in this round: empty when it began, so still claimable
+    while left:
+        for j in range(left):
+            i = todo[j]
+            s = slot[i] + 1
+            if s == size:
+                s = 0
+            slot[i] = s
+            if table[s] < 0 or fresh[s]:
+                table[s] = key[i]
+                fresh[s] = 1
+        kept = 0
+        for j in range(left):
+            i = todo[j]
+            s = slot[i]
+            fresh[s] = 0
+            if table[s] != key[i]:
+                todo[kept] = i
+                kept += 1
+        left = kept
+    total = np.zeros(size, np.float64)
+    for i in range(m):
+        total[slot[i]] += weights[i]
+    pairs = 0
+    for s in range(size):
+        if table[s] >= 0:
+            pairs += 1
+    out_rows = np.empty(pairs, np.int64)
+    out_keys = np.empty(pairs, np.int64)
+    out_sums = np.empty(pairs, np.float64)
+    j = 0
+    for s in range(size):
+        k = table[s]
+        if k >= 0:
+            out_rows[j] = k // span
+            out_keys[j] = k % span
+            out_sums[j] = total[s]
+            j += 1
+    return out_rows, out_keys, out_sums
+
+
+_PAIR_DIGIT = 11  # bits per pass of the radix sort of the pairs by their first slot
+
+
+@njit(cache=True)
+def _pair_rows_grouped(rows):
+    """Whether every row's entries lie side by side in entry order (rows non-decreasing, as ``ops.arcs`` lists
+    them)."""
+    for i in range(1, rows.shape[0]):
+        if rows[i] < rows[i - 1]:
+            return False
+    return True
+
+
+@njit(cache=True)
+def _pair_row_order(rows, nrows):
+    """The entries grouped by row, in entry order within a row (a stable counting sort)."""
+    start = np.zeros(nrows + 1, np.int64)
+    for i in range(rows.shape[0]):
+        start[rows[i] + 1] += 1
+    for r in range(nrows):
+        start[r + 1] += start[r]
+    order = np.empty(rows.shape[0], np.int64)
+    for i in range(rows.shape[0]):
+        r = rows[i]
+        order[start[r]] = i
+        start[r] += 1
+    return order
+
+
+@njit(cache=True)
+def _pair_sweep(rows, keys, weights, span, order, has_order, nkeys, scratch, sums):
+    """segments.pair_totals' result without its table.  Its rounds place keys thus: in round r every key not yet
+    placed claims the slot r past its first (home) slot, a slot empty when the round began goes to one claimant,
+    the last in entry order, and all of them come from one home (slot - r); so a slot goes to the nearest home
+    (cyclically, at or before it) that still has keys left when the probes reach it, and within a home the key
+    whose last entry comes latest goes first.  Walking the slots in order with a stack of the keys waiting (each
+    home's pushed as the walk reaches it, its first to place on top) places the same keys in the same slots: the
+    top is the nearest home's next key.  Keys that wrap past the table's end wait below every other home's at
+    its start, so a first walk finds them and a second walk starts with them.  The pairs come out in slot order,
+    each summed in entry order (the twin's bincount).
+
+    Each row's distinct keys are found with a mark per key (``nkeys`` of them): the last row that saw the key
+    and the key's pair.  The entries come row by row (``order`` where ``has_order``, else as they are), each
+    row's in entry order, so a pair's entries come in entry order too.  ``scratch`` holds 6 m int64, ``sums`` m
+    float64."""
+    m = rows.shape[0]
+    size = 2 * m + 1
+    usize = np.uint64(size)
+    seen = np.full((nkeys, 2), -1, np.int64)  # per key: the row that saw it last, and its pair there
+    prow, pcol = scratch[:m], scratch[m:2 * m]
+    total = sums[:m]
+    last = scratch[2 * m:3 * m]  # each pair's last entry
+    by = scratch[3 * m:4 * m]  # each pair's home and number in one word, sorted below by home
+    npairs = 0
+    for j in range(m):
+        i = order[j] if has_order else j
+        r, k = rows[i], keys[i]
+        if seen[k, 0] != r:
+            seen[k, 0] = r
+            seen[k, 1] = npairs
+            prow[npairs] = r
+            pcol[npairs] = k
+            total[npairs] = 0.0 + weights[i]  # the twin's sums start at 0.0 (-0.0 comes out 0.0)
+            last[npairs] = i
+            by[npairs] = (np.int64(_pair_mix(r * span + k) % usize) << 32) | npairs
+            npairs += 1
+        else:
+            d = seen[k, 1]
+            total[d] += weights[i]
+            last[d] = i
+    # the pairs by home (an LSD radix sort of the words), then each home's by last entry, latest first: the order
+    # in which a home's keys place
+    other = scratch[4 * m:4 * m + npairs]
+    buckets = 1 << _PAIR_DIGIT
+    count = np.empty(buckets + 1, np.int64)
+    shift = 32
+    while (size - 1) >> (shift - 32):
+        count[:] = 0
+        for q in range(npairs):
+            count[((by[q] >> shift) & (buckets - 1)) + 1] += 1
+        for b in range(buckets):
+            count[b + 1] += count[b]
+        for q in range(npairs):
+            x = by[q]
+            b = (x >> shift) & (buckets - 1)
+            other[count[b]] = x
+            count[b] += 1
+        by, other = other, by
+        shift += _PAIR_DIGIT
+    low = np.int64(0xFFFFFFFF)
+    q = 0
+    while q < npairs:
+        e = q + 1
+        while e < npairs and (by[e] >> 32) == (by[q] >> 32):
+            e += 1
+        for f in range(q + 1, e):  # an insertion sort: a home seldom has more than one key
+            x = by[f]
+            g = f
+            while g > q and last[by[g - 1] & low] < last[x & low]:
+                by[g] = by[g - 1]
+                g -= 1
+            by[g] = x
+        q = e
+    # the walks: the first places every key where none wraps past the table's end, else finds those that do for
+    # the second, which starts with them; while no key waits, the walk jumps to the next home
+    stack = other
+    placed = scratch[5 * m:5 * m + npairs]
+    depth = 0
+    for walk in range(2):
+        q = 0
+        out = 0
+        slot = 0
+        while True:
+            if depth == 0:
+                if q == npairs:
+                    break
+                slot = max(slot, by[q] >> 32)
+            if slot == size:
+                break
+            start = q
+            while q < npairs and (by[q] >> 32) == slot:
+                q += 1
+            for e in range(q - 1, start - 1, -1):
+                stack[depth] = by[e] & low
+                depth += 1
+            depth -= 1
+            placed[out] = stack[depth]
+            out += 1
+            slot += 1
+        if depth == 0:
+            break
+    out_rows = np.empty(npairs, np.int64)
+    out_keys = np.empty(npairs, np.int64)
+    out_sums = np.empty(npairs, np.float64)
+    for j in range(npairs):
+        d = placed[j]
+        out_rows[j], out_keys[j], out_sums[j] = prow[d], pcol[d], total[d]
+    return out_rows, out_keys, out_sums
+
+
+_NO_ORDER = np.zeros(0, dtype=np.int64)
+_PAIR_SCRATCH_KEPT = 1 << 22  # entries: pair_totals keeps its scratch between calls up to this many (56 bytes each)
+
+
+def _pair_scratch(m):
+    """Scratch for :func:`_pair_sweep` (6 m int64, m float64), this thread's kept between calls where ``m`` is at
+    most ``_PAIR_SCRATCH_KEPT``: a round of Louvain calls pair_totals with as many entries as the round before or
+    fewer, and fresh arrays of this size are fresh mappings whose page faults cost about a third of the call."""
+    if m > _PAIR_SCRATCH_KEPT:
+        return np.empty(6 * m, np.int64), np.empty(m, np.float64)
+    got = getattr(_local, "pairs", None)
+    if got is None or got[1].shape[0] < m:
+        got = _local.pairs = (np.empty(6 * m, np.int64), np.empty(m, np.float64))
+    return got
+
+
+def pair_totals(rows, keys, weights, span):
+    """ops.pair_totals on NumPy arrays: segments.pair_totals' pairs, in its order, and its sums to the bit.  Where
+    the rows and keys are small enough to mark (Louvain's vertices and communities) the slots come from one walk
+    over the table's slots instead of its probing rounds (:func:`_pair_sweep` says why they agree), the pairs
+    found by row; else the rounds replayed entry by entry (one thread: the order of the claims decides the
+    table)."""
+    m = rows.shape[0]
+    if m == 0:
+        return segments.pair_totals(np, rows, keys, weights, span)
+    rows, keys = rows.astype(np.int64, copy=False), keys.astype(np.int64, copy=False)
+    weights = weights.astype(np.float64, copy=False)
+    bound = 4 * m + (1 << 20)  # marks and row counts of this many entries cost less than the table's rounds
+    nkeys = int(keys.max()) + 1
+    if nkeys <= bound and m < 1 << 30:  # a pair's home and number fit one int64
+        if _pair_rows_grouped(rows):
+            return _pair_sweep(rows, keys, weights, np.int64(span), _NO_ORDER, False, nkeys, *_pair_scratch(m))
+        nrows = int(rows.max()) + 1
+        if nrows <= bound:
+            return _pair_sweep(rows, keys, weights, np.int64(span), _pair_row_order(rows, nrows), True, nkeys,
+                               *_pair_scratch(m))
+    return _pair_totals(rows, keys, weights, np.int64(span))
+
+
 # ---- the operators compiled nowhere: the twins -----------------------------------------------------------------
 
 bitmap = numpy_ops.bitmap

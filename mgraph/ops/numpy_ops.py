@@ -226,6 +226,12 @@ def segment_min(seg, values, initial):
     return out
 
 
+def pair_totals(rows, keys, weights, span):
+    """ops.pair_totals on NumPy arrays: the hash table as array operations (segments.pair_totals), the reference
+    the compiled kernel and the GPU's are checked against."""
+    return segments.pair_totals(np, rows, keys, weights, span)
+
+
 def translate(ids, table):
     """table[ids] where ids >= 0, else -1, in the type of ``ids``: renumbering vertex ids between devices."""
     return np.where(ids >= 0, table[np.maximum(ids, 0)], -1).astype(ids.dtype, copy=False)
