@@ -27,13 +27,15 @@ class KCore(Primitive):
     owner and are summed there (``combine`` "sum"), so a vertex's degree is
     kept only where it is owned.
 
-    On a CPU holding the whole graph (one device, compiled kernels) the
-    levels' supersteps would each scan the remaining vertices; there the run
-    peels in one compiled call instead (``ops.whole_graph_kernel``: the same
-    levels on one thread, each arc read once, the remaining vertices kept in
-    a compact list and empty levels skipped; the same core numbers), and the
-    run is reset alone.  Several devices, MPI ranks, GPUs and the NumPy
-    twins run the levels above.
+    Where one device holds the whole graph, the levels' supersteps would
+    each scan the remaining vertices and read their counts on the host
+    (R-MAT 22: about a thousand supersteps); there the run peels in one call
+    instead (``ops.whole_graph_kernel``, reset alone): on a GPU one
+    cooperative kernel runs every level and cascade round, keeping the
+    remaining vertices in a list it compacts per level; on a CPU with the
+    compiled kernels one thread runs the same levels, each arc read once,
+    empty levels skipped.  The core numbers are the same.  Several devices,
+    MPI ranks and the NumPy twins run the levels above.
     """
 
     name = "core_number"
@@ -45,7 +47,7 @@ class KCore(Primitive):
     def reset(self, source=None):
         g, xp = self.graph, self.xp
         peel = ops.whole_graph_kernel(g, "core_numbers")
-        if peel is not None:  # the whole graph on a CPU: sequential peeling, one call
+        if peel is not None:  # the whole graph on one device: every level in one call
             self.core = peel(g)
             self.lost = xp.zeros(self.num_vertices, dtype=np.int32)  # declared for the exchange; nothing is lost
             self.removed, self.remaining, self.lowest = g.num_vertices, 0, np.inf

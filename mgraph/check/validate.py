@@ -190,25 +190,29 @@ def reference_triangles(graph, rows_per_block: int = 4096) -> np.ndarray:
 
 
 def reference_core_numbers(graph) -> np.ndarray:
-    """Core numbers by peeling with sparse products: every vertex of degree <= k leaves at level k, its neighbours
-    lose a degree per arc, and the level rises to the smallest remaining degree when none is left to peel.  A
-    directed graph's degree counts in-arcs and out-arcs, as networkx.core_number does."""
+    """Core numbers by peeling over scipy's CSR rows: every vertex of degree <= k leaves at level k, each arc of
+    its row takes one from its neighbour's degree, and the level rises to the smallest remaining degree when none
+    is left to peel.  A directed graph's degree counts in-arcs and out-arcs, as networkx.core_number does.  Each
+    round touches the rows of the vertices it peels and their neighbours only, so a run costs about the graph's
+    arcs plus a pass over the vertices per level (a sparse product per round cost the arcs every round)."""
     a = _matrix(graph, np.ones(graph.num_arcs))
     if graph.directed:
-        a = (a + a.T).tocsr()
-    deg = np.asarray(a.sum(axis=1)).ravel().astype(np.int64)
-    core = np.full(graph.num_vertices, -1, dtype=np.int64)
-    alive = np.ones(graph.num_vertices, dtype=bool)
+        a = (a + a.T).tocsr()  # a pair of opposite arcs is an entry of 2: two degrees, two losses
+    n = graph.num_vertices
+    deg = np.rint(np.asarray(a.sum(axis=1)).ravel()).astype(np.int64)
+    core = np.full(n, -1, dtype=np.int64)
+    alive = np.ones(n, dtype=bool)
     level = 0
     while alive.any():
         level = max(level, int(deg[alive].min()))
-        while True:
-            peel = alive & (deg <= level)
-            if not peel.any():
-                break
+        peel = np.flatnonzero(alive & (deg <= level))
+        while peel.shape[0]:
             core[peel] = level
-            alive &= ~peel
-            deg -= np.rint(a @ peel.astype(np.float64)).astype(np.int64)
+            alive[peel] = False
+            rows = a[peel]
+            heads, first = np.unique(rows.indices, return_inverse=True)
+            deg[heads] -= np.rint(np.bincount(first, weights=rows.data, minlength=heads.shape[0])).astype(np.int64)
+            peel = heads[alive[heads] & (deg[heads] <= level)]
     return core
 
 

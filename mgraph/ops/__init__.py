@@ -473,13 +473,21 @@ def filter(frontier, keep):
 
 
 def whole_graph_kernel(graph, name):
-    """The compiled CPU algorithm ``name`` of :mod:`.numba_ops` (``core_numbers``, ``triangle_counts``,
-    ``shortest_distances``, ``connected_components``) where ``graph`` is whole (one device holds every vertex's arcs), on the CPU, with the
-    compiled kernels selected; else None: a GPU, a part of a larger graph, or the NumPy twins, where the primitive
-    runs its frontier program.  A device's part that happens to own every vertex (a tiny graph on several devices)
-    is not whole here: its peers, owning none, run the frontier program, and every device must take the same
-    path (their declarations, such as CC's global_mins, must agree)."""
-    if graph.xp is not np or not levels.is_whole(graph) or getattr(graph, "owner", None) is not None:
+    """A whole-graph algorithm for ``graph`` where it is whole (one device holds every vertex's arcs): on the CPU,
+    with the compiled kernels selected, ``name`` of :mod:`.numba_ops` (``core_numbers``, ``triangle_counts``,
+    ``shortest_distances``, ``connected_components``); on a GPU, ``core_numbers`` of :mod:`.cupy_peel` (every
+    level of the peeling in one cooperative kernel; its NumPy twin is :func:`mgraph.ops.peel.core_numbers`).  Else
+    None: a part of a larger graph, the NumPy twins, or a name the GPU runs as a frontier program, where the
+    primitive runs its supersteps.  A device's part that happens to own every vertex (a tiny graph on several
+    devices) is not whole here: its peers, owning none, run the frontier program, and every device must take the
+    same path (their declarations, such as CC's global_mins, must agree)."""
+    if not levels.is_whole(graph) or getattr(graph, "owner", None) is not None:
         return None
+    if graph.xp is not np:
+        if name != "core_numbers":
+            return None
+        from mgraph.ops import cupy_peel
+
+        return cupy_peel.core_numbers
     impl = _impl(graph.indptr)
     return getattr(impl, name) if impl is not numpy_ops else None
