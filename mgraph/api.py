@@ -27,7 +27,7 @@ import warnings
 
 import numpy as np
 
-from mgraph.backend import array_module, to_host
+from mgraph.backend import array_module
 from mgraph.graph import Graph, index_dtype
 from mgraph.primitives.bc import BC
 from mgraph.primitives.bfs import BFS
@@ -397,6 +397,14 @@ def _communities(graph, cls, resolution, threshold, max_level, self_loops, run):
             return f"{cls.name} needs non-negative edge weights (modularity's degrees); this graph has negative weights"
 
     arrays, stats, prim = run_on(place, make, check=negative)
+    with place.backends[0].context():  # the coarse levels stay on the first device (its primitive's arrays)
+        return _coarse_levels(place, arrays, stats, prim, cls, graph, resolution, threshold, max_level, seed)
+
+
+def _coarse_levels(place, arrays, stats, prim, cls, graph, resolution, threshold, max_level, seed):
+    """The levels after the first, each on the coarse graph the level before left, where the first device keeps it
+    (on a GPU the coarse graphs, modularity and mapping never reach the host: on R-MAT 22 their host versions took
+    two thirds of a run), and each vertex's community through them."""
     t0 = time.perf_counter()
     directed = graph.directed
     M, q0 = prim.M, prim.history[0][1]
@@ -412,22 +420,26 @@ def _communities(graph, cls, resolution, threshold, max_level, self_loops, run):
             break
         mod = new_mod
         coarse, loops, start = _coarse_graph(a, b, w, labels, part, directed, cls.refine)
+        levels[-1] = (None, None, None, *levels[-1][3:])  # its arcs are the coarse graph's now: not kept twice
+        del a, b, w
         results, prim = run_alone(coarse, place.backends[0],
                                   functools.partial(cls, resolution=resolution, seed=seed, loops=loops, start=start))
         prim.M = M  # the coarse graph's weight is the graph's: Q's normalisation
         rounds.append(len(prim.history))
         levels.append(_level(prim, results))
     # each vertex's community: its label at level 1, then through each coarser graph's vertices
-    final = np.unique(levels[-1][4])
+    first = place.backends[0]
+    xp = first.xp
+    final = xp.unique(levels[-1][4])
     community = arrays.get("community")
     if community is not None:
-        label = to_host(community)
-        sub = to_host(arrays.get("refined", community))
+        label = first.asarray(community)
+        sub = first.asarray(arrays.get("refined", community))
         for k in range(1, len(levels)):
-            at = np.searchsorted(levels[k - 1][3], sub)  # the coarse vertex of each vertex's sub-community
+            at = _positions(levels[k - 1][3], sub)  # the coarse vertex of each vertex's sub-community
             label, sub = levels[k][5][at], levels[k][6][at]
         arrays = {name: a for name, a in arrays.items() if name != "refined"}
-        arrays["community"] = np.searchsorted(final, label).astype(np.int64)
+        arrays["community"] = xp.searchsorted(final, label).astype(np.int64)
     stats.update(modularity=qs[-1], resolution=resolution, level_modularity=qs, levels=len(levels), communities=int(final.shape[0]),
                  level_rounds=rounds,
                  coarse_levels_s=time.perf_counter() - t0)
@@ -436,27 +448,28 @@ def _communities(graph, cls, resolution, threshold, max_level, self_loops, run):
 
 
 def _level(prim, results=None):
-    """A finished level on the host: its coarse graph's arcs (a, b, w), vertices (labels) and each one's community,
-    and the level's own per-vertex community and sub-community (a coarse level's; the first level's come from
-    the run's arrays)."""
-    out = [to_host(x) for x in prim.coarse_graph()]
+    """A finished level, where its primitive's device keeps it: its coarse graph's arcs (a, b, w), vertices (labels)
+    and each one's community, and the level's own per-vertex community and sub-community (a coarse level's; the
+    first level's come from the run's arrays)."""
+    out = list(prim.coarse_graph())
     if results is None:
         return (*out, None, None)
-    return (*out, to_host(results["community"]), to_host(results.get("refined", results["community"])))
+    return (*out, results["community"], results.get("refined", results["community"]))
 
 
 def _positions(labels, values):
     """Where each of ``values`` is in ``labels`` (sorted, distinct, non-negative; every value is one of them): a
     table indexed by label where the labels are dense enough, a binary search per value elsewhere (over a coarse
     graph's tens of millions of arcs the searches took most of a GPU run's time)."""
+    xp = array_module(labels)
     n = labels.shape[0]
     if n == 0 or values.shape[0] == 0:
-        return np.zeros(values.shape, dtype=np.int64)
+        return xp.zeros(values.shape, dtype=np.int64)
     top = int(labels[-1]) + 1
-    if labels[0] < 0 or top > 4 * n + (1 << 20):
-        return np.searchsorted(labels, values)
-    table = np.empty(top, dtype=np.int32 if n < 2**31 else np.int64)  # read only at the labels
-    table[labels] = np.arange(n, dtype=table.dtype)
+    if int(labels[0]) < 0 or top > 4 * n + (1 << 20):
+        return xp.searchsorted(labels, values)
+    table = xp.empty(top, dtype=np.int32 if n < 2**31 else np.int64)  # read only at the labels
+    table[labels] = xp.arange(n, dtype=table.dtype)
     return table[values]
 
 
@@ -465,11 +478,13 @@ def _modularity(a, b, w, labels, part, M, resolution):
     pair of vertex labels, are (a, b, w) (loops as a == b, weighed as the modularity counts them)."""
     if M <= 0:
         return 0.0
-    keys, inv = np.unique(part, return_inverse=True)
+    xp = array_module(a)
+    keys, inv = xp.unique(part, return_inverse=True)
+    inv = inv.reshape(-1)
     ca, cb = inv[_positions(labels, a)], inv[_positions(labels, b)]  # each arc's ends' communities, numbered
     inside = float(w[ca == cb].sum())
-    out = np.bincount(ca, weights=w, minlength=keys.shape[0])
-    into = np.bincount(cb, weights=w, minlength=keys.shape[0])
+    out = xp.bincount(ca, weights=w, minlength=keys.shape[0])
+    into = xp.bincount(cb, weights=w, minlength=keys.shape[0])
     return inside / M - resolution * float((out * into).sum()) / M ** 2
 
 
@@ -477,18 +492,20 @@ def _coarse_graph(a, b, w, labels, part, directed, refined):
     """The next level's graph (vertices: ``labels`` in order), its loops (per vertex, the weight of an edge from
     the vertex to itself) and, after Leiden's refinement, where each vertex starts (the smallest vertex of its
     community); None for Louvain, where each starts alone."""
+    xp = array_module(a)
     n = labels.shape[0]
     ia, ib = _positions(labels, a), _positions(labels, b)
     loop = ia == ib
-    loops = np.bincount(ia[loop], weights=w[loop], minlength=n) / (1.0 if directed else 2.0)
+    loops = xp.bincount(ia[loop], weights=w[loop], minlength=n) / (1.0 if directed else 2.0)
     ia, ib, w = ia[~loop], ib[~loop], w[~loop]  # sorted by (a, b): rows in order, each row's columns increasing
-    indptr = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(np.bincount(ia, minlength=n), out=indptr[1:])
+    indptr = xp.zeros(n + 1, dtype=np.int64)
+    indptr[1:] = xp.cumsum(xp.bincount(ia, minlength=n))
     g = Graph(indptr, ib.astype(index_dtype(n)), w.astype(np.float64), directed=directed)
     start = None
     if refined:
-        keys, inv = np.unique(part, return_inverse=True)
-        first = np.full(keys.shape[0], n, dtype=np.int64)
-        np.minimum.at(first, inv, np.arange(n, dtype=np.int64))
+        keys, inv = xp.unique(part, return_inverse=True)
+        inv = inv.reshape(-1)
+        first = xp.full(keys.shape[0], n, dtype=np.int64)
+        xp.minimum.at(first, inv, xp.arange(n, dtype=np.int64))
         start = first[inv]
     return g, loops, start
