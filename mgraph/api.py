@@ -119,7 +119,8 @@ def _reached_arcs(key, reached):
     """A ``count`` for mgraph.runner.launch.run: the arcs out of a worker's own vertices that ``reached`` accepts
     (summed over the workers: the arcs of the traversed component), computed where the values live."""
     def count(part, own):
-        return {"arcs_traversed": int(_own_degrees(part)[reached(own[key])].sum())}
+        # a product, not a mask's compaction: a compaction's size is a read before its gather (one read here)
+        return {"arcs_traversed": int((_own_degrees(part) * reached(own[key])).sum())}
     return count
 
 
