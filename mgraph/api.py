@@ -413,7 +413,8 @@ def _communities(graph, cls, resolution, threshold, max_level, self_loops, run):
         mod = new_mod
         coarse, loops, start = _coarse_graph(a, b, w, labels, part, directed, cls.refine)
         results, prim = run_alone(coarse, place.backends[0],
-                                  functools.partial(cls, resolution=resolution, seed=seed, loops=loops, start=start))
+                                  functools.partial(cls, resolution=resolution, seed=seed, loops=loops, start=start,
+                                                    coarse=True))
         prim.M = M  # the coarse graph's weight is the graph's: Q's normalisation
         rounds.append(len(prim.history))
         levels.append(_level(prim, results))
