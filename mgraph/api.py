@@ -424,7 +424,8 @@ def _coarse_levels(place, arrays, stats, prim, cls, graph, resolution, threshold
         levels[-1] = (None, None, None, *levels[-1][3:])  # its arcs are the coarse graph's now: not kept twice
         del a, b, w
         results, prim = run_alone(coarse, place.backends[0],
-                                  functools.partial(cls, resolution=resolution, seed=seed, loops=loops, start=start))
+                                  functools.partial(cls, resolution=resolution, seed=seed, loops=loops, start=start,
+                                                    coarse=True))
         prim.M = M  # the coarse graph's weight is the graph's: Q's normalisation
         rounds.append(len(prim.history))
         levels.append(_level(prim, results))

@@ -69,7 +69,8 @@ def best_per_row(xp, rows, keys, scores, allowed, num_rows):
 
 class Louvain(Primitive):
     """``community``: each vertex's community after one level of Louvain's local moving, labelled by a vertex id
-    in the caller's numbering (the vertex whose starting community it is).
+    in the caller's numbering (the vertex whose starting community it is).  ``coarse``: the level is one of
+    ``mgraph.louvain``'s coarser ones (it never moves an independent set, below).
 
     The modularity of a partition with resolution gamma is, as networkx
     defines it, Q = inside / M - gamma * sum over communities of
@@ -95,44 +96,65 @@ class Louvain(Primitive):
     a round is two supersteps: the first proposes (each vertex whose best
     community, ties to the smallest label, gains anything gets a priority,
     a hash of its id, the round and ``seed``), the second moves each
-    proposer unless a neighbour of higher priority moves into the community
-    it leaves or out of the community it joins: the moves whose gains
-    assumed the other's community stays as it was.  Moving only the
-    proposers whose priority exceeds every proposing neighbour's (an
-    independent set, as in Jones and Plassmann's colouring) finds about
-    1-2 % more modularity on graphs of weak community structure (R-MAT)
-    but takes about four times the rounds (hundreds on R-MAT 12 and up),
-    most of a level's time; graphs of fewer than ``STRICT_ARCS`` arcs,
-    where rounds are cheap, move that way.  After the first round only the
-    vertices that moved, their neighbours and the proposers that did not
-    move are scored again (the vertex pruning of Leiden's fast local
-    moving).  Vertices apart may still join one community at once and
-    overshoot; so each device keeps the communities of the best modularity
+    proposer whose move still gains with every proposal of higher priority
+    taken as made before it: its neighbours' in its arc weights to its
+    community and to its target, everyone's (every device's, gathered in
+    ``global_lists``) in the communities' totals, as a sequential pass in
+    the order of the priorities would see them had all those proposals
+    moved.  A swap, or a chain where the community a vertex joins loses the
+    neighbour that drew it there, then leaves only the first vertex moving;
+    vertices apart that choose between two communities by their totals
+    alone, which would move together and back round after round, settle;
+    and many vertices joining one community at once no longer overshoot
+    it.  The rule this replaced refused every move that a neighbour of
+    higher priority moving into the community it leaves or out of the one
+    it joins could spoil, whether it still gained or not: half of the
+    proposals of R-MAT 20's second level, which took 92 rounds (14, 92, 6,
+    6, 1 per level; now 8, 19, 4, 1); docs/results/louvain-rounds2-2026-11-26-cpu.
+    Moving only the proposers whose priority exceeds every proposing
+    neighbour's (an independent set, as in Jones and Plassmann's colouring)
+    finds 1-2 % more modularity on small R-MAT graphs but takes several
+    times the rounds; a first level of fewer than ``STRICT_ARCS`` arcs,
+    where rounds are cheap, moves that way (and since most proposals of
+    higher priority are then not made, only a vertex that moved the round
+    before is held to the totals after them).  The coarse levels never do:
+    their vertices with arcs are few and join in a near clique (R-MAT 16's
+    third level: 96 of 18,843 vertices, 3,004 arcs), where the independent
+    set is one vertex a round (33-81 rounds).  After the first round only
+    the vertices that moved, their neighbours and the proposers that did
+    not move are scored again (the vertex pruning of Leiden's fast local
+    moving).  Each device keeps the communities of the best modularity
     seen, and where the moves end below it the level goes back to them.
-    Such moves can also repeat: a few vertices apart that choose between
-    two communities by their totals alone move together and back, round
-    after round; so a vertex that moved the round before moves again only
-    where it still gains with the totals after the proposals of higher
-    priority, every device's (``global_lists``), which ends the cycle.
-    The level ends when no vertex would gain by moving, or when ``WINDOW``
-    rounds raise the modularity by less than ``ROUND_GAIN``.
+
+    The level ends when no vertex would gain by moving, when ``WINDOW``
+    rounds raise the modularity by less than ``ROUND_GAIN``, or when the
+    last ``WINDOW`` rounds raised it by less than ``END_FRACTION`` of what
+    the level has raised it so far.  A long level is a wave of a few large
+    communities absorbing their neighbours round after round, then a tail
+    of single vertices trading places between large communities for less
+    and less (on R-MAT 18's second level the last 25 of 51 rounds added
+    3 % of its gain), which the relative rule cuts, as cuGraph ends a
+    level's iterations on a threshold.  A lull of a round or two before
+    the wave (R-MAT 16, 18) is shorter than the window.
     """
 
     name = "louvain"
     combine = {"community": owners_value, "priority": owners_value, "target": owners_value}
     global_sums = ("moves", "inside", "weight", "pending")
     MOVES = ("moved_from", "moved_to", "moved_out", "moved_in")
-    PROPOSALS = ("prop_from", "prop_to", "prop_id", "prop_out", "prop_in", "prop_w_to", "prop_w_stay")
+    PROPOSALS = ("prop_from", "prop_to", "prop_id", "prop_out", "prop_in")
     COARSE = ("coarse_a", "coarse_b", "coarse_w", "sub_label", "sub_community")
     ACTIVE = 0.5  # of the vertices may join a sub-community in one superstep of Leiden's refinement
     ROUND_GAIN = 1e-6  # WINDOW rounds that raise Q by less end the local moving
+    END_FRACTION = 0.01  # WINDOW rounds that raise Q by less than this of the level's gain so far end it too
     WINDOW = 4
-    STRICT_ARCS = 1 << 16  # graphs of fewer arcs move an independent set of proposers per round (see the class)
+    STRICT_ARCS = 1 << 16  # a first level of fewer arcs moves an independent set of proposers per round
     MAX_SUPERSTEPS = 1000  # rounds of local moving in one level (and supersteps of refinement)
     refine = False
 
-    def __init__(self, graph, resolution=1.0, loops=None, start=None, seed=0):
+    def __init__(self, graph, resolution=1.0, loops=None, start=None, seed=0, coarse=False):
         super().__init__(graph)
+        self.coarse = bool(coarse)
         self.resolution = check_resolution(resolution)
         self.seed = int(seed or 0)
         g, xp, nv = graph, self.xp, self.num_vertices
@@ -169,11 +191,11 @@ class Louvain(Primitive):
     @property
     def global_lists(self):
         """The moves of the superstep (every device's, for the community totals), or in a round's first superstep
-        after the first round its proposals (every device's, for the totals a proposer's gain is checked against
-        where it moved the round before); at the end the coarser graph."""
+        its proposals (every device's, for the totals each proposal's gain is checked against); at the end the
+        coarser graph."""
         if self.phase == AGGREGATE:
             return self.COARSE
-        return self.PROPOSALS if self.phase == MOVE and self.proposed and self.sub > 1 else self.MOVES
+        return self.PROPOSALS if self.phase == MOVE and self.proposed else self.MOVES
 
     # -- the state every superstep shares -------------------------------------------------------------------------
     def _publish(self, moved, old, new):
@@ -214,7 +236,7 @@ class Louvain(Primitive):
         own = self.own
         self._publish(own, None, self.community[own])
         self.sub, self.history, self.proposed, self.snapshot = 0, [], False, None
-        self.strict = self.graph.num_global_arcs < self.STRICT_ARCS
+        self.strict = self.graph.num_global_arcs < self.STRICT_ARCS and not self.coarse
         self.priority = xp.full(self.num_vertices, -1, dtype=np.int64)
         self.target = xp.full(self.num_vertices, -1, dtype=np.int64)
         self.best_q, self.best = -np.inf, None
@@ -319,16 +341,14 @@ class Louvain(Primitive):
             gain = (best > stay) & self.own_mask
         else:
             target, gain = xp.full(nv, -1, dtype=np.int64), xp.zeros(nv, dtype=bool)
-        w_to = sums(xp, rows, xp.where(keys == target[rows], weights, 0.0), nv)
         copies = ~self.own_mask  # keep their owners' values
         self.target = xp.where(copies, old_target, target)
         self.priority = xp.where(gain, self._rank(self.ids, self.sub), xp.where(copies, old_priority, -1))
         who = xp.flatnonzero(gain)
         self.prop_from, self.prop_to, self.prop_id = c[who], self.target[who], self.ids[who]
         self.prop_out, self.prop_in = self.k_out[who], self.k_in[who]
-        self.prop_w_to, self.prop_w_stay = w_to[who], w_stay[who]
         at = xp.flatnonzero(gain[src])  # every proposer is among the rows scored: its arcs are all here
-        self.clash_src, self.clash_dst = src[at], dst[at]
+        self.clash_src, self.clash_dst, self.clash_w = src[at], dst[at], w[at]
         self._shares(pending=int(who.shape[0]))
         changed = self.own_mask & ((self.priority != old_priority) | (self.target != old_target))
         frontier = xp.flatnonzero(changed).astype(self.graph.indices.dtype)
@@ -352,22 +372,29 @@ class Louvain(Primitive):
         return look
 
     def _commit(self):
-        """Move: each vertex that would gain, unless a neighbour of higher priority would move into the community
-        it leaves or out of the community it joins (on a graph of fewer than ``STRICT_ARCS`` arcs: unless any
-        proposing neighbour's priority is higher); where priorities tie, neither moves.  A vertex that moved the
-        round before moves again only where it still gains after the proposals of higher priority
-        (:meth:`_still_gaining`)."""
+        """Move: each proposer whose move still gains with every proposal of higher priority taken as made before
+        it (:meth:`_after`).  On a first level of fewer than ``STRICT_ARCS`` arcs, only where no proposing
+        neighbour's priority is higher, and the totals after the higher proposals hold only the vertices that
+        moved the round before.  Where priorities tie, each takes the other's as made first."""
         self.proposed = False
         xp, c, p, t = self.xp, self.community, self.priority, self.target
-        u, v = self.clash_src, self.clash_dst  # the proposers' arcs (p[u] >= 0)
-        clash = p[v] >= p[u]
-        if not self.strict:
-            clash &= (t[v] == c[u]) | (t[u] == c[v])
-        blocked = xp.zeros(self.num_vertices, dtype=bool)
-        blocked[u[clash]] = True
-        movable = (p >= 0) & ~blocked & self.own_mask
-        if self.sub > 1:  # none moved the round before the first
-            movable &= self._still_gaining()[self.ids] | ~self.again
+        u, v, w = self.clash_src, self.clash_dst, self.clash_w  # the proposers' arcs (p[u] >= 0)
+        first = p[v] >= p[u]  # v proposes, at a priority at least u's: its move is taken as made before u's
+        # u's arc weight to its target and to its own community once those neighbours are where they propose to be
+        there = xp.where(first, t[v], c[v])
+        nv = self.num_vertices
+        w_to = sums(xp, u, xp.where(there == t[u], w, 0.0), nv)
+        w_stay = sums(xp, u, xp.where(there == c[u], w, 0.0), nv)
+        cost_to, cost_stay = self._after()
+        ids = self.ids
+        movable = (p >= 0) & self.own_mask & (w_to - cost_to[ids] > w_stay - cost_stay[ids])
+        if self.strict:
+            blocked = xp.zeros(nv, dtype=bool)
+            blocked[u[first]] = True
+            # most higher-priority proposals are blocked here: the totals after all of them would refuse moves on
+            # proposals that are not made, so only a vertex that moved the round before is held to them (ending
+            # the cycles of _after's docstring)
+            movable = (p >= 0) & self.own_mask & ~blocked & (movable | ~self.again)
         moved = xp.flatnonzero(movable)
         new = t[moved]
         self._publish(moved, c[moved], new)
@@ -375,25 +402,27 @@ class Louvain(Primitive):
         self._shares(moves=int(moved.shape[0]), pending=self.pending)
         return moved.astype(self.graph.indices.dtype)
 
-    def _still_gaining(self):
-        """Whether each proposer (a mask over caller ids) still gains with the communities' totals changed by every
-        proposal of higher priority (every device's, whether it moves or not), as if those had moved first.
+    def _after(self):
+        """The degree terms of each proposer's score for its target and for staying (two arrays over caller ids,
+        gamma * (out(u) in(c) + in(u) out(c)) / S as :meth:`_scores` and :meth:`_stay` give them), with the
+        communities' totals changed by every proposal of higher priority (every device's, gathered, whether it is
+        made or not), as if those had moved first.
 
-        The clash rule sees neighbours only.  Proposers apart that tie on their arcs (one arc to each of two
-        communities, the choice made by the totals alone) leave and join the same communities at once: a vertex
-        of community A moves to B, whose total is smaller, while another leaves A and a third joins B, so that
-        B's total is now the larger; the next round all three move back, and so on every round (on R-MAT 20,
-        about 5,000 vertices from the fifth round of the first level on, each back where it was two rounds
-        before, the modularity flat).  Checking the vertices that moved the round before is enough to end such
-        cycles: of a group that would move back together, the one of highest priority does, and the others, seeing
-        its move, stay."""
+        Proposers apart see none of each other's moves in their arcs, only in the totals: vertices that tie on
+        their arcs (one arc to each of two communities, the choice made by the totals alone) leave and join the
+        same communities at once, a vertex of community A moving to B, whose total is smaller, while another
+        leaves A and a third joins B, so that B's total is now the larger; the next round all of them move back,
+        and so on every round (on R-MAT 20, about 5,000 vertices from the fifth round of the first level on, each
+        back where it was two rounds before, the modularity flat).  With the totals after the higher-priority
+        proposals, of a group that would move together the first ones do and the others, seeing them, stay; and
+        many vertices joining one community at once no longer overshoot it."""
         xp, n = self.xp, self.n
         fr, to, ids = self.prop_from, self.prop_to, self.prop_id
         rank = self._rank(ids, self.sub)  # each proposer's priority, a function of its id and the round
         k = fr.shape[0]
-        keep = xp.zeros(n, dtype=bool)
+        cost_to, cost_stay = xp.zeros(n), xp.zeros(n)
         if k == 0:
-            return keep
+            return cost_to, cost_stay
         # each proposal is two events, +degrees where it joins, -degrees where it leaves; per community in order
         # of (rank, id), the events after an event's are those of higher priority
         where = xp.concatenate([to, fr])
@@ -405,14 +434,13 @@ class Louvain(Primitive):
         last = xp.searchsorted(where, where, side="right") - 1  # the last event of each event's community
         after = xp.empty_like(running)
         after[order] = running[last] - running  # the higher-priority change to each event's community total
-        # the scores of _scores and _stay with the totals so changed (the same bits where nothing changed them)
+        # the terms of _scores and _stay with the totals so changed (the same bits where nothing changed them)
         ko, ki, out_t, in_t = self.prop_out, self.prop_in, self.total_out, self.total_in
         t_in, t_out = in_t[to] + after[:k, 1], out_t[to] + after[:k, 0]
-        best = self.prop_w_to - self.resolution * (ko * t_in + ki * t_out) / self.scale
+        cost_to[ids] = self.resolution * (ko * t_in + ki * t_out) / self.scale
         t_in, t_out = (in_t[fr] - ki) + after[k:, 1], (out_t[fr] - ko) + after[k:, 0]
-        stay = self.prop_w_stay - self.resolution * (ko * t_in + ki * t_out) / self.scale
-        keep[ids] = best > stay  # a proposer's id is listed once, by its owner: no compaction needed
-        return keep
+        cost_stay[ids] = self.resolution * (ko * t_in + ki * t_out) / self.scale  # a proposer is listed once
+        return cost_to, cost_stay
 
     def _rank(self, ids, salt):
         """A priority per vertex (caller ids) in round ``salt``: a hash, with the id's low bits below it so that
@@ -431,8 +459,10 @@ class Louvain(Primitive):
             self.best_q, self.best = h[-1][1], self.snapshot
         if h[-1][2] == 0:  # no vertex would gain by moving
             return True
-        if len(h) > self.WINDOW and h[-1][1] - h[-1 - self.WINDOW][1] < self.ROUND_GAIN:
-            return True
+        if len(h) > self.WINDOW:  # the last WINDOW rounds' gain: too little, or too little of the level's so far
+            recent = h[-1][1] - h[-1 - self.WINDOW][1]
+            if recent < self.ROUND_GAIN or recent < self.END_FRACTION * (h[-1][1] - h[0][1]):
+                return True
         return self.sub >= self.MAX_SUPERSTEPS
 
     # -- the contract ---------------------------------------------------------------------------------------------
@@ -534,11 +564,11 @@ class Leiden(Louvain):
     combine = {"community": owners_value, "priority": owners_value, "target": owners_value,
                "refined": owners_value}
 
-    def __init__(self, graph, resolution=1.0, loops=None, start=None, seed=0):
+    def __init__(self, graph, resolution=1.0, loops=None, start=None, seed=0, coarse=False):
         if graph.directed:
             raise ValueError("leiden runs on undirected graphs, and this graph is directed (networkx's "
                              "leiden_communities refuses directed graphs too)")
-        super().__init__(graph, resolution, loops, start, seed)
+        super().__init__(graph, resolution, loops, start, seed, coarse)
 
     def reset(self, source=None):
         frontier = super().reset(source)
