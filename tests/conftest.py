@@ -146,6 +146,16 @@ def to_networkx(graph: mgraph.Graph):
     return G
 
 
+def hub_digraph(n, m, seed=3):
+    """A directed graph of ``n`` vertices and about ``m`` arcs, half from Zipf-drawn out-hubs and half into Zipf-drawn
+    in-hubs (no self-loops): rows and reverse rows far longer than the rest."""
+    rng = np.random.default_rng(seed)
+    src = np.concatenate([(rng.zipf(1.6, m // 2) - 1) % n, rng.integers(0, n, m // 2)])
+    dst = np.concatenate([rng.integers(0, n, m // 2), (rng.zipf(1.6, m // 2) - 1) % n])
+    keep = src != dst
+    return mgraph.Graph.from_edges(src[keep], dst[keep], num_vertices=n, directed=True)
+
+
 class Case:
     """A named test graph: raw input, the mgraph Graph, and independent references."""
 

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 import mgraph
+from conftest import hub_digraph
 from mgraph import ops
 from mgraph.graph import Graph
 from mgraph.ops import peel
@@ -13,14 +14,6 @@ pytestmark = pytest.mark.gpu
 cp = pytest.importorskip("cupy")
 
 from mgraph.ops import cupy_peel  # noqa: E402  (after the skip: it imports CuPy)
-
-
-def directed_graph(n=5000, m=40000, seed=3):
-    rng = np.random.default_rng(seed)
-    src = np.concatenate([(rng.zipf(1.6, m // 2) - 1) % n, rng.integers(0, n, m // 2)])  # out-hubs
-    dst = np.concatenate([rng.integers(0, n, m // 2), (rng.zipf(1.6, m // 2) - 1) % n])  # and in-hubs
-    keep = src != dst
-    return Graph.from_edges(src[keep], dst[keep], num_vertices=n, directed=True)
 
 
 def star_of_cliques(hubs=3, leaves=3000):
@@ -38,7 +31,7 @@ def star_of_cliques(hubs=3, leaves=3000):
 GRAPHS = {
     "rmat:14": lambda: mgraph.load("rmat:14", backend="numpy"),
     "grid": lambda: mgraph.load("grid:300x200", backend="numpy"),
-    "directed": directed_graph,
+    "directed": lambda: hub_digraph(5000, 40000),
     "hubs": star_of_cliques,
     "no arcs": lambda: Graph.from_edges(np.array([], dtype=np.int64), np.array([], dtype=np.int64), num_vertices=7),
     "empty": lambda: Graph.from_edges(np.array([], dtype=np.int64), np.array([], dtype=np.int64), num_vertices=0),

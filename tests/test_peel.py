@@ -5,31 +5,20 @@ import numpy as np
 import pytest
 
 import mgraph
+from conftest import hub_digraph, to_networkx
 from mgraph.graph import Graph
 from mgraph.ops import peel
 
 
 def networkx_cores(g):
-    G = nx.DiGraph() if g.directed else nx.Graph()
-    G.add_nodes_from(range(g.num_vertices))
-    rows = np.repeat(np.arange(g.num_vertices), np.diff(g.indptr))
-    G.add_edges_from(zip(rows.tolist(), g.indices.tolist()))
-    core = nx.core_number(G)
+    core = nx.core_number(to_networkx(g))
     return np.array([core[v] for v in range(g.num_vertices)], dtype=np.int64)
-
-
-def directed_graph(n=3000, m=20000, seed=3):
-    rng = np.random.default_rng(seed)
-    src = np.concatenate([(rng.zipf(1.6, m // 2) - 1) % n, rng.integers(0, n, m // 2)])  # out-hubs
-    dst = np.concatenate([rng.integers(0, n, m // 2), (rng.zipf(1.6, m // 2) - 1) % n])  # and in-hubs
-    keep = src != dst
-    return Graph.from_edges(src[keep], dst[keep], num_vertices=n, directed=True)
 
 
 GRAPHS = {
     "rmat": lambda: mgraph.load("rmat:11", backend="numpy"),
     "grid": lambda: mgraph.load("grid:40x30", backend="numpy"),
-    "directed": directed_graph,
+    "directed": lambda: hub_digraph(3000, 20000),
     "clique and path": lambda: Graph.from_edges(np.array([0, 0, 0, 1, 1, 2, 3, 4, 5]),
                                                 np.array([1, 2, 3, 2, 3, 3, 4, 5, 6]), num_vertices=9),
     "star": lambda: Graph.from_edges(np.zeros(50, dtype=np.int64), np.arange(1, 51), num_vertices=51),

@@ -247,14 +247,7 @@ def source(idx_ctype: str) -> str:
 @lru_cache(maxsize=None)
 def _kernel(idx_dtype, device_id):
     """The kernel and the largest grid that can be resident at once (a cooperative launch needs it)."""
-    with cp.cuda.Device(device_id):
-        module = cp.RawModule(code=source(cuda.ID_CTYPES[np.dtype(idx_dtype)]), options=cuda.OPTIONS,
-                              enable_cooperative_groups=True)
-        kernel = module.get_function("peer_visit")
-        per_sm = cp.cuda.driver.occupancyMaxActiveBlocksPerMultiprocessor(kernel.kernel.ptr, BLOCK, 0)
-        if per_sm < 1:
-            raise RuntimeError(f"peer_visit: no block of {BLOCK} threads fits on a multiprocessor")
-        return kernel, per_sm * cp.cuda.Device(device_id).attributes["MultiProcessorCount"]
+    return cuda.cooperative(source(cuda.ID_CTYPES[np.dtype(idx_dtype)]), "peer_visit", device_id)
 
 
 def _grid(idx_dtype, device_id):

@@ -35,6 +35,19 @@ def function(source, idx_dtype, device_id, name):
     return module(source, np.dtype(idx_dtype), device_id).get_function(name)
 
 
+def cooperative(source, name, device_id):
+    """The kernel ``name`` of ``source`` (a whole CUDA source) compiled for a cooperative launch on ``device_id``,
+    and the largest grid of BLOCK-thread blocks that can be resident at once, which such a launch needs (its grid
+    syncs wait for every block).  Callers cache it per source and device."""
+    with cp.cuda.Device(device_id):
+        module = cp.RawModule(code=source, options=OPTIONS, enable_cooperative_groups=True)
+        kernel = module.get_function(name)
+        per_sm = cp.cuda.driver.occupancyMaxActiveBlocksPerMultiprocessor(kernel.kernel.ptr, BLOCK, 0)
+        if per_sm < 1:
+            raise RuntimeError(f"{name}: no block of {BLOCK} threads fits on a multiprocessor")
+        return kernel, per_sm * cp.cuda.Device(device_id).attributes["MultiProcessorCount"]
+
+
 def kernel_lookup(source):
     """``(id dtype, device id, name) -> kernel`` for the module of ``source``: :func:`function` with the source
     bound, one lookup per launch as a cached function of the caller's own took."""

@@ -177,15 +177,8 @@ _FUNCTORS = {}  # functor key -> functor (the compile cache is keyed by the func
 def _kernel(key, level_name, idx_dtype, device_id):
     """The kernel and the largest grid that can be resident at once (a cooperative launch needs it)."""
     functor = _FUNCTORS[key]
-    with cp.cuda.Device(device_id):
-        module = cp.RawModule(code=source(cuda.ID_CTYPES[np.dtype(idx_dtype)], functor, level_name),
-                              options=cuda.OPTIONS, enable_cooperative_groups=True)
-        kernel = module.get_function("levels_" + functor.name)
-        per_sm = cp.cuda.driver.occupancyMaxActiveBlocksPerMultiprocessor(kernel.kernel.ptr, BLOCK, 0)
-        if per_sm < 1:
-            raise RuntimeError(f"levels_{functor.name}: no block of {BLOCK} threads fits on a multiprocessor")
-        sms = cp.cuda.Device(device_id).attributes["MultiProcessorCount"]
-        return kernel, per_sm * sms
+    return cuda.cooperative(source(cuda.ID_CTYPES[np.dtype(idx_dtype)], functor, level_name),
+                            "levels_" + functor.name, device_id)
 
 
 _BUFFERS = {}  # (device, dtype) -> the two level buffers, grown to the largest graph seen
@@ -626,13 +619,7 @@ def _directions_kernel(idx_dtype, device_id):
                "PUSH_MOST": f"{PUSH_MOST}ll", "PULL_WAYS": PULL_WAYS, "HUB_RUN": HUB_RUN}
     source = ("".join(f"#define {name} {value}\n" for name, value in defines.items())
               + cupy_kernels.PRELUDE + DIRECTIONS)
-    with cp.cuda.Device(device_id):
-        module = cp.RawModule(code=source, options=cuda.OPTIONS, enable_cooperative_groups=True)
-        kernel = module.get_function("visit_directions")
-        per_sm = cp.cuda.driver.occupancyMaxActiveBlocksPerMultiprocessor(kernel.kernel.ptr, BLOCK, 0)
-        if per_sm < 1:
-            raise RuntimeError(f"visit_directions: no block of {BLOCK} threads fits on a multiprocessor")
-        return kernel, per_sm * cp.cuda.Device(device_id).attributes["MultiProcessorCount"]
+    return cuda.cooperative(source, "visit_directions", device_id)
 
 
 _HUB_COUNT = weakref.WeakKeyDictionary()  # graph -> its vertices of more than DIRECTIONS_HUB out-arcs

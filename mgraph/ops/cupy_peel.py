@@ -160,13 +160,7 @@ def _kernel(idx_dtype, device_id):
     """The peeling kernel and the largest grid that can be resident at once (a cooperative launch needs it)."""
     defines = {"IDX_T": cuda.ID_CTYPES[np.dtype(idx_dtype)], "ITEMS": cupy_kernels.ITEMS, "BLOCK": BLOCK, "HUB": HUB}
     source = "".join(f"#define {k} {v}\n" for k, v in defines.items()) + cupy_kernels.PRELUDE + PEEL
-    with cp.cuda.Device(device_id):
-        module = cp.RawModule(code=source, options=cuda.OPTIONS, enable_cooperative_groups=True)
-        kernel = module.get_function("peel")
-        per_sm = cp.cuda.driver.occupancyMaxActiveBlocksPerMultiprocessor(kernel.kernel.ptr, BLOCK, 0)
-        if per_sm < 1:
-            raise RuntimeError(f"peel: no block of {BLOCK} threads fits on a multiprocessor")
-        return kernel, per_sm * cp.cuda.Device(device_id).attributes["MultiProcessorCount"]
+    return cuda.cooperative(source, "peel", device_id)
 
 
 def core_numbers(graph, stats=None):
