@@ -404,8 +404,8 @@ def _communities(graph, cls, resolution, threshold, max_level, self_loops, run):
 
 def _coarse_levels(place, arrays, stats, prim, cls, graph, resolution, threshold, max_level, seed):
     """The levels after the first, each on the coarse graph the level before left, where the first device keeps it
-    (on a GPU the coarse graphs, modularity and mapping never reach the host: on R-MAT 22 their host versions took
-    two thirds of a run), and each vertex's community through them."""
+    (on a GPU the coarse graphs, modularity and mapping never reach the host, where a level's arrays would be
+    copied and worked on by one core), and each vertex's community through them."""
     t0 = time.perf_counter()
     directed = graph.directed
     M, q0 = prim.M, prim.history[0][1]

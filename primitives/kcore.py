@@ -28,8 +28,8 @@ class KCore(Primitive):
     kept only where it is owned.
 
     Where one device holds the whole graph, the levels' supersteps would
-    each scan the remaining vertices and read their counts on the host
-    (R-MAT 22: about a thousand supersteps); there the run peels in one call
+    each scan the remaining vertices and read their counts on the host,
+    a superstep per cascade round; there the run peels in one call
     instead (``ops.whole_graph_kernel``, reset alone): on a GPU one
     cooperative kernel runs every level and cascade round, keeping the
     remaining vertices in a list it compacts per level; on a CPU with the

@@ -1,7 +1,7 @@
 """Core numbers of a whole graph on one GPU: every level of the peeling in one cooperative kernel.
 
 The frontier program of :class:`mgraph.primitives.kcore.KCore` is a superstep per cascade round, each a scan of
-every remaining vertex and a handful of host reads (R-MAT 22 takes about a thousand of them); where one GPU holds
+every remaining vertex and a handful of host reads; where one GPU holds
 the whole graph nothing needs to leave the device between rounds.  The kernel keeps the remaining vertices in a
 list it compacts once per level, and per level:
 
