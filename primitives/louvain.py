@@ -29,12 +29,13 @@ def check_resolution(resolution) -> float:
 
 
 def sums(xp, at, weights, n):
-    """The sum of ``weights`` landing on each of ``n`` slots (``at``: each weight's slot), float64: a bincount on
-    the CPU; on a GPU atomic adds, which take an empty ``at`` too (CuPy's bincount reads its maximum first)."""
+    """The sum of ``weights`` landing on each of ``n`` slots (``at``: each weight's slot; ``weights`` None: 1 each,
+    an unweighted graph's arcs, which keep no array of ones), float64: a bincount on the CPU; on a GPU atomic adds,
+    which take an empty ``at`` too (CuPy's bincount reads its maximum first)."""
     if xp is np:
         return np.bincount(at, weights=weights, minlength=n).astype(np.float64, copy=False)
     out = xp.zeros(n)
-    xp.add.at(out, at, weights.astype(np.float64, copy=False))
+    xp.add.at(out, at, xp.ones(at.shape[0]) if weights is None else weights.astype(np.float64, copy=False))
     return out
 
 
@@ -160,29 +161,37 @@ class Louvain(Primitive):
         g, xp, nv = graph, self.xp, self.num_vertices
         self.n = g.num_global_vertices
         self.ids = g.vertex_ids.astype(np.int64)
+        # community labels are caller ids: int32 where the whole graph's ids fit, gathered per arc every round
+        self.label_dtype = np.dtype(np.int32 if self.n <= np.iinfo(np.int32).max else np.int64)
         self.own = g.own_vertices
         self.directed = g.directed
         # whole-graph arrays in the caller's numbering: each device takes its vertices' entries
         self.loops = xp.zeros(nv) if loops is None else xp.asarray(loops, dtype=np.float64)[self.ids]
-        self.start = None if start is None else xp.asarray(start, dtype=np.int64)[self.ids]
-        src, dst = ops.arcs(g)
+        self.start = None if start is None else xp.asarray(start)[self.ids].astype(self.label_dtype)
+        # every arc's ends in the graph's id dtype (the targets are its indices) and its weight, or None on an
+        # unweighted graph: the per-arc arrays the level keeps, 4 bytes an arc where ids fit int32 (three int64 and
+        # float64 copies, 24 bytes, kept R-MAT 24 off an 80 GB GPU)
+        src, dst = ops.arcs(g, narrow=True)
         w = g.weights
         self.src, self.dst = src, dst
-        self.w = xp.ones(src.shape[0]) if w is None else w.astype(np.float64)
+        self.w = None if w is None else w.astype(np.float64, copy=False)
         out = sums(xp, src, self.w, nv)
         if self.directed:  # a vertex's in-arcs are its reverse's out-arcs; the neighbours of both ways count
             rg = g.reverse()
-            rsrc, rdst = ops.arcs(rg)
-            rw = xp.ones(rsrc.shape[0]) if rg.weights is None else rg.weights.astype(np.float64)
+            rsrc, rdst = ops.arcs(rg, narrow=True)
+            rw = None if rg.weights is None else rg.weights.astype(np.float64, copy=False)
             self.k_out = out + self.loops
             self.k_in = sums(xp, rsrc, rw, nv) + self.loops
             self.nbr_src, self.nbr_dst = xp.concatenate([src, rsrc]), xp.concatenate([dst, rdst])
-            self.nbr_w = xp.concatenate([self.w, rw])
+            self.nbr_w = None if self.w is None else xp.concatenate([self.w, rw])
             self.loop_factor = 1.0
         else:
             self.k_out = self.k_in = out + 2.0 * self.loops
             self.nbr_src, self.nbr_dst, self.nbr_w = src, dst, self.w
             self.loop_factor = 2.0
+        # the first round scores the starting communities: where every vertex starts alone and each arc is listed
+        # once (an undirected simple graph's), its (vertex, neighbour's community) pairs are the arcs themselves
+        self.distinct_start = start is None and not self.directed
         self.own_weight = float(g.own(self.k_out).sum())
         self.own_loops = float(g.own(self.loops).sum())
         self.own_mask = g.own_mask()
@@ -230,7 +239,7 @@ class Louvain(Primitive):
     def reset(self, source=None):
         xp, n = self.xp, self.n
         self.phase = MOVE
-        self.community = self.ids.copy() if self.start is None else self.start.copy()
+        self.community = self.ids.astype(self.label_dtype) if self.start is None else self.start.copy()
         self.total_out = xp.zeros(n)
         self.total_in = self.total_out if not self.directed else xp.zeros(n)
         own = self.own
@@ -238,7 +247,8 @@ class Louvain(Primitive):
         self.sub, self.history, self.proposed, self.snapshot = 0, [], False, None
         self.strict = self.graph.num_global_arcs < self.STRICT_ARCS and not self.coarse
         self.priority = xp.full(self.num_vertices, -1, dtype=np.int64)
-        self.target = xp.full(self.num_vertices, -1, dtype=np.int64)
+        self.target = xp.full(self.num_vertices, -1, dtype=self.label_dtype)
+        self.clash_at = None
         self.best_q, self.best = -np.inf, None
         self.inside, self.square, self.M = 0.0, 0.0, 0.0
         self._shares()
@@ -247,7 +257,8 @@ class Louvain(Primitive):
     # -- local moving ---------------------------------------------------------------------------------------------
     def _scores(self, rows, keys, weights, out_totals, in_totals):
         """w(u, c) - gamma * (out(u) in(c) + in(u) out(c)) / S for pairs (u, c) where u is not in c (a pair of u's
-        own community gets a score with u counted in c's totals: not a move, so the caller leaves it out)."""
+        own community gets a score with u counted in c's totals: not a move, so the caller leaves it out); ``weights``
+        may be the number 1.0 (every pair one unweighted arc)."""
         ko = self.k_out[rows]
         if self.directed:
             terms = ko * in_totals[keys] + self.k_in[rows] * out_totals[keys]
@@ -285,8 +296,11 @@ class Louvain(Primitive):
 
     def _inside(self, c):
         """This device's share of the weight of the arcs within communities ``c`` (loops aside): a pass over its
-        arcs."""
-        return (self.w * (c[self.src] == c[self.dst])).sum()
+        arcs (unweighted: a count, the same number as a float64 sum of ones)."""
+        within = c[self.src] == c[self.dst]
+        if self.w is None:
+            return self.xp.count_nonzero(within)
+        return (self.w * within).sum()
 
     def _inside_change(self, moved, c):
         """How this device's share of the inside weight changed from the snapshot's communities to ``c``, from the
@@ -295,11 +309,13 @@ class Louvain(Primitive):
         or for its reverse (directed: the in-arcs, listed after the out-arcs)."""
         xp, old = self.xp, self.snapshot
         at = xp.flatnonzero(moved[self.nbr_src])
-        x, y, w = self.nbr_src[at], self.nbr_dst[at], self.nbr_w[at]
+        x, y = self.nbr_src[at], self.nbr_dst[at]
         change = (c[x] == c[y]).astype(np.float64) - (old[x] == old[y])
         stayed = ~moved[y]
         times = xp.where(at < self.src.shape[0], 1.0, stayed) if self.directed else 1.0 + stayed
-        return (w * change * times).sum()
+        if self.nbr_w is None:  # unit weights: w * change is change, exactly
+            return (change * times).sum()
+        return (self.nbr_w[at] * change * times).sum()
 
     def _measure(self, inside, *more):
         """Q's inside weight (``inside``: this device's share, a device scalar) and square term (the same
@@ -327,8 +343,16 @@ class Louvain(Primitive):
             src, dst, w = self.nbr_src, self.nbr_dst, self.nbr_w
         else:  # one compaction (one wait on a GPU) for the three
             at = xp.flatnonzero(look[self.nbr_src])
-            src, dst, w = self.nbr_src[at], self.nbr_dst[at], self.nbr_w[at]
-        rows, keys, weights = ops.pair_totals(src, c[dst], w, self.n)
+            src, dst = self.nbr_src[at], self.nbr_dst[at]
+            w = None if self.nbr_w is None else self.nbr_w[at]
+            del at
+        keys = c[dst]
+        del dst
+        if look is None and self.distinct_start:  # every pair is one arc: no table (on R-MAT 24 a 16 GiB one)
+            rows, weights = src, (1.0 if w is None else w)
+        else:
+            rows, keys, weights = ops.pair_totals(src, keys, w, self.n)
+        del src, w  # the level's arrays, or the compacted ones freed: the scores' temporaries are per pair
         old_priority, old_target = self.priority, self.target
         # each vertex's arc weight to its own community and to its target: sums of the pairs masked rather than
         # a scatter of the pairs compacted (each row has one of each at most, so the sum is that pair's weight)
@@ -339,16 +363,19 @@ class Louvain(Primitive):
             stay = self._stay(w_stay, self.total_out, self.total_in, c)
             target, best = best_per_row(xp, rows, keys, scores, ~mine, nv)
             gain = (best > stay) & self.own_mask
+            del scores, stay, best
         else:
             target, gain = xp.full(nv, -1, dtype=np.int64), xp.zeros(nv, dtype=bool)
+        del rows, keys, weights, mine, w_stay
         copies = ~self.own_mask  # keep their owners' values
-        self.target = xp.where(copies, old_target, target)
+        self.target = xp.where(copies, old_target, target.astype(self.label_dtype))
         self.priority = xp.where(gain, self._rank(self.ids, self.sub), xp.where(copies, old_priority, -1))
         who = xp.flatnonzero(gain)
         self.prop_from, self.prop_to, self.prop_id = c[who], self.target[who], self.ids[who]
         self.prop_out, self.prop_in = self.k_out[who], self.k_in[who]
-        at = xp.flatnonzero(gain[src])  # every proposer is among the rows scored: its arcs are all here
-        self.clash_src, self.clash_dst, self.clash_w = src[at], dst[at], w[at]
+        # the proposers' arcs, for the check of their moves: positions in the level's arcs, not copies of them (every
+        # proposer was scored, so all its arcs were among the rows scored, in the same order)
+        self.clash_at = xp.flatnonzero(gain[self.nbr_src])
         self._shares(pending=int(who.shape[0]))
         changed = self.own_mask & ((self.priority != old_priority) | (self.target != old_target))
         frontier = xp.flatnonzero(changed).astype(self.graph.indices.dtype)
@@ -378,7 +405,10 @@ class Louvain(Primitive):
         moved the round before.  Where priorities tie, each takes the other's as made first."""
         self.proposed = False
         xp, c, p, t = self.xp, self.community, self.priority, self.target
-        u, v, w = self.clash_src, self.clash_dst, self.clash_w  # the proposers' arcs (p[u] >= 0)
+        at, self.clash_at = self.clash_at, None  # the proposers' arcs (p[u] >= 0), freed after this superstep
+        u, v = self.nbr_src[at], self.nbr_dst[at]
+        w = 1.0 if self.nbr_w is None else self.nbr_w[at]
+        del at
         first = p[v] >= p[u]  # v proposes, at a priority at least u's: its move is taken as made before u's
         # u's arc weight to its target and to its own community once those neighbours are where they propose to be
         there = xp.where(first, t[v], c[v])
@@ -519,7 +549,10 @@ class Louvain(Primitive):
         self.phase = AGGREGATE
         a = xp.concatenate([labels[self.src], labels[own]])
         b = xp.concatenate([labels[self.dst], labels[own]])
-        w = xp.concatenate([self.w, self.loop_factor * self.graph.own(self.loops)])
+        # ones where the graph is unweighted: the loops' entries weigh what they weigh, and the sums keep their order
+        arc_w = xp.ones(self.src.shape[0]) if self.w is None else self.w
+        w = xp.concatenate([arc_w, self.loop_factor * self.graph.own(self.loops)])
+        del arc_w
         self.coarse_a, self.coarse_b, self.coarse_w = ops.pair_sums(a, b, w)
         self.sub_label, self.sub_community, _ = ops.pair_sums(labels[own], self.community[own])
         self._shares()
@@ -594,8 +627,8 @@ class Leiden(Louvain):
         self._apply(self.ref_out, self.ref_in)
         c, r = self.community, self.refined
         inside = xp.flatnonzero(c[self.nbr_src] == c[self.nbr_dst])
-        rows, keys, weights = ops.pair_totals(self.nbr_src[inside], r[self.nbr_dst[inside]], self.nbr_w[inside],
-                                              self.n)
+        rows, keys, weights = ops.pair_totals(self.nbr_src[inside], r[self.nbr_dst[inside]],
+                                              None if self.nbr_w is None else self.nbr_w[inside], self.n)
         self.rsub += 1
         if rows.shape[0] == 0:
             self._shares()

@@ -617,3 +617,117 @@ def test_level_ends_on_its_gain(monkeypatch):
     full = mgraph.louvain(g, seed=0, max_level=1)
     assert cut.stats["level_rounds"][0] <= 0.8 * full.stats["level_rounds"][0]
     assert cut.stats["modularity"] >= 0.99 * full.stats["modularity"]
+
+
+def test_level_keeps_narrow_arcs():
+    """The per-arc arrays a level keeps on a graph of int32 ids: the sources int32, the targets the graph's own
+    indices (not a copy), no weights on an unweighted graph, the graph's own weights (not a float64 copy) on a
+    weighted one; the proposers' arcs kept as positions into them between the two supersteps of a round, and freed
+    after the second."""
+    from mgraph.primitives.louvain import Louvain
+
+    g = mgraph.load("rmat:10")
+    assert g.indices.dtype == np.int32
+    prim = Louvain(g)
+    for name in ("src", "dst", "nbr_src", "nbr_dst"):
+        assert getattr(prim, name).dtype == np.int32, name
+    assert prim.dst is g.indices and prim.nbr_dst is g.indices
+    assert prim.w is None and prim.nbr_w is None
+    prim.reset()
+    frontier = prim.iterate(prim.frontier_of(None))  # the first round's proposals
+    assert prim.community.dtype == np.int32 and prim.target.dtype == np.int32
+    assert not any(hasattr(prim, name) for name in ("clash_src", "clash_dst", "clash_w"))
+    proposers = prim.priority >= 0
+    assert proposers.any()
+    assert (prim.clash_at == np.flatnonzero(proposers[prim.nbr_src])).all()
+    prim.iterate(frontier)  # the moves
+    assert prim.clash_at is None
+    weighted = mgraph.from_networkx(nx.les_miserables_graph(), weight="weight")
+    prim = Louvain(weighted)
+    assert prim.w is weighted.weights and prim.nbr_w is weighted.weights
+    directed = mgraph.from_networkx(nx.gnp_random_graph(60, 0.1, seed=1, directed=True))
+    prim = Louvain(directed)
+    assert prim.nbr_src.dtype == np.int32 and prim.nbr_dst.dtype == np.int32 and prim.nbr_w is None
+
+
+@pytest.mark.parametrize("fn", [mgraph.louvain, mgraph.leiden], ids=["louvain", "leiden"])
+def test_first_round_needs_no_table(fn, monkeypatch):
+    """Where every vertex starts alone on an undirected graph, the first round's (vertex, community) pairs are the
+    arcs: no hash table is built for it, and the communities are those the table gives (its pairs' order and its
+    sums cannot change the moves: each pair is one arc)."""
+    from mgraph.primitives import louvain as module
+
+    g = mgraph.load("rmat:11")
+    calls = []
+    real = ops.pair_totals
+
+    def counted(rows, keys, weights, span):
+        calls.append(rows.shape[0])
+        return real(rows, keys, weights, span)
+
+    firsts = []  # per level, the tables its first round built
+    real_move = module.Louvain._move
+
+    def move(self):
+        first, before = self.snapshot is None, len(calls)
+        frontier = real_move(self)
+        if first:
+            firsts.append(len(calls) - before)
+        return frontier
+
+    monkeypatch.setattr(module.ops, "pair_totals", counted)
+    monkeypatch.setattr(module.Louvain, "_move", move)
+    skipped = fn(g, seed=3)
+    assert len(firsts) > 1 and firsts[0] == 0
+    assert firsts == [0] * len(firsts) if fn is mgraph.louvain else firsts[1:] == [1] * (len(firsts) - 1)
+    real_init = module.Louvain.__init__
+
+    def table_always(self, *args, **kwargs):
+        real_init(self, *args, **kwargs)
+        self.distinct_start = False
+
+    monkeypatch.setattr(module.Louvain, "__init__", table_always)
+    firsts.clear()
+    tabled = fn(g, seed=3)
+    assert firsts == [1] * len(firsts)
+    assert (skipped.community == tabled.community).all()
+    assert skipped.stats["level_rounds"] == tabled.stats["level_rounds"]
+    assert skipped.stats["modularity"] == tabled.stats["modularity"]
+
+
+def test_pair_table_sized_from_pairs():
+    """The GPU's table is sized from a bound on the distinct pairs (the runs of equal consecutive pairs on a large
+    call), not from the entries: at least twice the pairs, a power of two, and the bound never below the pairs."""
+    from mgraph.ops import segments
+
+    assert [segments.table_slots(k) for k in (0, 1, 2, 3, 5, 1 << 20, (1 << 20) + 1)] == \
+        [2, 2, 4, 8, 16, 1 << 21, 1 << 22]
+    rng = np.random.default_rng(4)
+    rows = np.sort(rng.integers(0, 1000, 200_000)).astype(np.int32)
+    keys = np.repeat(rng.integers(0, 8, 20_000), 10).astype(np.int32)  # neighbours side by side share communities
+    pairs = np.unique(rows.astype(np.int64) * 8 + keys).shape[0]
+    assert segments.pair_bound(np, rows, keys, 1 << 30) == rows.shape[0]  # a small call: the entries
+    bound = segments.pair_bound(np, rows, keys, 0)
+    assert pairs <= bound < rows.shape[0] // 2
+    assert segments.table_slots(bound) < segments.table_slots(rows.shape[0])
+    assert segments.pair_bound(np, rows[:1], keys[:1], 0) == 1 and segments.pair_bound(np, rows[:0], keys[:0], 0) == 0
+
+
+@pytest.mark.gpu
+def test_gpu_pair_totals_bounded_table(monkeypatch):
+    """The kernel with its table sized from the runs bound on every call (int32 rows and keys read as they are, and
+    no weights): the NumPy twin's pairs and sums."""
+    cp = pytest.importorskip("cupy")
+    from mgraph.ops import cupy_pairs
+
+    monkeypatch.setattr(cupy_pairs, "BOUND_ENTRIES", 0)
+    rng = np.random.default_rng(9)
+    rows = np.sort(rng.integers(0, 5000, 300_000)).astype(np.int32)
+    keys = rng.integers(0, 40, 300_000).astype(np.int32)
+    for w in (rng.random(300_000), None):
+        want = as_totals(ops.pair_totals(rows, keys, w, 40))
+        got = ops.pair_totals(cp.asarray(rows), cp.asarray(keys), None if w is None else cp.asarray(w), 40)
+        assert [x.dtype for x in got] == [np.int64, np.int64, np.float64]
+        got = as_totals(got)
+        assert set(got) == set(want)
+        assert np.allclose([got[k] for k in sorted(want)], [want[k] for k in sorted(want)], rtol=1e-12, atol=0)

@@ -187,9 +187,14 @@ def intersect_count(graph, a, b):
     return _impl(graph.indptr).intersect_count(graph, a, b)
 
 
-def arcs(graph, vertices=None):
-    """(sources, targets) of the out-arcs of ``vertices`` (every vertex when None), int64, in CSR order."""
-    return segments.arcs(graph, plain(vertices))
+def arcs(graph, vertices=None, *, narrow=False):
+    """(sources, targets) of the out-arcs of ``vertices`` (every vertex when None), int64, in CSR order.
+    ``narrow`` (every vertex only): both in the graph's id dtype (int32 where ids fit), the targets the graph's
+    own ``indices``, not a copy (read them only): a primitive that keeps every arc's ends then holds 4 bytes an
+    arc of its own instead of 16."""
+    if narrow and vertices is not None:
+        raise ValueError("arcs: narrow gives every vertex's arcs (vertices=None) only")
+    return segments.arcs(graph, plain(vertices), narrow)
 
 
 def advance_visit(graph, frontier, label, pred, level, dist=None, *, direction="push", frontier_total=None):
@@ -355,7 +360,9 @@ def pair_totals(rows, keys, weights, span):
 
     On a CPU the pairs come in the table's order and each sum adds its pair's entries in their order: the same
     bits every run.  On a GPU one kernel inserts every entry (atomics) and one gathers the pairs: the same pairs,
-    in any order, the sums the same to rounding; one host read (how many pairs)."""
+    in any order, the sums the same to rounding; one host read (how many pairs), two on a call of millions of
+    entries (a bound on the pairs, which sizes the table).  ``weights`` None: no array of ones is made (on a GPU
+    the kernel adds 1.0 per entry), and int32 rows and keys are read as int32."""
     xp = array_module(rows)
     if rows.ndim != 1 or rows.shape != keys.shape or (weights is not None and weights.shape != rows.shape):
         raise ValueError("pair_totals needs 1-D arrays rows, keys (and weights) of one length")
@@ -363,8 +370,6 @@ def pair_totals(rows, keys, weights, span):
         raise ValueError(f"pair_totals needs integer rows and keys, got {rows.dtype} and {keys.dtype}")
     if isinstance(span, bool) or not isinstance(span, numbers.Integral) or not 0 < span < 2 ** 63:
         raise ValueError(f"pair_totals' span must be a positive integer below 2**63, got {span!r}")
-    if weights is None:
-        weights = xp.ones(rows.shape[0])
     if xp is np:  # compiled (numba_ops), or the twin of array operations (numpy_ops): the same bits
         return _impl(rows).pair_totals(rows, keys, weights, int(span))
     from mgraph.ops import cupy_pairs

@@ -12,19 +12,27 @@ reads one word: how many pairs.
 A slot is two 8-byte words, the key plus one (0: empty, so that one memset
 clears the table) and the sum's bits, side by side so that the key compared
 and the sum added share a cache sector.  The table has a power of two of at
-least twice the entries' slots, so it is at most half full and a probe's wrap
-is a mask.
+least twice the pairs' slots, so it is at most half full and a probe's wrap
+is a mask.  How many pairs there are is not known before the table is
+filled; on a large call (``BOUND_ENTRIES``) one pass counts the runs of
+equal pairs among consecutive entries, at least the pairs (a vertex's arcs
+lie side by side, and on Louvain's later rounds many of its neighbours share
+a community): sized from the entries alone, R-MAT 24's table was 16 GiB.
+Rows and keys are read as they come, int32 or int64 (an int64 copy of
+int32 ids was 16 bytes an entry more), and an unweighted call reads no
+weights (each entry adds 1.0).
 """
 from __future__ import annotations
 
 import cupy as cp
 import numpy as np
 
-from mgraph.ops import cuda
+from mgraph.ops import cuda, segments
 from mgraph.ops.cuda import BLOCK
 from mgraph.ops.cupy_kernels import PRELUDE
 
 PAIR_ITEMS = 8  # entries per thread of pair_insert: one append of claimed slots per block of BLOCK * PAIR_ITEMS
+BOUND_ENTRIES = 1 << 22  # a call of this many entries sizes its table from the runs of equal pairs (one more read)
 
 PAIRS = r"""
 // splitmix64's finaliser, the NumPy twin's mix: a key's first slot
@@ -36,7 +44,7 @@ __device__ __forceinline__ u64 pair_mix(u64 x) {
     return x;
 }
 
-// Entry i adds w[i] to the slot of its key rows[i] * span + keys[i] in `table` (mask + 1 slots of two words: the
+// Entry i adds w[i] (1.0 where not `weighted`) to the slot of its key rows[i] * span + keys[i] in `table` (mask + 1 slots of two words: the
 // key + 1, 0 while the slot is empty, and the sum's bits), found by linear probing from the key's hash.  The
 // entries of a warp that share a key (a vertex's arcs into one community lie side by side) first add their
 // weights across the warp, in lane order, and the lowest of them probes and adds the sum: one atomic per key and
@@ -46,8 +54,9 @@ __device__ __forceinline__ u64 pair_mix(u64 x) {
 // atomic per block); the table is at most half full, so every probe ends.  PAIR_ITEMS entries per thread, blockDim
 // apart: a warp's 32 lanes take 32 consecutive entries.  Every thread of a block reaches block_append.
 extern "C" __global__ void __launch_bounds__(PAIR_BLOCK)
-pair_insert(const i64* __restrict__ rows, const i64* __restrict__ keys, const double* __restrict__ w, i64 n,
-            i64 span, u64* __restrict__ table, u64 mask, i64* __restrict__ claimed, u64* __restrict__ count) {
+pair_insert(const idx_t* __restrict__ rows, const idx_t* __restrict__ keys, const double* __restrict__ w,
+            int weighted, i64 n, i64 span, u64* __restrict__ table, u64 mask, i64* __restrict__ claimed,
+            u64* __restrict__ count) {
     const int lane = threadIdx.x & 31;
     i64 got[PAIR_ITEMS];
     unsigned hits = 0;
@@ -56,8 +65,8 @@ pair_insert(const i64* __restrict__ rows, const i64* __restrict__ keys, const do
         const i64 i = ((i64)blockIdx.x * PAIR_ITEMS + item) * blockDim.x + threadIdx.x;
         got[item] = 0;
         const bool valid = i < n;
-        const u64 tag = valid ? (u64)(rows[i] * span + keys[i]) + 1ull : 0ull;  // 0: no entry
-        const double x = valid ? w[i] : 0.0;
+        const u64 tag = valid ? (u64)((i64)rows[i] * span + (i64)keys[i]) + 1ull : 0ull;  // 0: no entry
+        const double x = valid ? (weighted ? w[i] : 1.0) : 0.0;
         const unsigned peers = __match_any_sync(0xffffffffu, tag);
         double sum = x;
         if (!__all_sync(0xffffffffu, peers == (1u << lane))) {  // some lanes share a key
@@ -107,7 +116,7 @@ extern "C" __global__ void pair_gather(const i64* __restrict__ claimed, i64 coun
 
 
 def source(idx_ctype: str) -> str:
-    """The module's CUDA source (the prelude's ``idx_t`` as ``idx_ctype``; these kernels use int64 alone)."""
+    """The module's CUDA source (the prelude's ``idx_t`` as ``idx_ctype``: the insert's rows and keys)."""
     return (f"#define IDX_T {idx_ctype}\n#define PAIR_ITEMS {PAIR_ITEMS}\n#define PAIR_BLOCK {BLOCK}\n"
             + PRELUDE + PAIRS)
 
@@ -115,8 +124,8 @@ def source(idx_ctype: str) -> str:
 _function = cuda.kernel_lookup(source)  # (id dtype, device, name) -> a kernel of this module
 
 
-def _kernel(device_id, name):
-    return _function(np.dtype(np.int64), device_id, name)
+def _kernel(device_id, name, dtype=np.int64):
+    return _function(np.dtype(dtype), device_id, name)
 
 
 def pair_totals(rows, keys, weights, span):
@@ -126,16 +135,19 @@ def pair_totals(rows, keys, weights, span):
     if n == 0:
         return cp.zeros(0, dtype=np.int64), cp.zeros(0, dtype=np.int64), cp.zeros(0, dtype=np.float64)
     device = rows.device.id
-    rows = cp.ascontiguousarray(rows.astype(np.int64, copy=False))
-    keys = cp.ascontiguousarray(keys.astype(np.int64, copy=False))
-    weights = cp.ascontiguousarray(weights.astype(np.float64, copy=False))
-    size = 1 << (2 * n - 1).bit_length()  # a power of two, at least twice the entries: at most half full
+    ids = np.int32 if rows.dtype == np.int32 and keys.dtype == np.int32 else np.int64  # else both as int64
+    rows = cp.ascontiguousarray(rows.astype(ids, copy=False))
+    keys = cp.ascontiguousarray(keys.astype(ids, copy=False))
+    weighted = weights is not None
+    weights = cp.ascontiguousarray(weights.astype(np.float64, copy=False)) if weighted else cuda.dummy(np.float64)
+    bound = segments.pair_bound(cp, rows, keys, BOUND_ENTRIES)
+    size = segments.table_slots(bound)
     table = cp.zeros(2 * size, dtype=np.uint64)  # one memset: every key word 0 (empty), every sum 0.0
-    claimed = cp.empty(n, dtype=np.int64)
+    claimed = cp.empty(bound, dtype=np.int64)  # one entry per pair
     count = cuda.counters(device, 1)
-    _kernel(device, "pair_insert")(cuda.blocks(n, BLOCK * PAIR_ITEMS), (BLOCK,),
-                                   (rows, keys, weights, np.int64(n), np.int64(span), table, np.uint64(size - 1),
-                                    claimed, count))
+    _kernel(device, "pair_insert", ids)(cuda.blocks(n, BLOCK * PAIR_ITEMS), (BLOCK,),
+                                        (rows, keys, weights, np.int32(weighted), np.int64(n), np.int64(span), table,
+                                         np.uint64(size - 1), claimed, count))
     m = cuda.read_word(count)
     out_rows, out_keys = cp.empty(m, dtype=np.int64), cp.empty(m, dtype=np.int64)
     sums = cp.empty(m, dtype=np.float64)

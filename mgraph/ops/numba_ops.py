@@ -1700,7 +1700,7 @@ def pair_totals(rows, keys, weights, span):
     if m == 0:
         return segments.pair_totals(np, rows, keys, weights, span)
     rows, keys = rows.astype(np.int64, copy=False), keys.astype(np.int64, copy=False)
-    weights = weights.astype(np.float64, copy=False)
+    weights = np.ones(m) if weights is None else weights.astype(np.float64, copy=False)
     bound = 4 * m + (1 << 20)  # marks and row counts of this many entries cost less than the table's rounds
     nkeys = int(keys.max()) + 1
     if nkeys <= bound and m < 1 << 30:  # a pair's home and number fit one int64

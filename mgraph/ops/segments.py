@@ -30,10 +30,13 @@ def expand_rows(xp, indptr, rows):
     return k, starts[k] + (pos - offs[k])
 
 
-def arcs(graph, vertices=None):
-    """(sources, targets) of the out-arcs of ``vertices`` (every vertex where None), in CSR order, int64."""
+def arcs(graph, vertices=None, narrow=False):
+    """(sources, targets) of the out-arcs of ``vertices`` (every vertex where None), in CSR order, int64; with
+    ``narrow`` (every vertex only) in the graph's id dtype, the targets its own ``indices`` (not copied)."""
     xp = graph.xp
     if vertices is None:
+        if narrow:
+            return graph.arc_sources().astype(graph.indices.dtype), graph.indices
         return graph.arc_sources().astype(np.int64, copy=False), graph.indices.astype(np.int64)
     k, at = expand_rows(xp, graph.indptr, vertices)
     return vertices.astype(np.int64)[k], graph.indices[at].astype(np.int64)
@@ -112,6 +115,23 @@ def mix(x):
     return x
 
 
+def pair_bound(xp, rows, keys, least):
+    """At least how many distinct pairs (rows[i], keys[i]) there are: the entries where there are fewer than
+    ``least``, else the runs of equal pairs among consecutive entries, which every distinct pair starts at least
+    once (one pass and one read).  The GPU's table is sized from it."""
+    n = rows.shape[0]
+    if n < least or n < 2:
+        return n
+    starts = (rows[1:] != rows[:-1]) | (keys[1:] != keys[:-1])
+    return 1 + int(xp.count_nonzero(starts))
+
+
+def table_slots(pairs):
+    """The GPU table's slots for ``pairs`` distinct pairs: a power of two, at least twice them (at most half full,
+    and a probe's wrap is a mask)."""
+    return 1 << (2 * max(int(pairs), 1) - 1).bit_length()
+
+
 def pair_totals(xp, rows, keys, weights, span):
     """ops.pair_totals as array operations (the NumPy twin of :mod:`.cupy_pairs`' kernel; its docstring has the
     rules): each pair's key goes into an open addressing table of 2 m + 1 slots by rounds of linear probing
@@ -121,7 +141,7 @@ def pair_totals(xp, rows, keys, weights, span):
     time (a Leiden superstep sums these totals again per row, in this order)."""
     m = rows.shape[0]
     if m == 0:
-        return rows.astype(np.int64), keys.astype(np.int64), weights.astype(np.float64)
+        return rows.astype(np.int64), keys.astype(np.int64), xp.zeros(0)
     key = rows.astype(np.int64) * np.int64(span) + keys.astype(np.int64)
     size = 2 * m + 1
     slot = (mix(key) % np.uint64(size)).astype(np.int64)  # each entry's slot so far; at the end, its pair's
@@ -136,11 +156,11 @@ def pair_totals(xp, rows, keys, weights, span):
         free = table[at] < 0
         table[at[free]] = want[free]  # one claimant of each empty slot wins
         todo = todo[table[at] != want]
-    if xp is np:
+    if xp is np:  # weights None: counts, the same numbers as sums of ones
         total = np.bincount(slot, weights=weights, minlength=size).astype(np.float64, copy=False)
     else:
         total = xp.zeros(size)
-        xp.add.at(total, slot, weights.astype(np.float64, copy=False))
+        xp.add.at(total, slot, xp.ones(m) if weights is None else weights.astype(np.float64, copy=False))
     used = xp.flatnonzero(table >= 0)
     pairs = table[used]
     return pairs // span, pairs % span, total[used]
