@@ -414,15 +414,16 @@ def _coarse_levels(place, arrays, stats, prim, cls, graph, resolution, threshold
     levels = [_level(prim)]  # (coarse graph pieces, partition of this level's vertices)
     while True:
         a, b, w, labels, part = levels[-1][:5]
-        new_mod = _modularity(a, b, w, labels, part, M, resolution)
+        ends = _positions(labels, a, b)  # each arc's ends among the level's vertices: for Q and the coarse graph
+        new_mod = _modularity(*ends, w, part, M, resolution)
         qs.append(new_mod)
         if new_mod - mod <= threshold or (max_level is not None and len(levels) >= max_level) \
                 or labels.shape[0] == (levels[-2][3].shape[0] if len(levels) > 1 else graph.num_vertices):
             break
         mod = new_mod
-        coarse, loops, start = _coarse_graph(a, b, w, labels, part, directed, cls.refine)
+        coarse, loops, start = _coarse_graph(*ends, w, labels, part, directed, cls.refine)
         levels[-1] = (None, None, None, *levels[-1][3:])  # its arcs are the coarse graph's now: not kept twice
-        del a, b, w
+        del a, b, w, ends
         results, prim = run_alone(coarse, place.backends[0],
                                   functools.partial(cls, resolution=resolution, seed=seed, loops=loops, start=start,
                                                     coarse=True))
@@ -438,7 +439,7 @@ def _coarse_levels(place, arrays, stats, prim, cls, graph, resolution, threshold
         label = first.asarray(community)
         sub = first.asarray(arrays.get("refined", community))
         for k in range(1, len(levels)):
-            at = _positions(levels[k - 1][3], sub)  # the coarse vertex of each vertex's sub-community
+            at, = _positions(levels[k - 1][3], sub)  # the coarse vertex of each vertex's sub-community
             label, sub = levels[k][5][at], levels[k][6][at]
         arrays = {name: a for name, a in arrays.items() if name != "refined"}
         arrays["community"] = xp.searchsorted(final, label).astype(np.int64)
@@ -459,44 +460,47 @@ def _level(prim, results=None):
     return (*out, results["community"], results.get("refined", results["community"]))
 
 
-def _positions(labels, values):
-    """Where each of ``values`` is in ``labels`` (sorted, distinct, non-negative; every value is one of them): a
-    table indexed by label where the labels are dense enough, a binary search per value elsewhere (over a coarse
-    graph's tens of millions of arcs the searches took most of a GPU run's time)."""
+def _positions(labels, *values):
+    """Where each of every array of ``values`` is in ``labels`` (sorted, distinct, non-negative; every value is one
+    of them), one array each: a table indexed by label where the labels are dense enough, a binary search per value
+    elsewhere (over a coarse graph's tens of millions of arcs the searches took most of a GPU run's time).  One
+    table and one read of the labels' bounds for all of them: a level's arcs' two ends are looked up once, for its
+    modularity and its coarse graph both."""
     xp = array_module(labels)
     n = labels.shape[0]
-    if n == 0 or values.shape[0] == 0:
-        return xp.zeros(values.shape, dtype=np.int64)
-    top = int(labels[-1]) + 1
-    if int(labels[0]) < 0 or top > 4 * n + (1 << 20):
-        return xp.searchsorted(labels, values)
+    if n == 0:
+        return tuple(xp.zeros(v.shape, dtype=np.int64) for v in values)
+    low, top = (int(x) for x in labels[xp.asarray([0, n - 1])].tolist())
+    top += 1
+    if low < 0 or top > 4 * n + (1 << 20):
+        return tuple(xp.searchsorted(labels, v) for v in values)
     table = xp.empty(top, dtype=np.int32 if n < 2**31 else np.int64)  # read only at the labels
     table[labels] = xp.arange(n, dtype=table.dtype)
-    return table[values]
+    return tuple(table[v] for v in values)
 
 
-def _modularity(a, b, w, labels, part, M, resolution):
-    """Q of the partition ``part`` (one community label per vertex ``labels``) of the graph whose arcs, summed per
-    pair of vertex labels, are (a, b, w) (loops as a == b, weighed as the modularity counts them)."""
+def _modularity(ia, ib, w, part, M, resolution):
+    """Q of the partition ``part`` (one community label per vertex) of the graph whose arcs, summed per pair of
+    vertices, go from vertex ``ia`` to ``ib`` (positions; loops as ia == ib, weighed as the modularity counts
+    them), with weights ``w``.  Its two sums in one read."""
     if M <= 0:
         return 0.0
-    xp = array_module(a)
+    xp = array_module(ia)
     keys, inv = xp.unique(part, return_inverse=True)
     inv = inv.reshape(-1)
-    ca, cb = inv[_positions(labels, a)], inv[_positions(labels, b)]  # each arc's ends' communities, numbered
-    inside = float(w[ca == cb].sum())
+    ca, cb = inv[ia], inv[ib]  # each arc's ends' communities, numbered
     out = xp.bincount(ca, weights=w, minlength=keys.shape[0])
     into = xp.bincount(cb, weights=w, minlength=keys.shape[0])
-    return inside / M - resolution * float((out * into).sum()) / M ** 2
+    inside, square = xp.stack([w[ca == cb].sum(), (out * into).sum()]).tolist()
+    return inside / M - resolution * square / M ** 2
 
 
-def _coarse_graph(a, b, w, labels, part, directed, refined):
-    """The next level's graph (vertices: ``labels`` in order), its loops (per vertex, the weight of an edge from
-    the vertex to itself) and, after Leiden's refinement, where each vertex starts (the smallest vertex of its
-    community); None for Louvain, where each starts alone."""
-    xp = array_module(a)
+def _coarse_graph(ia, ib, w, labels, part, directed, refined):
+    """The next level's graph (vertices: ``labels`` in order; its arcs from ``ia`` to ``ib``, positions among them),
+    its loops (per vertex, the weight of an edge from the vertex to itself) and, after Leiden's refinement, where
+    each vertex starts (the smallest vertex of its community); None for Louvain, where each starts alone."""
+    xp = array_module(ia)
     n = labels.shape[0]
-    ia, ib = _positions(labels, a), _positions(labels, b)
     loop = ia == ib
     loops = xp.bincount(ia[loop], weights=w[loop], minlength=n) / (1.0 if directed else 2.0)
     ia, ib, w = ia[~loop], ib[~loop], w[~loop]  # sorted by (a, b): rows in order, each row's columns increasing

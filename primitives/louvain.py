@@ -394,8 +394,13 @@ class Louvain(Primitive):
         moved = c != self.snapshot
         self.again = moved
         self.inside_share = self.inside_share + self._inside_change(moved, c)
-        look = moved | (self.priority >= 0)
-        look[self.nbr_src[moved[self.nbr_dst]]] = True
+        # the moved vertices' neighbours, by a scatter of every arc whose target moved into an extra last slot:
+        # the same mask as the sources of those arcs compacted, without a wait on a GPU to learn how many
+        nv = self.num_vertices
+        look = xp.zeros(nv + 1, dtype=bool)
+        look[xp.where(moved[self.nbr_dst], self.nbr_src, nv)] = True
+        look = look[:nv]
+        look |= moved | (self.priority >= 0)
         return look
 
     def _commit(self):

@@ -32,7 +32,8 @@ from mgraph.ops.cuda import BLOCK
 from mgraph.ops.cupy_kernels import PRELUDE
 
 PAIR_ITEMS = 8  # entries per thread of pair_insert: one append of claimed slots per block of BLOCK * PAIR_ITEMS
-BOUND_ENTRIES = 1 << 22  # a call of this many entries sizes its table from the runs of equal pairs (one more read)
+BOUND_ENTRIES = 1 << 26  # a call of this many entries (a table of 2 GiB or more) sizes it from the runs of equal pairs,
+# at the cost of one more read
 
 PAIRS = r"""
 // splitmix64's finaliser, the NumPy twin's mix: a key's first slot
