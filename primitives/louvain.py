@@ -299,7 +299,7 @@ class Louvain(Primitive):
         self._apply(self.total_out, self.total_in)
         self.M = float(self.weight)
         self.scale = 2.0 * self.M if not self.directed else self.M
-        c, xp, nv = self.community, self.xp, self.num_vertices
+        c, xp = self.community, self.xp
         look = self._unsettled(c)
         self.snapshot = c.copy()  # the state measured, kept where it turns out the best
         self.sub += 1
