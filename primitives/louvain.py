@@ -15,6 +15,7 @@ import numbers
 import numpy as np
 
 from mgraph import ops
+from mgraph.ops import propose
 from mgraph.primitives.contract import Primitive, owners_value
 
 MOVE, SETTLE, REBUILD, REFINE, AGGREGATE = "move", "settle", "rebuild", "refine", "aggregate"
@@ -28,44 +29,8 @@ def check_resolution(resolution) -> float:
     return float(resolution)
 
 
-def sums(xp, at, weights, n):
-    """The sum of ``weights`` landing on each of ``n`` slots (``at``: each weight's slot; ``weights`` None: 1 each,
-    an unweighted graph's arcs, which keep no array of ones), float64: a bincount on the CPU; on a GPU atomic adds,
-    which take an empty ``at`` too (CuPy's bincount reads its maximum first)."""
-    if xp is np:
-        return np.bincount(at, weights=weights, minlength=n).astype(np.float64, copy=False)
-    out = xp.zeros(n)
-    xp.add.at(out, at, xp.ones(at.shape[0]) if weights is None else weights.astype(np.float64, copy=False))
-    return out
-
-
-def ordered(scores):
-    """float64 scores as int64 in the same order (IEEE bits, negatives' magnitude bits flipped; -0.0 as 0.0), so
-    that a largest score per row is an integer scatter-max, which CuPy's float64 maximum.at does not give right."""
-    bits = (scores + 0.0).view(np.int64)
-    return bits ^ ((bits >> np.int64(63)) & np.int64(0x7FFFFFFFFFFFFFFF))
-
-
-def unordered(bits):
-    """The float64 scores of :func:`ordered`'s integers (its inverse, but that -0.0 comes back as 0.0)."""
-    return (bits ^ ((bits >> np.int64(63)) & np.int64(0x7FFFFFFFFFFFFFFF))).view(np.float64)
-
-
-def best_per_row(xp, rows, keys, scores, allowed, num_rows):
-    """Per row 0 .. ``num_rows`` - 1, among its ``allowed`` pairs (rows[i], keys[i]) in any order: the highest score,
-    ties to the smallest key; two arrays of one entry per row, the key (-1 where a row has no allowed pair) and its
-    score (-inf there; -0.0 comes back as 0.0).  Scatters of int64 over every pair, the others masked (a max of the
-    ordered scores, a min of the keys at it), the same on any order of the pairs: a compaction of the allowed pairs
-    or of the ties would make a GPU wait to learn how many there are."""
-    low, high = np.iinfo(np.int64).min, np.iinfo(np.int64).max
-    bits = xp.where(allowed, ordered(scores), low)
-    top = xp.full(num_rows, low, dtype=np.int64)
-    xp.maximum.at(top, rows, bits)
-    tie = allowed & (bits == top[rows])
-    pick = xp.full(num_rows, high, dtype=np.int64)
-    xp.minimum.at(pick, rows, xp.where(tie, keys.astype(np.int64, copy=False), high))
-    none = pick == high
-    return xp.where(none, -1, pick), xp.where(none, -np.inf, unordered(top))
+# the scatter-add of per-arc weights and the best pair per row, shared with ops.best_moves (the fused proposal)
+sums, ordered, unordered, best_per_row = propose.sums, propose.ordered, propose.unordered, propose.best_per_row
 
 
 class Louvain(Primitive):
@@ -334,39 +299,13 @@ class Louvain(Primitive):
         self._apply(self.total_out, self.total_in)
         self.M = float(self.weight)
         self.scale = 2.0 * self.M if not self.directed else self.M
-        c, xp, nv = self.community, self.xp, self.num_vertices
+        c, xp = self.community, self.xp
         look = self._unsettled(c)
         self.snapshot = c.copy()  # the state measured, kept where it turns out the best
         self.sub += 1
         self.proposed = True
-        if look is None:  # every vertex: every arc as it is
-            src, dst, w = self.nbr_src, self.nbr_dst, self.nbr_w
-        else:  # one compaction (one wait on a GPU) for the three
-            at = xp.flatnonzero(look[self.nbr_src])
-            src, dst = self.nbr_src[at], self.nbr_dst[at]
-            w = None if self.nbr_w is None else self.nbr_w[at]
-            del at
-        keys = c[dst]
-        del dst
-        if look is None and self.distinct_start:  # every pair is one arc: no table (on R-MAT 24 a 16 GiB one)
-            rows, weights = src, (1.0 if w is None else w)
-        else:
-            rows, keys, weights = ops.pair_totals(src, keys, w, self.n)
-        del src, w  # the level's arrays, or the compacted ones freed: the scores' temporaries are per pair
         old_priority, old_target = self.priority, self.target
-        # each vertex's arc weight to its own community and to its target: sums of the pairs masked rather than
-        # a scatter of the pairs compacted (each row has one of each at most, so the sum is that pair's weight)
-        mine = keys == c[rows]
-        w_stay = sums(xp, rows, xp.where(mine, weights, 0.0), nv)
-        if self.M > 0 and rows.shape[0]:
-            scores = self._scores(rows, keys, weights, self.total_out, self.total_in)
-            stay = self._stay(w_stay, self.total_out, self.total_in, c)
-            target, best = best_per_row(xp, rows, keys, scores, ~mine, nv)
-            gain = (best > stay) & self.own_mask
-            del scores, stay, best
-        else:
-            target, gain = xp.full(nv, -1, dtype=np.int64), xp.zeros(nv, dtype=bool)
-        del rows, keys, weights, mine, w_stay
+        target, gain = self._propose_fused(look) if self._fused() else self._propose(look)
         copies = ~self.own_mask  # keep their owners' values
         self.target = xp.where(copies, old_target, target.astype(self.label_dtype))
         self.priority = xp.where(gain, self._rank(self.ids, self.sub), xp.where(copies, old_priority, -1))
@@ -381,6 +320,58 @@ class Louvain(Primitive):
         frontier = xp.flatnonzero(changed).astype(self.graph.indices.dtype)
         self._measure(self.inside_share)  # after the last launch: the read waits for nothing more
         return frontier
+
+    def _fused(self):
+        """Whether the proposal runs as one fused pass (ops.best_moves): an undirected graph that one GPU holds
+        whole, whose level's arcs are its CSR rows (``nbr_dst`` its indices, ``nbr_w`` its weights), with
+        ``ops.propose.ENABLED`` on.  A part of a graph, a directed one and the CPU keep :meth:`_propose`."""
+        g = self.graph
+        return ops.fused_moves(g) and self.nbr_dst is g.indices and self.nbr_src.shape[0] == g.num_arcs \
+            and (self.nbr_w is None) == (g.weights is None)
+
+    def _propose_fused(self, look):
+        """:meth:`_propose` in one pass over the scored rows' arcs (ops.best_moves): no compaction, no pair table
+        but for the hubs' arcs; on an unweighted graph the same bits."""
+        xp, c, nv = self.xp, self.community, self.num_vertices
+        if self.M <= 0:
+            return xp.full(nv, -1, dtype=np.int64), xp.zeros(nv, dtype=bool)
+        target, best, w_stay = ops.best_moves(self.graph, c, self.k_out, self.total_in, self.resolution, self.scale,
+                                              look, distinct=look is None and self.distinct_start)
+        stay = self._stay(w_stay, self.total_out, self.total_in, c)
+        return target, (best > stay) & self.own_mask
+
+    def _propose(self, look):
+        """Each own vertex's best community (-1 where none) among those of its neighbours (the rows of ``look``,
+        or every row where None) and whether it gains by moving there: the pairs of the scored rows' arcs in a
+        hash table, then their scores and the best per row by scatters."""
+        c, xp, nv = self.community, self.xp, self.num_vertices
+        if look is None:  # every vertex: every arc as it is
+            src, dst, w = self.nbr_src, self.nbr_dst, self.nbr_w
+        else:  # one compaction (one wait on a GPU) for the three
+            at = xp.flatnonzero(look[self.nbr_src])
+            src, dst = self.nbr_src[at], self.nbr_dst[at]
+            w = None if self.nbr_w is None else self.nbr_w[at]
+            del at
+        keys = c[dst]
+        del dst
+        if look is None and self.distinct_start:  # every pair is one arc: no table (on R-MAT 24 a 16 GiB one)
+            rows, weights = src, (1.0 if w is None else w)
+        else:
+            rows, keys, weights = ops.pair_totals(src, keys, w, self.n)
+        del src, w  # the level's arrays, or the compacted ones freed: the scores' temporaries are per pair
+        # each vertex's arc weight to its own community and to its target: sums of the pairs masked rather than
+        # a scatter of the pairs compacted (each row has one of each at most, so the sum is that pair's weight)
+        mine = keys == c[rows]
+        w_stay = sums(xp, rows, xp.where(mine, weights, 0.0), nv)
+        if self.M > 0 and rows.shape[0]:
+            scores = self._scores(rows, keys, weights, self.total_out, self.total_in)
+            stay = self._stay(w_stay, self.total_out, self.total_in, c)
+            target, best = best_per_row(xp, rows, keys, scores, ~mine, nv)
+            gain = (best > stay) & self.own_mask
+            del scores, stay, best
+        else:
+            target, gain = xp.full(nv, -1, dtype=np.int64), xp.zeros(nv, dtype=bool)
+        return target, gain
 
     def _unsettled(self, c):
         """The vertices to score again (a mask): at first all (None); then those that moved or have a neighbour

@@ -40,7 +40,7 @@ import numbers
 import numpy as np
 
 from mgraph.backend import array_module
-from mgraph.ops import functors, levels, numpy_ops, segments
+from mgraph.ops import functors, levels, numpy_ops, propose, segments
 from mgraph.ops.direction import Direction
 from mgraph.ops.functors import Functor, first_claims
 from mgraph.ops import queue
@@ -52,7 +52,7 @@ __all__ = ["UNVISITED", "advance_visit", "advance_visit_pull", "advance_relax", 
            "advance_dependency", "tight_predecessors", "pull_sum", "prepare_pull", "l1_distance", "hook_components",
            "compress", "bitmap", "Bits", "id_range", "bit_test", "unvisited", "filter", "segment_min", "advance", "Functor", "first_claims",
            "functors", "neighbor_reduce", "intersect_count", "arcs", "advance_levels", "Levels", "visit_levels",
-           "Direction", "own_map", "tree_of", "pair_sums", "pair_totals", "Queue", "Count", "counting", "plain", "read_counts",
+           "Direction", "own_map", "tree_of", "pair_sums", "pair_totals", "best_moves", "fused_moves", "best_per_row", "Queue", "Count", "counting", "plain", "read_counts",
            "whole_graph_kernel"]
 Levels = levels.Levels
 
@@ -375,6 +375,44 @@ def pair_totals(rows, keys, weights, span):
     from mgraph.ops import cupy_pairs
 
     return cupy_pairs.pair_totals(rows, keys, weights, int(span))
+
+
+best_per_row = propose.best_per_row
+
+
+def fused_moves(graph) -> bool:
+    """Whether :func:`best_moves` runs fused on ``graph``: a whole undirected graph (one device holds every vertex's
+    arcs) on a GPU, with ``propose.ENABLED`` on.  Elsewhere it runs as the array operations, and Louvain on a part
+    of a graph, a directed graph or the CPU keeps its own."""
+    return propose.ENABLED and graph.xp is not np and not graph.directed and levels.is_whole(graph) \
+        and getattr(graph, "owner", None) is None
+
+
+def best_moves(graph, community, k_out, totals, resolution, scale, look=None, distinct=False):
+    """Compute Louvain's proposal on an undirected graph that holds every vertex's arcs, for each row u in ``look``
+    (a boolean mask over the vertices; None: every row): ``w_stay[u]``, u's arc weight to its own community
+    ``community[u]``, and among the other communities of its neighbours the one of the highest score
+    w(u, c) - ``resolution`` * (2 ``k_out[u]`` ``totals[c]``) / ``scale``, ties to the smallest label: ``target[u]``
+    (-1 where there is none) and ``best[u]``, its score (-inf there; -0.0 as 0.0).  Rows outside ``look`` get
+    -1, -inf and 0.0.  ``distinct`` (with ``look`` None): every arc of a row goes to a community of its own (each
+    vertex alone on a simple graph), so that the pairs are the arcs.  Three arrays over the vertices (int64,
+    float64, float64); ``totals`` has one entry per label, the weights are the graph's (1.0 where unweighted).
+
+    On a GPU (:func:`fused_moves`) one pass over the rows' arcs, a warp or a block a row (:mod:`.cupy_propose`):
+    on an unweighted graph the same bits as the array operations, which are the NumPy twin
+    (:func:`propose.best_moves`); on a weighted one the sums of a pair's weights in another order."""
+    if graph.directed:
+        raise ValueError("best_moves scores an undirected graph's rows (a directed one's in-arcs are not its rows)")
+    n = graph.num_vertices
+    if community.shape != (n,) or k_out.shape != (n,) or (look is not None and look.shape != (n,)):
+        raise ValueError(f"best_moves needs community, k_out (and look) of one entry per vertex ({n})")
+    if fused_moves(graph):
+        from mgraph.ops import cupy_propose
+
+        return cupy_propose.best_moves(graph, community, k_out, totals, float(resolution), float(scale), look,
+                                       bool(distinct), pair_totals)
+    return propose.best_moves(graph, community, k_out, totals, float(resolution), float(scale), look, bool(distinct),
+                              pair_totals)
 
 
 def own_map(graph, ufunc, *arrays, out):
