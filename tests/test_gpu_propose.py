@@ -21,7 +21,7 @@ def star(leaves):
 
 
 def weighted_rmat(scale, seed=2):
-    g = mgraph.load(f"rmat:{scale}")
+    g = mgraph.load(f"rmat:{scale}", backend="numpy")
     src, dst = ops.arcs(g)
     up = src < dst
     rng = np.random.default_rng(seed)
@@ -73,7 +73,7 @@ def reference(g, c, k, totals, resolution, scale, look):
 def test_twin_against_dictionary(look, groups):
     """The NumPy twin (the array operations Louvain's proposal runs) against a dictionary per row, bit for bit on an
     unweighted graph; the first round's pairs taken as the arcs where every vertex is alone."""
-    g = mgraph.load("rmat:9")
+    g = mgraph.load("rmat:9", backend="numpy")
     c, k, totals, scale, mask = state(g, 1, groups)
     mask = mask if look else None
     got = ops.best_moves(g, c, k, totals, 1.0, scale, mask, distinct=groups is None and not look)
@@ -87,7 +87,7 @@ def test_louvain_through_the_twin(monkeypatch):
     kernels): the same communities, rounds and modularity as their own array operations."""
     from mgraph.primitives.louvain import Louvain
 
-    for g in (mgraph.load("rmat:11"), weighted_rmat(9)):
+    for g in (mgraph.load("rmat:11", backend="numpy"), weighted_rmat(9)):
         for fn in (mgraph.louvain, mgraph.leiden):
             own = fn(g, seed=1)
             monkeypatch.setattr(Louvain, "_fused", lambda self: True)
@@ -100,7 +100,8 @@ def test_louvain_through_the_twin(monkeypatch):
 
 # -- on a GPU --------------------------------------------------------------------------------------------------------
 def gpu_cases():
-    return {"rmat14": mgraph.load("rmat:14"), "grid": mgraph.load("grid:120x90"), "star": star(30_000)}
+    return {"rmat14": mgraph.load("rmat:14", backend="numpy"), "grid": mgraph.load("grid:120x90", backend="numpy"),
+            "star": star(30_000)}
 
 
 def on_gpu(g):
