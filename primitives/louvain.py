@@ -213,7 +213,7 @@ class Louvain(Primitive):
         self.strict = self.graph.num_global_arcs < self.STRICT_ARCS and not self.coarse
         self.priority = xp.full(self.num_vertices, -1, dtype=np.int64)
         self.target = xp.full(self.num_vertices, -1, dtype=self.label_dtype)
-        self.clash_at = None
+        self.clash_at, self.fused_commit = None, False
         self.best_q, self.best = -np.inf, None
         self.inside, self.square, self.M = 0.0, 0.0, 0.0
         self._shares()
@@ -313,8 +313,10 @@ class Louvain(Primitive):
         self.prop_from, self.prop_to, self.prop_id = c[who], self.target[who], self.ids[who]
         self.prop_out, self.prop_in = self.k_out[who], self.k_in[who]
         # the proposers' arcs, for the check of their moves: positions in the level's arcs, not copies of them (every
-        # proposer was scored, so all its arcs were among the rows scored, in the same order)
-        self.clash_at = xp.flatnonzero(gain[self.nbr_src])
+        # proposer was scored, so all its arcs were among the rows scored, in the same order); the fused check reads
+        # the proposers' rows where they lie (ops.commit_sums) and needs no list
+        self.fused_commit = self._fused()
+        self.clash_at = None if self.fused_commit else xp.flatnonzero(gain[self.nbr_src])
         self._shares(pending=int(who.shape[0]))
         changed = self.own_mask & ((self.priority != old_priority) | (self.target != old_target))
         frontier = xp.flatnonzero(changed).astype(self.graph.indices.dtype)
@@ -385,6 +387,8 @@ class Louvain(Primitive):
         moved = c != self.snapshot
         self.again = moved
         self.inside_share = self.inside_share + self._inside_change(moved, c)
+        if self._fused():  # a group of lanes per row, stopping at the first moved neighbour: the same mask
+            return ops.unsettled_rows(self.graph, moved, self.priority)
         # the moved vertices' neighbours, by a scatter of every arc whose target moved into an extra last slot:
         # the same mask as the sources of those arcs compacted, without a wait on a GPU to learn how many
         nv = self.num_vertices
@@ -401,22 +405,26 @@ class Louvain(Primitive):
         moved the round before.  Where priorities tie, each takes the other's as made first."""
         self.proposed = False
         xp, c, p, t = self.xp, self.community, self.priority, self.target
-        at, self.clash_at = self.clash_at, None  # the proposers' arcs (p[u] >= 0), freed after this superstep
-        u, v = self.nbr_src[at], self.nbr_dst[at]
-        w = 1.0 if self.nbr_w is None else self.nbr_w[at]
-        del at
-        first = p[v] >= p[u]  # v proposes, at a priority at least u's: its move is taken as made before u's
-        # u's arc weight to its target and to its own community once those neighbours are where they propose to be
-        there = xp.where(first, t[v], c[v])
         nv = self.num_vertices
-        w_to = sums(xp, u, xp.where(there == t[u], w, 0.0), nv)
-        w_stay = sums(xp, u, xp.where(there == c[u], w, 0.0), nv)
+        if self.fused_commit:  # the proposers' rows read where they lie (every vertex is own: p >= 0 is gain)
+            w_to, w_stay, blocked = ops.commit_sums(self.graph, p, t, c, blocked=self.strict)
+        else:
+            at, self.clash_at = self.clash_at, None  # the proposers' arcs (p[u] >= 0), freed after this superstep
+            u, v = self.nbr_src[at], self.nbr_dst[at]
+            w = 1.0 if self.nbr_w is None else self.nbr_w[at]
+            del at
+            first = p[v] >= p[u]  # v proposes, at a priority at least u's: its move is taken as made before u's
+            # u's arc weight to its target and to its own community once those neighbours are where they propose
+            there = xp.where(first, t[v], c[v])
+            w_to = sums(xp, u, xp.where(there == t[u], w, 0.0), nv)
+            w_stay = sums(xp, u, xp.where(there == c[u], w, 0.0), nv)
+            if self.strict:
+                blocked = xp.zeros(nv, dtype=bool)
+                blocked[u[first]] = True
         cost_to, cost_stay = self._after()
         ids = self.ids
         movable = (p >= 0) & self.own_mask & (w_to - cost_to[ids] > w_stay - cost_stay[ids])
         if self.strict:
-            blocked = xp.zeros(nv, dtype=bool)
-            blocked[u[first]] = True
             # most higher-priority proposals are blocked here: the totals after all of them would refuse moves on
             # proposals that are not made, so only a vertex that moved the round before is held to them (ending
             # the cycles of _after's docstring)

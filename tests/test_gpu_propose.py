@@ -1,6 +1,7 @@
-"""ops.best_moves, Louvain's proposal: its NumPy twin against a per-row dictionary on the CPU; on a GPU the fused
-kernels (a warp, a block or the hub rows' array operations per row) against the twin, bit for bit on unweighted
-graphs, and Louvain's runs the same with the fused path on and off."""
+"""ops.best_moves, Louvain's proposal, and ops.unsettled_rows and ops.commit_sums, the rows it scores again and the
+check of its proposals: their NumPy twins against per-row loops on the CPU; on a GPU the fused kernels (a warp,
+a block or the hub rows' array operations per row; a group of lanes per row, the long rows in pieces) against the
+twins, bit for bit on unweighted graphs, and Louvain's runs the same with the fused paths on and off."""
 from __future__ import annotations
 
 import numpy as np
@@ -165,24 +166,34 @@ def test_gpu_fused_weighted(groups):
 @pytest.mark.gpu
 @pytest.mark.parametrize("fn", [mgraph.louvain, mgraph.leiden], ids=["louvain", "leiden"])
 def test_gpu_louvain_fused_on_and_off(fn, monkeypatch):
-    """Louvain and Leiden on CuPy with the fused proposal (``ops.propose.ENABLED``) and without: the same
-    communities, rounds and modularity on unweighted graphs, and the fused path taken on every level."""
+    """Louvain and Leiden on CuPy with the fused kernels (``ops.propose.ENABLED``: the proposal, the rows to score
+    again, the check of the proposals) and without: the same communities, rounds and modularity on unweighted
+    graphs, and the fused paths taken on every level."""
     pytest.importorskip("cupy")
-    from mgraph.ops import cupy_propose
+    from mgraph.ops import cupy_commit, cupy_propose
 
     calls = []
-    real = cupy_propose.best_moves
 
-    def counted(*args):
-        calls.append(1)
-        return real(*args)
+    def counted(module, name):
+        real = getattr(module, name)
 
-    monkeypatch.setattr(cupy_propose, "best_moves", counted)
+        def call(*args):
+            calls.append(name)
+            return real(*args)
+
+        monkeypatch.setattr(module, name, call)
+
+    counted(cupy_propose, "best_moves")
+    counted(cupy_commit, "unsettled_rows")
+    counted(cupy_commit, "commit_sums")
     for name, g in gpu_cases().items():
         for seed in (0, 1):
             calls.clear()
             on = fn(g, backend="cupy", seed=seed)
-            assert len(calls) >= sum(on.stats["level_rounds"]), name
+            rounds = sum(on.stats["level_rounds"])
+            assert calls.count("best_moves") >= rounds, name
+            assert calls.count("commit_sums") >= rounds - len(on.stats["level_rounds"]), name
+            assert calls.count("unsettled_rows") >= rounds - len(on.stats["level_rounds"]), name
             monkeypatch.setattr(propose, "ENABLED", False)
             calls.clear()
             off = fn(g, backend="cupy", seed=seed)
@@ -191,3 +202,110 @@ def test_gpu_louvain_fused_on_and_off(fn, monkeypatch):
             assert (on.community == off.community).all(), name
             assert on.stats["level_rounds"] == off.stats["level_rounds"], name
             assert on.stats["modularity"] == off.stats["modularity"], name
+
+
+# -- the rows to score again and the check of the proposals (ops.unsettled_rows, ops.commit_sums) -------------------
+def round_state(g, seed, groups):
+    """A round's state on ``g`` (NumPy): communities and targets (labels of ``groups`` vertices, int32), which
+    vertices moved, and priorities (-1 for about half the vertices, ties among the others)."""
+    rng = np.random.default_rng(seed)
+    n = g.num_vertices
+    labels = rng.choice(n, min(groups, n), replace=False).astype(np.int32)
+    c = labels[rng.integers(0, labels.shape[0], n)]
+    t = labels[rng.integers(0, labels.shape[0], n)]
+    moved = rng.random(n) < 0.01
+    p = np.where(rng.random(n) < 0.5, rng.integers(0, 50, n), -1).astype(np.int64)
+    return c, t, moved, p
+
+
+def row_reference(g, c, t, moved, p):
+    """Per row, by a loop over its arcs in CSR order: the mask, w_to, w_stay and blocked."""
+    n = g.num_vertices
+    w = np.ones(g.num_arcs) if g.weights is None else g.weights
+    look, w_to, w_stay, blocked = np.zeros(n, bool), np.zeros(n), np.zeros(n), np.zeros(n, bool)
+    for u in range(n):
+        arcs = range(g.indptr[u], g.indptr[u + 1])
+        look[u] = moved[u] or p[u] >= 0 or any(moved[g.indices[e]] for e in arcs)
+        if p[u] < 0:
+            continue
+        for e in arcs:
+            v = g.indices[e]
+            first = p[v] >= p[u]
+            there = t[v] if first else c[v]
+            blocked[u] |= first
+            w_to[u] += w[e] if there == t[u] else 0.0
+            w_stay[u] += w[e] if there == c[u] else 0.0
+    return look, w_to, w_stay, blocked
+
+
+@pytest.mark.parametrize("weighted", [False, True], ids=["unweighted", "weighted"])
+def test_row_twins_against_loops(weighted):
+    """The NumPy twins of ops.unsettled_rows and ops.commit_sums (the array operations Louvain runs) against a loop
+    per row, bit for bit (the CPU's bincount adds each row's weights in CSR order from 0.0, as the loop)."""
+    g = weighted_rmat(9) if weighted else mgraph.load("rmat:9", backend="numpy")
+    c, t, moved, p = round_state(g, 4, 30)
+    look, w_to, w_stay, blocked = row_reference(g, c, t, moved, p)
+    assert np.array_equal(ops.unsettled_rows(g, moved, p), look)
+    got = ops.commit_sums(g, p, t, c, blocked=True)
+    assert np.array_equal(got[0], w_to) and np.array_equal(got[1], w_stay) and np.array_equal(got[2], blocked)
+    assert ops.commit_sums(g, p, t, c)[2] is None
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("groups", [3, 50, 3000])
+@pytest.mark.parametrize("name", ["rmat14", "grid", "star"])
+def test_gpu_row_kernels_bits(name, groups):
+    """Unweighted: the row kernels' mask and sums (:mod:`mgraph.ops.cupy_commit`: a group per row, the long rows in
+    pieces) are the twins' bits, on the GPU and on the CPU, with a star's hub cut into pieces."""
+    pytest.importorskip("cupy")
+    import cupy as cp
+
+    from mgraph.ops import cupy_commit
+
+    g = gpu_cases()[name]
+    d = on_gpu(g)
+    assert ops.fused_moves(d)
+    for seed in (1, 2):
+        c, t, moved, p = round_state(g, seed, groups)
+        for frac in (None, 0.0002):  # few moved: most rows read to their end; the star's hub too
+            if frac is not None:
+                moved = np.random.default_rng(seed).random(g.num_vertices) < frac
+            dm, dp, dt, dc = cp.asarray(moved), cp.asarray(p), cp.asarray(t), cp.asarray(c)
+            fused = cupy_commit.unsettled_rows(d, dm, dp).get()
+            assert np.array_equal(fused, propose.unsettled_rows(d, dm, dp).get())
+            assert np.array_equal(fused, propose.unsettled_rows(g, moved, p))
+            for blocked in (True, False):
+                fused = cupy_commit.commit_sums(d, dp, dt, dc, blocked)
+                twin = propose.commit_sums(d, dp, dt, dc, blocked)
+                host = propose.commit_sums(g, p, t, c, blocked)
+                for a, b, h in zip(fused, twin, host):
+                    if h is None:
+                        assert a is None and b is None
+                        continue
+                    assert np.array_equal(a.get(), b.get()) and np.array_equal(a.get(), h)
+    if name == "star":
+        assert cupy_commit.pieces_of(d).row.shape[0] > 1
+
+
+@pytest.mark.gpu
+def test_gpu_row_kernels_weighted():
+    """Weighted: the mask the twin's; the sums the CPU twin's bits on rows of up to ROW_DEG arcs (CSR order from
+    0.0), to rounding on the long rows' pieces."""
+    pytest.importorskip("cupy")
+    import cupy as cp
+
+    from mgraph.ops import cupy_commit
+
+    g = weighted_rmat(12)
+    d = on_gpu(g)
+    c, t, moved, p = round_state(g, 6, 40)
+    args = (cp.asarray(p), cp.asarray(t), cp.asarray(c), True)
+    fused = [a.get() for a in cupy_commit.commit_sums(d, *args)]
+    host = propose.commit_sums(g, p, t, c, True)
+    short = np.diff(g.indptr) <= cupy_commit.ROW_DEG
+    for a, h in zip(fused[:2], host[:2]):
+        assert np.array_equal(a[short], h[short])
+        assert np.allclose(a, h, rtol=1e-12, atol=1e-12)
+    assert np.array_equal(fused[2], host[2])
+    assert np.array_equal(cupy_commit.unsettled_rows(d, cp.asarray(moved), cp.asarray(p)).get(),
+                          propose.unsettled_rows(g, moved, p))

@@ -52,7 +52,7 @@ __all__ = ["UNVISITED", "advance_visit", "advance_visit_pull", "advance_relax", 
            "advance_dependency", "tight_predecessors", "pull_sum", "prepare_pull", "l1_distance", "hook_components",
            "compress", "bitmap", "Bits", "id_range", "bit_test", "unvisited", "filter", "segment_min", "advance", "Functor", "first_claims",
            "functors", "neighbor_reduce", "intersect_count", "arcs", "advance_levels", "Levels", "visit_levels",
-           "Direction", "own_map", "tree_of", "pair_sums", "pair_totals", "best_moves", "fused_moves", "best_per_row", "Queue", "Count", "counting", "plain", "read_counts",
+           "Direction", "own_map", "tree_of", "pair_sums", "pair_totals", "best_moves", "fused_moves", "unsettled_rows", "commit_sums", "best_per_row", "Queue", "Count", "counting", "plain", "read_counts",
            "whole_graph_kernel"]
 Levels = levels.Levels
 
@@ -413,6 +413,49 @@ def best_moves(graph, community, k_out, totals, resolution, scale, look=None, di
                                        bool(distinct), pair_totals)
     return propose.best_moves(graph, community, k_out, totals, float(resolution), float(scale), look, bool(distinct),
                               pair_totals)
+
+
+def unsettled_rows(graph, moved, priority):
+    """Louvain's rows to score again, on an undirected graph that holds every vertex's arcs: a mask over the
+    vertices, true where ``moved[u]``, where ``priority[u] >= 0`` (u proposed) or where some neighbour of u moved.
+
+    On a GPU (:func:`fused_moves`) a group of lanes per row that stops at the first moved neighbour, the long rows
+    cut into pieces (:mod:`.cupy_commit`); the array operations, a scatter of every arc, are the NumPy twin
+    (:func:`propose.unsettled_rows`).  The same mask either way."""
+    n = graph.num_vertices
+    if graph.directed:
+        raise ValueError("unsettled_rows reads an undirected graph's rows (a directed one's in-arcs are not its rows)")
+    if moved.shape != (n,) or priority.shape != (n,):
+        raise ValueError(f"unsettled_rows needs moved and priority of one entry per vertex ({n})")
+    if fused_moves(graph):
+        from mgraph.ops import cupy_commit
+
+        return cupy_commit.unsettled_rows(graph, moved, priority)
+    return propose.unsettled_rows(graph, moved, priority)
+
+
+def commit_sums(graph, priority, target, community, blocked=False):
+    """Louvain's check of its proposals, on an undirected graph that holds every vertex's arcs: for each proposer u
+    (``priority[u] >= 0``), each neighbour v taken to be in ``target[v]`` where it proposes at a priority at least
+    u's and in ``community[v]`` otherwise, ``w_to[u]`` the weight of u's arcs to neighbours so taken to be in
+    ``target[u]`` and ``w_stay[u]`` those in ``community[u]`` (weights 1.0 where unweighted; 0.0 for the other
+    rows); with ``blocked``, also whether some neighbour of u is so taken first (else None).  Three arrays over
+    the vertices (float64, float64, bool or None).
+
+    On a GPU (:func:`fused_moves`) a group of lanes per proposer's row, the long rows cut into pieces
+    (:mod:`.cupy_commit`); the array operations, the proposers' arcs compacted and scatter-adds over them, are the
+    NumPy twin (:func:`propose.commit_sums`).  Unweighted: the same bits.  Weighted: each row's weights added in
+    CSR order from 0.0, as the CPU's bincount adds them, but the long rows' pieces in another order."""
+    n = graph.num_vertices
+    if graph.directed:
+        raise ValueError("commit_sums reads an undirected graph's rows (a directed one's in-arcs are not its rows)")
+    if priority.shape != (n,) or target.shape != (n,) or community.shape != (n,):
+        raise ValueError(f"commit_sums needs priority, target and community of one entry per vertex ({n})")
+    if fused_moves(graph):
+        from mgraph.ops import cupy_commit
+
+        return cupy_commit.commit_sums(graph, priority, target, community, bool(blocked))
+    return propose.commit_sums(graph, priority, target, community, bool(blocked))
 
 
 def own_map(graph, ufunc, *arrays, out):

@@ -105,3 +105,38 @@ def best_moves(graph, community, k_out, totals, resolution, scale, look, distinc
     else:
         rows, keys, weights = pair_totals(src, keys, w, totals.shape[0])
     return score_pairs(xp, rows, keys, weights, community, k_out, totals, resolution, scale, nv)
+
+
+def unsettled_rows(graph, moved, priority):
+    """The NumPy twin of :func:`mgraph.ops.unsettled_rows`: the array operations Louvain ran, a scatter of every arc
+    whose target moved into an extra last slot (the sources of those arcs, without a compaction to wait for)."""
+    xp = graph.xp
+    nv = graph.num_vertices
+    src, dst = segments.arcs(graph, None, True)
+    look = xp.zeros(nv + 1, dtype=bool)
+    look[xp.where(moved[dst], src, nv)] = True
+    look = look[:nv]
+    look |= moved | (priority >= 0)
+    return look
+
+
+def commit_sums(graph, priority, target, community, blocked=False):
+    """The NumPy twin of :func:`mgraph.ops.commit_sums`: the array operations Louvain ran, the proposers' arcs
+    compacted and two scatter-adds over them (bincount on the CPU: each row's arcs added in CSR order from 0.0)."""
+    xp = graph.xp
+    nv = graph.num_vertices
+    p, t, c = priority, target, community
+    src, dst = segments.arcs(graph, None, True)
+    at = xp.flatnonzero((p >= 0)[src])
+    u, v = src[at], dst[at]
+    w = 1.0 if graph.weights is None else graph.weights.astype(np.float64, copy=False)[at]
+    del at, src, dst
+    first = p[v] >= p[u]
+    there = xp.where(first, t[v], c[v])
+    w_to = sums(xp, u, xp.where(there == t[u], w, 0.0), nv)
+    w_stay = sums(xp, u, xp.where(there == c[u], w, 0.0), nv)
+    held = None
+    if blocked:
+        held = xp.zeros(nv, dtype=bool)
+        held[u[first]] = True
+    return w_to, w_stay, held
