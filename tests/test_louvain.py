@@ -235,15 +235,30 @@ def test_cli():
 
 @pytest.mark.gpu
 def test_gpu_pair_sums_twin():
-    """ops.pair_sums on CuPy against its NumPy run: the same pairs, the same sums to rounding (atomic adds)."""
+    """ops.pair_sums on CuPy against its NumPy run: the same pairs, the same sums to rounding (atomic adds).  Entries
+    scattered (the sort), and entries in long runs of one pair over few pairs, as a coarse Louvain level's arcs
+    (the hash table, then the pairs sorted), weighted and counted, int32 and int64."""
     cp = pytest.importorskip("cupy")
+    from mgraph.ops import cupy_pairs
+
     rng = np.random.default_rng(3)
+    cases = []
     for n, span in ((100_000, 50), (100_000, 2 ** 40)):  # one int64 key, and two keys (lexsort)
-        a, b = rng.integers(0, 1000, n), rng.integers(0, span, n)
-        w = rng.random(n)
+        cases.append((rng.integers(0, 1000, n), rng.integers(0, span, n), rng.random(n)))
+    n = cupy_pairs.COLLAPSE_ENTRIES + 12_345
+    runs = np.repeat(rng.integers(0, 3000, n // 40), 40)[:n]  # runs of 40 entries of one pair, 3000 values
+    pad = n - runs.shape[0]
+    runs = np.concatenate([runs, np.zeros(pad, dtype=runs.dtype)])
+    cases.append((runs // 60, runs % 60, rng.random(n)))
+    cases.append(((runs // 60).astype(np.int32), (runs % 60).astype(np.int32), None))
+    for a, b, w in cases:
+        collapses = a.shape[0] >= cupy_pairs.COLLAPSE_ENTRIES
+        assert (cupy_pairs.pair_sums(cp.asarray(a), cp.asarray(b), None if w is None else cp.asarray(w))
+                is not None) == collapses
         want = ops.pair_sums(a, b, w)
-        got = ops.pair_sums(cp.asarray(a), cp.asarray(b), cp.asarray(w))
+        got = ops.pair_sums(cp.asarray(a), cp.asarray(b), None if w is None else cp.asarray(w))
         assert all(isinstance(x, cp.ndarray) for x in got)
+        assert [x.dtype for x in got] == [np.int64, np.int64, np.float64]
         assert (cp.asnumpy(got[0]) == want[0]).all() and (cp.asnumpy(got[1]) == want[1]).all()
         assert np.allclose(cp.asnumpy(got[2]), want[2], rtol=1e-12)
 

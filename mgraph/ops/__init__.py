@@ -348,6 +348,12 @@ def pair_sums(a, b, weights=None):
         raise ValueError("pair_sums needs 1-D arrays a, b (and weights) of one length")
     if a.dtype.kind not in "iu" or b.dtype.kind not in "iu":
         raise ValueError(f"pair_sums needs integer arrays, got {a.dtype} and {b.dtype}")
+    if xp is not np:
+        from mgraph.ops import cupy_pairs
+
+        got = cupy_pairs.pair_sums(a, b, weights)
+        if got is not None:
+            return got
     return segments.pair_sums(xp, a, b, weights)
 
 

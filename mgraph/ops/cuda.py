@@ -21,18 +21,39 @@ OPTIONS = ("-std=c++17",)  # NVRTC's options for every module
 THREAD = threading.local()  # per thread (each has its own stream): pinned host words and small scratch arrays
 
 
-@lru_cache(maxsize=None)
+def _ctypes(id_dtypes):
+    """The C types of one id dtype or of a tuple of them (a module whose source takes several), as a tuple."""
+    if isinstance(id_dtypes, tuple):
+        return tuple(ID_CTYPES[np.dtype(d)] for d in id_dtypes)
+    return (ID_CTYPES[np.dtype(id_dtypes)],)
+
+
+def _key(id_dtypes):
+    """One cache key for the same id types however given (a dtype, its type object, or a tuple of them)."""
+    return tuple(np.dtype(d) for d in id_dtypes) if isinstance(id_dtypes, tuple) else np.dtype(id_dtypes)
+
+
 def module(source, idx_dtype, device_id):
-    """Compile ``source(C type of the ids)``, a function returning a module's CUDA source, for one id type on one
-    device (cached per source, id type and device; NVRTC also caches on disk)."""
-    with cp.cuda.Device(device_id):
-        return cp.RawModule(code=source(ID_CTYPES[np.dtype(idx_dtype)]), options=OPTIONS)
+    """Compile ``source(C type of the ids, ...)``, a function returning a module's CUDA source, for one id type (or
+    a tuple of id types, ``source`` taking one C type per entry: Louvain's graph ids and labels) on one device,
+    cached per source, id types and device (NVRTC also caches on disk)."""
+    return _module(source, _key(idx_dtype), device_id)
 
 
 @lru_cache(maxsize=None)
+def _module(source, key, device_id):
+    with cp.cuda.Device(device_id):
+        return cp.RawModule(code=source(*_ctypes(key)), options=OPTIONS)
+
+
 def function(source, idx_dtype, device_id, name):
     """A kernel of :func:`module`, looked up once: RawModule.get_function builds a new kernel object per call."""
-    return module(source, np.dtype(idx_dtype), device_id).get_function(name)
+    return _function(source, _key(idx_dtype), device_id, name)
+
+
+@lru_cache(maxsize=None)
+def _function(source, key, device_id, name):
+    return _module(source, key, device_id).get_function(name)
 
 
 def cooperative(source, name, device_id):

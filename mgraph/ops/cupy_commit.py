@@ -29,7 +29,6 @@ another order; an unweighted graph's counts are exact in any).
 from __future__ import annotations
 
 import weakref
-from functools import lru_cache
 
 import cupy as cp
 import numpy as np
@@ -197,12 +196,7 @@ def source(idx_ctype: str, lab_ctype: str) -> str:
             f"#define PIECE {PIECE}\n#define BLOCK {BLOCK}\n" + PRELUDE + KERNELS)
 
 
-@lru_cache(maxsize=None)
-def _kernel(idx_dtype, lab_dtype, device_id, name):
-    with cp.cuda.Device(device_id):
-        module = cp.RawModule(code=source(cuda.ID_CTYPES[idx_dtype], cuda.ID_CTYPES[lab_dtype]),
-                              options=cuda.OPTIONS)
-        return module.get_function(name)
+_function = cuda.kernel_lookup(source)  # ((id dtype, label dtype), device, name) -> a kernel of this module
 
 
 class Pieces:
@@ -255,10 +249,10 @@ def unsettled_rows(graph, moved, priority):
     moved = cp.ascontiguousarray(moved.astype(np.bool_, copy=False))
     priority = cp.ascontiguousarray(priority.astype(np.int64, copy=False))
     lab = np.dtype(np.int32)  # the module's labels are unused here
-    _kernel(idx, lab, device, "unsettled_rows")(cuda.blocks(nv * GROUP, BLOCK), (BLOCK,),
+    _function((idx, lab), device, "unsettled_rows")(cuda.blocks(nv * GROUP, BLOCK), (BLOCK,),
                                                 (pieces.indptr, graph.indices, moved, priority, np.int64(nv), look))
     if pieces.row.shape[0]:
-        _kernel(idx, lab, device, "unsettled_pieces")((int(pieces.row.shape[0]),), (BLOCK,),
+        _function((idx, lab), device, "unsettled_pieces")((int(pieces.row.shape[0]),), (BLOCK,),
                                                       (pieces.row, pieces.begin, pieces.indptr, graph.indices, moved,
                                                        look))
     return look
@@ -279,11 +273,11 @@ def commit_sums(graph, priority, target, community, blocked=False):
     weighted = graph.weights is not None
     w = cp.ascontiguousarray(graph.weights.astype(np.float64, copy=False)) if weighted else cuda.dummy(np.float64)
     out = (w_to, w_stay, held if blocked else cuda.dummy(np.bool_), np.int32(blocked))
-    _kernel(idx, lab, device, "commit_rows")(cuda.blocks(nv * GROUP, BLOCK), (BLOCK,),
+    _function((idx, lab), device, "commit_rows")(cuda.blocks(nv * GROUP, BLOCK), (BLOCK,),
                                              (pieces.indptr, graph.indices, w, np.int32(weighted), p, t, c,
                                               np.int64(nv), *out))
     if pieces.row.shape[0]:
-        _kernel(idx, lab, device, "commit_pieces")((int(pieces.row.shape[0]),), (BLOCK,),
+        _function((idx, lab), device, "commit_pieces")((int(pieces.row.shape[0]),), (BLOCK,),
                                                    (pieces.row, pieces.begin, pieces.indptr, graph.indices, w,
                                                     np.int32(weighted), p, t, c, *out))
     return w_to, w_stay, held

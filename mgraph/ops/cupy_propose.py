@@ -38,7 +38,6 @@ level); a round then launches without a host read, bar the hub rows' table.
 from __future__ import annotations
 
 import weakref
-from functools import lru_cache
 
 import cupy as cp
 import numpy as np
@@ -247,6 +246,95 @@ propose_block(const i64* __restrict__ rows, unsigned slots, const i64* __restric
         if (lane == 0) put_row(u, bs, bk, s_stay, target, best, w_stay);
     }
 }
+
+// The hub rows' pairs (row i among the hubs, community, weight), as the array operations' score_pairs takes them
+// but without their scatters onto a hub's one slot, every pair of a row queueing on one address: a pair's score
+// as an ordered integer (propose.ordered), LOW for the row's own community, whose weight is the row's w_stay.
+#define LOW ((i64)0x8000000000000000ll)
+#define HIGH ((i64)0x7fffffffffffffffll)
+__device__ __forceinline__ i64 ordered_bits(double s) {
+    const i64 b = __double_as_longlong(__dadd_rn(s, 0.0));
+    return b ^ ((b >> 63) & 0x7fffffffffffffffll);
+}
+
+template <typename R, typename K>
+__device__ __forceinline__ i64 hub_pair(const R* rows, const K* keys, const double* w, int weighted, i64 i, i64 n,
+                                        const i64* cu, const double* ko, const double* total, double res,
+                                        double scale, i64& r, i64& key, double& x) {
+    r = -1; key = -1; x = 0.0;
+    if (i >= n) return LOW;
+    r = (i64)rows[i]; key = (i64)keys[i]; x = weighted ? w[i] : 1.0;
+    if (key == cu[r]) return LOW;
+    return ordered_bits(pair_score(x, ko[r], total[key], res, scale));
+}
+
+// the lanes of a row (`peers`) agree on v's max (take_max) or min: one atomic per row and warp; a hub's pairs
+// lie side by side, so a warp mostly holds one row and a butterfly does
+__device__ __forceinline__ i64 peers_reduce(i64 v, unsigned peers, bool take_max) {
+    if (peers == FULL) {
+        for (int d = 16; d > 0; d >>= 1) {
+            const i64 o = __shfl_xor_sync(FULL, v, d);
+            v = take_max ? (o > v ? o : v) : (o < v ? o : v);
+        }
+        return v;
+    }
+    i64 m = v;
+    for (int j = 0; j < 32; ++j) {
+        const i64 o = __shfl_sync(FULL, v, j);
+        if ((peers >> j) & 1u) m = take_max ? (o > m ? o : m) : (o < m ? o : m);
+    }
+    return m;
+}
+
+// Pass 1: each hub's highest ordered score among its other communities' pairs (top, LOW where none) and its weight
+// to its own community (w_stay, zeroed before: a row has one such pair at most, so the sum is that pair's bits)
+template <typename R, typename K>
+__device__ void hub_top(const R* rows, const K* keys, const double* w, int weighted, i64 n, const i64* cu,
+                        const double* ko, const double* total, double res, double scale, i64* top,
+                        double* w_stay) {
+    const i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x;
+    i64 r, key;
+    double x;
+    const i64 bits = hub_pair(rows, keys, w, weighted, i, n, cu, ko, total, res, scale, r, key, x);
+    if (r >= 0 && key == cu[r]) atomicAdd(&w_stay[r], x);
+    const unsigned peers = __match_any_sync(FULL, r);
+    const i64 m = peers_reduce(bits, peers, true);
+    if (r >= 0 && (threadIdx.x & 31) == __ffs(peers) - 1 && m != LOW)
+        atomicMax((long long*)&top[r], (long long)m);
+}
+
+// Pass 2: each hub's smallest community among the pairs at its top score (pick, HIGH where none)
+template <typename R, typename K>
+__device__ void hub_pick(const R* rows, const K* keys, const double* w, int weighted, i64 n, const i64* cu,
+                         const double* ko, const double* total, double res, double scale, const i64* top,
+                         i64* pick) {
+    const i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x;
+    i64 r, key;
+    double x;
+    const i64 bits = hub_pair(rows, keys, w, weighted, i, n, cu, ko, total, res, scale, r, key, x);
+    const i64 cand = (r >= 0 && bits != LOW && bits == top[r]) ? key : HIGH;
+    const unsigned peers = __match_any_sync(FULL, r);
+    const i64 m = peers_reduce(cand, peers, false);
+    if (r >= 0 && (threadIdx.x & 31) == __ffs(peers) - 1 && m != HIGH)
+        atomicMin((long long*)&pick[r], (long long)m);
+}
+
+#define HUB_ARGS const double* __restrict__ w, int weighted, i64 n, const i64* __restrict__ cu, \
+    const double* __restrict__ ko, const double* __restrict__ total, double res, double scale
+// the pairs from the hub arcs' table (int64 rows and keys), and the arcs themselves on a round whose every pair is
+// one arc (int32 hub rows, the labels' keys)
+extern "C" __global__ void hub_top_pairs(const i64* rows, const i64* keys, HUB_ARGS, i64* top, double* w_stay) {
+    hub_top(rows, keys, w, weighted, n, cu, ko, total, res, scale, top, w_stay);
+}
+extern "C" __global__ void hub_top_arcs(const int* rows, const lab_t* keys, HUB_ARGS, i64* top, double* w_stay) {
+    hub_top(rows, keys, w, weighted, n, cu, ko, total, res, scale, top, w_stay);
+}
+extern "C" __global__ void hub_pick_pairs(const i64* rows, const i64* keys, HUB_ARGS, const i64* top, i64* pick) {
+    hub_pick(rows, keys, w, weighted, n, cu, ko, total, res, scale, top, pick);
+}
+extern "C" __global__ void hub_pick_arcs(const int* rows, const lab_t* keys, HUB_ARGS, const i64* top, i64* pick) {
+    hub_pick(rows, keys, w, weighted, n, cu, ko, total, res, scale, top, pick);
+}
 """
 
 
@@ -257,12 +345,7 @@ def source(idx_ctype: str, lab_ctype: str) -> str:
             f"#define WARP_DEG {WARP_DEG}\n#define WARP_ROWS {WARP_ROWS}\n" + PRELUDE + PROPOSE)
 
 
-@lru_cache(maxsize=None)
-def _kernel(idx_dtype, lab_dtype, device_id, name):
-    with cp.cuda.Device(device_id):
-        module = cp.RawModule(code=source(cuda.ID_CTYPES[idx_dtype], cuda.ID_CTYPES[lab_dtype]),
-                              options=cuda.OPTIONS)
-        return module.get_function(name)
+_function = cuda.kernel_lookup(source)  # ((id dtype, label dtype), device, name) -> a kernel of this module
 
 
 class Plan:
@@ -289,7 +372,7 @@ class Plan:
         self.hub_row = self.hub_dst = self.hub_w = None
         if self.hubs.shape[0]:
             k, at = segments.expand_rows(xp, self.indptr, self.hubs)
-            self.hub_row = k.astype(np.int32 if self.hubs.shape[0] < 2 ** 31 else np.int64)
+            self.hub_row = k.astype(np.int32)  # each hub has over a thousand arcs: far fewer than 2**31 hubs
             self.hub_dst = graph.indices[at]
             self.hub_w = None if graph.weights is None else graph.weights[at].astype(np.float64)
             del k, at
@@ -332,10 +415,10 @@ def best_moves(graph, community, k_out, totals, resolution, scale, look, distinc
     mask = cp.ascontiguousarray(look.astype(np.bool_, copy=False)) if has_look else cuda.dummy(np.bool_)
     common = (w, np.int32(weighted), c, k_out, totals, mask, np.int32(has_look), np.float64(resolution),
               np.float64(scale))
-    _kernel(idx, lab, device, "propose_warp")(cuda.blocks(nv, WARP_ROWS), (32 * WARP_ROWS,),
+    _function((idx, lab), device, "propose_warp")(cuda.blocks(nv, WARP_ROWS), (32 * WARP_ROWS,),
                                               (plan.indptr, graph.indices, *common, np.int64(nv), target, best,
                                                w_stay))
-    block = _kernel(idx, lab, device, "propose_block")
+    block = _function((idx, lab), device, "propose_block")
     tail = (plan.indptr, graph.indices, *common, target, best, w_stay)
     for rows, slots, threads in ((plan.mid, plan.mid_slots, MID_BLOCK), (plan.big, plan.big_slots, BIG_BLOCK)):
         if rows.shape[0]:
@@ -349,14 +432,34 @@ def best_moves(graph, community, k_out, totals, resolution, scale, look, distinc
 
 
 def _hub_rows(plan, c, k_out, totals, resolution, scale, look, distinct, target, best, w_stay, pair_totals):
-    """The hub rows' outputs by the array operations on their listed arcs (all of them, whether in ``look`` or not:
-    no compaction to wait for; a hub outside ``look`` then gets no pair)."""
+    """The hub rows' outputs from their listed arcs (all of them, whether in ``look`` or not: no compaction to wait
+    for; a hub outside ``look`` then gets no pair): the pairs from ``pair_totals`` (on a round whose every pair is
+    one arc, the arcs), then two passes over them (``hub_top``, ``hub_pick``) where the array operations
+    (``propose.score_pairs``, the NumPy twin) scatter every pair of a hub onto its one slot: the same outputs,
+    bit for bit."""
     hubs = plan.hubs
+    nh = hubs.shape[0]
     keys = c[plan.hub_dst]
     if look is None and distinct:  # every pair is one arc
-        rows, weights = plan.hub_row, (1.0 if plan.hub_w is None else plan.hub_w)
+        rows, weights, kind = plan.hub_row, plan.hub_w, "arcs"
     else:
         rows, keys, weights = pair_totals(plan.hub_row, keys, plan.hub_w, totals.shape[0])
-    t, b, s = propose.score_pairs(cp, rows, keys, weights, c[hubs], k_out[hubs], totals, resolution, scale,
-                                  hubs.shape[0], None if look is None else look[hubs])
-    target[hubs], best[hubs], w_stay[hubs] = t, b, s
+        kind = "pairs"
+    n = rows.shape[0]
+    weighted = weights is not None
+    top = cp.full(nh, np.iinfo(np.int64).min, dtype=np.int64)
+    pick = cp.full(nh, np.iinfo(np.int64).max, dtype=np.int64)
+    stay = cp.zeros(nh)
+    if n:
+        args = (rows, keys, weights if weighted else cuda.dummy(np.float64), np.int32(weighted), np.int64(n),
+                c[hubs].astype(np.int64), k_out[hubs], totals, np.float64(resolution), np.float64(scale))
+        device = c.device.id
+        idx, lab = np.dtype(plan.hub_dst.dtype), np.dtype(c.dtype)
+        _function((idx, lab), device, "hub_top_" + kind)(cuda.blocks(n), (cuda.BLOCK,), (*args, top, stay))
+        _function((idx, lab), device, "hub_pick_" + kind)(cuda.blocks(n), (cuda.BLOCK,), (*args, top, pick))
+    none = pick == np.iinfo(np.int64).max
+    t, b = cp.where(none, -1, pick), cp.where(none, -np.inf, propose.unordered(top))
+    if look is not None:  # rows not scored: no pair, as score_pairs gives them
+        scored = look[hubs]
+        t, b, stay = cp.where(scored, t, -1), cp.where(scored, b, -np.inf), cp.where(scored, stay, 0.0)
+    target[hubs], best[hubs], w_stay[hubs] = t, b, stay
