@@ -273,6 +273,8 @@ class Louvain(Primitive):
         from one that stayed is not listed at that end, so the moved end counts it for both directions (undirected)
         or for its reverse (directed: the in-arcs, listed after the out-arcs)."""
         xp, old = self.xp, self.snapshot
+        if self._fused():  # a group of lanes per moved vertex's row: no compaction of their arcs
+            return ops.inside_change(self.graph, moved, c, old)
         at = xp.flatnonzero(moved[self.nbr_src])
         x, y = self.nbr_src[at], self.nbr_dst[at]
         change = (c[x] == c[y]).astype(np.float64) - (old[x] == old[y])

@@ -186,6 +186,7 @@ def test_gpu_louvain_fused_on_and_off(fn, monkeypatch):
     counted(cupy_propose, "best_moves")
     counted(cupy_commit, "unsettled_rows")
     counted(cupy_commit, "commit_sums")
+    counted(cupy_commit, "inside_change")
     for name, g in gpu_cases().items():
         for seed in (0, 1):
             calls.clear()
@@ -194,6 +195,7 @@ def test_gpu_louvain_fused_on_and_off(fn, monkeypatch):
             assert calls.count("best_moves") >= rounds, name
             assert calls.count("commit_sums") >= rounds - len(on.stats["level_rounds"]), name
             assert calls.count("unsettled_rows") >= rounds - len(on.stats["level_rounds"]), name
+            assert calls.count("inside_change") == calls.count("unsettled_rows"), name
             monkeypatch.setattr(propose, "ENABLED", False)
             calls.clear()
             off = fn(g, backend="cupy", seed=seed)
@@ -238,6 +240,32 @@ def row_reference(g, c, t, moved, p):
     return look, w_to, w_stay, blocked
 
 
+def inside_reference(g, moved, c, old):
+    """Louvain's inside weight change by a loop over the moved vertices' rows in CSR order."""
+    w = np.ones(g.num_arcs) if g.weights is None else g.weights
+    total = 0.0
+    for u in np.flatnonzero(moved):
+        for e in range(g.indptr[u], g.indptr[u + 1]):
+            v = g.indices[e]
+            change = float(c[u] == c[v]) - float(old[u] == old[v])
+            total += w[e] * change * (1.0 if moved[v] else 2.0)
+    return total
+
+
+def test_inside_change_is_the_change():
+    """ops.inside_change (the twin on the CPU) is the inside weight after minus before, from the moved rows alone."""
+    g = weighted_rmat(9)
+    c, t, moved, _ = round_state(g, 8, 30)
+    old = np.where(moved, t, c)
+    src, dst = ops.arcs(g)
+
+    def inside(labels):
+        return float((g.weights * (labels[src] == labels[dst])).sum())
+
+    assert float(ops.inside_change(g, moved, c, old)) == pytest.approx(inside(c) - inside(old), abs=1e-9)
+    assert float(ops.inside_change(g, np.zeros(g.num_vertices, bool), c, c)) == 0.0
+
+
 @pytest.mark.parametrize("weighted", [False, True], ids=["unweighted", "weighted"])
 def test_row_twins_against_loops(weighted):
     """The NumPy twins of ops.unsettled_rows and ops.commit_sums (the array operations Louvain runs) against a loop
@@ -249,6 +277,9 @@ def test_row_twins_against_loops(weighted):
     got = ops.commit_sums(g, p, t, c, blocked=True)
     assert np.array_equal(got[0], w_to) and np.array_equal(got[1], w_stay) and np.array_equal(got[2], blocked)
     assert ops.commit_sums(g, p, t, c)[2] is None
+    old = np.where(moved, t, c)  # the moved vertices came from their targets' labels
+    want = inside_reference(g, moved, c, old)  # weighted: NumPy's sum adds pairwise, the loop in order
+    assert float(ops.inside_change(g, moved, c, old)) == (pytest.approx(want, rel=1e-12) if weighted else want)
 
 
 @pytest.mark.gpu
@@ -283,6 +314,10 @@ def test_gpu_row_kernels_bits(name, groups):
                         assert a is None and b is None
                         continue
                     assert np.array_equal(a.get(), b.get()) and np.array_equal(a.get(), h)
+            old = np.where(moved, t, c)
+            fused = float(cupy_commit.inside_change(d, dm, dc, cp.asarray(old)))
+            assert fused == float(propose.inside_change(d, dm, dc, cp.asarray(old)))  # sums of integers: exact
+            assert fused == float(propose.inside_change(g, moved, c, old))
     if name == "star":
         assert cupy_commit.pieces_of(d).row.shape[0] > 1
 
@@ -309,3 +344,6 @@ def test_gpu_row_kernels_weighted():
     assert np.array_equal(fused[2], host[2])
     assert np.array_equal(cupy_commit.unsettled_rows(d, cp.asarray(moved), cp.asarray(p)).get(),
                           propose.unsettled_rows(g, moved, p))
+    old = np.where(moved, t, c)
+    got = float(cupy_commit.inside_change(d, cp.asarray(moved), cp.asarray(c), cp.asarray(old)))
+    assert got == pytest.approx(float(propose.inside_change(g, moved, c, old)), rel=1e-12, abs=1e-9)

@@ -52,7 +52,7 @@ __all__ = ["UNVISITED", "advance_visit", "advance_visit_pull", "advance_relax", 
            "advance_dependency", "tight_predecessors", "pull_sum", "prepare_pull", "l1_distance", "hook_components",
            "compress", "bitmap", "Bits", "id_range", "bit_test", "unvisited", "filter", "segment_min", "advance", "Functor", "first_claims",
            "functors", "neighbor_reduce", "intersect_count", "arcs", "advance_levels", "Levels", "visit_levels",
-           "Direction", "own_map", "tree_of", "pair_sums", "pair_totals", "best_moves", "fused_moves", "unsettled_rows", "commit_sums", "best_per_row", "Queue", "Count", "counting", "plain", "read_counts",
+           "Direction", "own_map", "tree_of", "pair_sums", "pair_totals", "best_moves", "fused_moves", "unsettled_rows", "inside_change", "commit_sums", "best_per_row", "Queue", "Count", "counting", "plain", "read_counts",
            "whole_graph_kernel"]
 Levels = levels.Levels
 
@@ -348,13 +348,11 @@ def pair_sums(a, b, weights=None):
         raise ValueError("pair_sums needs 1-D arrays a, b (and weights) of one length")
     if a.dtype.kind not in "iu" or b.dtype.kind not in "iu":
         raise ValueError(f"pair_sums needs integer arrays, got {a.dtype} and {b.dtype}")
-    if xp is not np:
-        from mgraph.ops import cupy_pairs
+    if xp is np:
+        return segments.pair_sums(np, a, b, weights)
+    from mgraph.ops import cupy_pairs
 
-        got = cupy_pairs.pair_sums(a, b, weights)
-        if got is not None:
-            return got
-    return segments.pair_sums(xp, a, b, weights)
+    return segments.pair_sums(xp, a, b, weights, cupy_pairs.run_sums)
 
 
 def pair_totals(rows, keys, weights, span):
@@ -438,6 +436,29 @@ def unsettled_rows(graph, moved, priority):
 
         return cupy_commit.unsettled_rows(graph, moved, priority)
     return propose.unsettled_rows(graph, moved, priority)
+
+
+def inside_change(graph, moved, community, old):
+    """Louvain's change of the weight of the arcs within communities from ``old`` to ``community`` (labels per
+    vertex), on an undirected graph that holds every vertex's arcs, counted from the arcs of the vertices that
+    ``moved`` alone (a mask; every vertex that changed community is in it): an arc u - v of a moved u adds its
+    weight (1.0 where unweighted) times (c[u] == c[v]) - (old[u] == old[v]), twice where v did not move (its
+    reverse, which v's row does not list).  A 0-d float64 array, not read to the host.
+
+    On a GPU (:func:`fused_moves`) a group of lanes per moved vertex's row, the long rows in pieces, one atomic add
+    per block (:mod:`.cupy_commit`); the array operations, the moved vertices' arcs compacted and summed, are the
+    NumPy twin (:func:`propose.inside_change`).  Unweighted, or with integer weights: the same value (sums of
+    integers); weighted: the same to rounding."""
+    n = graph.num_vertices
+    if graph.directed:
+        raise ValueError("inside_change reads an undirected graph's rows (a directed one's in-arcs are not its rows)")
+    if moved.shape != (n,) or community.shape != (n,) or old.shape != (n,):
+        raise ValueError(f"inside_change needs moved, community and old of one entry per vertex ({n})")
+    if fused_moves(graph):
+        from mgraph.ops import cupy_commit
+
+        return cupy_commit.inside_change(graph, moved, community, old)
+    return propose.inside_change(graph, moved, community, old)
 
 
 def commit_sums(graph, priority, target, community, blocked=False):

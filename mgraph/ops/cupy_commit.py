@@ -1,4 +1,4 @@
-"""ops.unsettled_rows and ops.commit_sums on one GPU holding a whole undirected graph: a pass over the CSR rows.
+"""ops.unsettled_rows, ops.inside_change and ops.commit_sums on one GPU holding a whole undirected graph: a pass over the CSR rows.
 
 Louvain's round reads every arc twice more beside its proposal: which vertices
 to score again (a vertex with a neighbour that moved) and, for each proposer,
@@ -12,6 +12,8 @@ where it lies, by a group of ``GROUP`` lanes:
 * :func:`unsettled_rows`: a row stops at its first moved neighbour (a vote
   of the group per ``GROUP`` arcs), and the rows already in the mask (moved,
   or proposing) read no arc; one byte written per row, no atomics.
+* :func:`inside_change`: a row whose vertex did not move reads no arc;
+  a moved one's terms are added in the block, one atomic per block.
 * :func:`commit_sums`: a row that does not propose reads no arc; a
   proposer's row is summed in the group: on an unweighted graph as counts
   (ballots), on a weighted one in CSR order, each lane's ``GROUP`` weights
@@ -186,6 +188,66 @@ commit_pieces(const i64* __restrict__ piece_row, const i64* __restrict__ piece_b
         if (has_blocked && any_first) blocked[u] = true;
     }
 }
+// Louvain's inside weight change over the arcs of the vertices that moved: an arc (u, v) of a moved u adds
+// w * ((c[u] == c[v]) - (old[u] == old[v])), twice where v stayed (the reverse arc, which v's row does not count).
+// Each thread's share added across the block, one atomic per block into `total`.
+__device__ __forceinline__ double inside_arc(i64 e, const idx_t* __restrict__ indices, const double* __restrict__ w,
+                                             int weighted, i64 cu, i64 ou, const lab_t* __restrict__ c,
+                                             const lab_t* __restrict__ old, const bool* __restrict__ moved) {
+    const i64 v = (i64)indices[e];
+    double change = (double)((i64)c[v] == cu) - (double)((i64)old[v] == ou);
+    if (weighted) change = w[e] * change;
+    return moved[v] ? change : change * 2.0;
+}
+
+// every thread of the block calls it
+__device__ __forceinline__ void block_add(double x, double* __restrict__ total) {
+    __shared__ double s_part[BLOCK / 32];
+    for (int d = 16; d > 0; d >>= 1) x += __shfl_xor_sync(FULL, x, d);
+    const int lane = threadIdx.x & 31, wid = threadIdx.x >> 5;
+    if (lane == 0) s_part[wid] = x;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        for (int k = 1; k < BLOCK / 32; ++k) x += s_part[k];
+        if (x != 0.0) atomicAdd(total, x);
+    }
+}
+
+// A group per row of a moved vertex of at most ROW_DEG arcs (the longer ones in inside_pieces)
+extern "C" __global__ void __launch_bounds__(BLOCK)
+inside_rows(const i64* __restrict__ indptr, const idx_t* __restrict__ indices, const double* __restrict__ w,
+            int weighted, const bool* __restrict__ moved, const lab_t* __restrict__ c,
+            const lab_t* __restrict__ old, i64 nv, double* __restrict__ total) {
+    const int lane = threadIdx.x & (GROUP - 1);
+    const i64 u = ((i64)blockIdx.x * BLOCK + threadIdx.x) / GROUP;
+    double acc = 0.0;
+    if (u < nv && moved[u]) {
+        const i64 begin = indptr[u], end = indptr[u + 1];
+        if (end - begin <= ROW_DEG) {
+            const i64 cu = (i64)c[u], ou = (i64)old[u];
+            for (i64 e = begin + lane; e < end; e += GROUP) acc += inside_arc(e, indices, w, weighted, cu, ou, c, old,
+                                                                              moved);
+        }
+    }
+    block_add(acc, total);
+}
+
+// A block per piece of a row of more than ROW_DEG arcs whose vertex moved
+extern "C" __global__ void __launch_bounds__(BLOCK)
+inside_pieces(const i64* __restrict__ piece_row, const i64* __restrict__ piece_begin, const i64* __restrict__ indptr,
+              const idx_t* __restrict__ indices, const double* __restrict__ w, int weighted,
+              const bool* __restrict__ moved, const lab_t* __restrict__ c, const lab_t* __restrict__ old,
+              double* __restrict__ total) {
+    const i64 u = piece_row[blockIdx.x];
+    if (!moved[u]) return;  // block-uniform
+    const i64 cu = (i64)c[u], ou = (i64)old[u];
+    const i64 begin = piece_begin[blockIdx.x];
+    const i64 end = min(begin + (i64)PIECE, indptr[u + 1]);
+    double acc = 0.0;
+    for (i64 e = begin + threadIdx.x; e < end; e += BLOCK) acc += inside_arc(e, indices, w, weighted, cu, ou, c, old,
+                                                                             moved);
+    block_add(acc, total);
+}
 """
 
 
@@ -281,3 +343,26 @@ def commit_sums(graph, priority, target, community, blocked=False):
                                                    (pieces.row, pieces.begin, pieces.indptr, graph.indices, w,
                                                     np.int32(weighted), p, t, c, *out))
     return w_to, w_stay, held
+
+
+def inside_change(graph, moved, community, old):
+    """ops.inside_change on a whole undirected graph on one GPU (its docstring has the rules): a 0-d array."""
+    total = cp.zeros((), dtype=np.float64)
+    nv = graph.num_vertices
+    if nv == 0:
+        return total
+    pieces = pieces_of(graph)
+    idx = np.dtype(graph.indices.dtype)
+    (c, o), lab = _labels(community, old)
+    device = total.device.id
+    moved = cp.ascontiguousarray(moved.astype(np.bool_, copy=False))
+    weighted = graph.weights is not None
+    w = cp.ascontiguousarray(graph.weights.astype(np.float64, copy=False)) if weighted else cuda.dummy(np.float64)
+    _function((idx, lab), device, "inside_rows")(cuda.blocks(nv * GROUP, BLOCK), (BLOCK,),
+                                                 (pieces.indptr, graph.indices, w, np.int32(weighted), moved, c, o,
+                                                  np.int64(nv), total))
+    if pieces.row.shape[0]:
+        _function((idx, lab), device, "inside_pieces")((int(pieces.row.shape[0]),), (BLOCK,),
+                                                       (pieces.row, pieces.begin, pieces.indptr, graph.indices, w,
+                                                        np.int32(weighted), moved, c, o, total))
+    return total

@@ -32,8 +32,7 @@ from mgraph.ops.cuda import BLOCK
 from mgraph.ops.cupy_kernels import PRELUDE
 
 PAIR_ITEMS = 8  # entries per thread of pair_insert: one append of claimed slots per block of BLOCK * PAIR_ITEMS
-COLLAPSE_ENTRIES = 1 << 20  # pair_sums of this many entries or more may take the table (a count of runs first)
-COLLAPSE = 4  # ... where the runs of equal pairs side by side are at most this share of the entries
+RUN_ITEMS = 16  # consecutive sorted entries per thread of run_sums
 BOUND_ENTRIES = 1 << 26  # a call of this many entries (a table of 2 GiB or more) sizes it from the runs of equal pairs,
 # at the cost of one more read
 
@@ -102,6 +101,36 @@ pair_insert(const idx_t* __restrict__ rows, const idx_t* __restrict__ keys, cons
     block_append(got, hits, claimed, count);
 }
 
+// Entries sorted by pair, pair[i] entry i's (0, 1, ...): each pair's sum of w into total (zeroed).  A thread adds
+// RUN_ITEMS consecutive entries, one atomic per pair it ends; the pair it is in at its end, which may go on in the
+// next threads, is added across the warp's lanes on that pair first.  One atomic per entry (scatter-add) queued a
+// large pair's entries on its one address: a coarse Louvain level's few pairs of hundreds of millions of arcs.
+extern "C" __global__ void __launch_bounds__(PAIR_BLOCK)
+run_sums(const i64* __restrict__ pair, const double* __restrict__ w, i64 n, double* __restrict__ total) {
+    const int lane = threadIdx.x & 31;
+    const i64 first = ((i64)blockIdx.x * blockDim.x + threadIdx.x) * RUN_ITEMS;
+    i64 cur = -1;
+    double acc = 0.0;
+    for (int k = 0; k < RUN_ITEMS; ++k) {
+        const i64 i = first + k;
+        if (i >= n) break;
+        const i64 p = pair[i];
+        if (p != cur) {
+            if (cur >= 0) atomicAdd(&total[cur], acc);
+            cur = p;
+            acc = 0.0;
+        }
+        acc += w[i];
+    }
+    const unsigned peers = __match_any_sync(0xffffffffu, cur);
+    double sum = 0.0;
+    for (int j = 0; j < 32; ++j) {
+        const double y = __shfl_sync(0xffffffffu, acc, j);
+        if ((peers >> j) & 1u) sum += y;
+    }
+    if (cur >= 0 && lane == __ffs(peers) - 1) atomicAdd(&total[cur], sum);
+}
+
 // Pair j of the `count` claimed slots: its row, key and sum
 extern "C" __global__ void pair_gather(const i64* __restrict__ claimed, i64 count, const u64* __restrict__ table,
                                        i64 span, i64* __restrict__ rows, i64* __restrict__ keys,
@@ -121,6 +150,7 @@ extern "C" __global__ void pair_gather(const i64* __restrict__ claimed, i64 coun
 def source(idx_ctype: str) -> str:
     """The module's CUDA source (the prelude's ``idx_t`` as ``idx_ctype``: the insert's rows and keys)."""
     return (f"#define IDX_T {idx_ctype}\n#define PAIR_ITEMS {PAIR_ITEMS}\n#define PAIR_BLOCK {BLOCK}\n"
+            f"#define RUN_ITEMS {RUN_ITEMS}\n"
             + PRELUDE + PAIRS)
 
 
@@ -131,10 +161,9 @@ def _kernel(device_id, name, dtype=np.int64):
     return _function(np.dtype(dtype), device_id, name)
 
 
-def pair_totals(rows, keys, weights, span, bound=None):
+def pair_totals(rows, keys, weights, span):
     """ops.pair_totals on CuPy arrays (its docstring has the rules): the pairs in the order their slots were
-    claimed, which varies from run to run, and each pair's sum by atomic adds.  ``bound``: at least the pairs, where
-    the caller has counted it (else counted here on a large call)."""
+    claimed, which varies from run to run, and each pair's sum by atomic adds."""
     n = rows.shape[0]
     if n == 0:
         return cp.zeros(0, dtype=np.int64), cp.zeros(0, dtype=np.int64), cp.zeros(0, dtype=np.float64)
@@ -144,8 +173,7 @@ def pair_totals(rows, keys, weights, span, bound=None):
     keys = cp.ascontiguousarray(keys.astype(ids, copy=False))
     weighted = weights is not None
     weights = cp.ascontiguousarray(weights.astype(np.float64, copy=False)) if weighted else cuda.dummy(np.float64)
-    if bound is None:
-        bound = segments.pair_bound(cp, rows, keys, BOUND_ENTRIES)
+    bound = segments.pair_bound(cp, rows, keys, BOUND_ENTRIES)
     size = segments.table_slots(bound)
     table = cp.zeros(2 * size, dtype=np.uint64)  # one memset: every key word 0 (empty), every sum 0.0
     claimed = cp.empty(bound, dtype=np.int64)  # one entry per pair
@@ -162,23 +190,14 @@ def pair_totals(rows, keys, weights, span, bound=None):
     return out_rows, out_keys, sums
 
 
-def pair_sums(a, b, weights):
-    """ops.pair_sums on CuPy arrays where most entries repeat the pair beside them, else None (the sort's turn,
-    ``segments.pair_sums``).  Sorting every entry and adding each one's weight onto its pair's total by an atomic
-    queued the entries of a large pair on one address: the arcs of a coarse Louvain level of few communities
-    (R-MAT 24's second: 517 million entries, a few thousand pairs) took a second.  Here the hash table adds a warp's
-    entries of one pair first (:func:`pair_totals`), and only the pairs are sorted; the sums are the same to
-    rounding."""
-    n = a.shape[0]
-    if n < COLLAPSE_ENTRIES:
-        return None
-    bound = segments.pair_bound(cp, a, b, 0)
-    if COLLAPSE * bound > n:
-        return None
-    top_a, top_b = (int(x) for x in cp.stack([a.max(), b.max()]).tolist())
-    span = top_b + 1
-    if min(top_a, top_b) < 0 or (top_a + 1) * span >= 2 ** 62:
-        return None
-    rows, keys, sums = pair_totals(a, b, weights, span, bound)
-    order = cp.argsort(rows * span + keys)
-    return rows[order], keys[order], sums[order]
+
+def run_sums(pair, w, count):
+    """The sum of ``w`` over each pair's entries, the entries sorted by pair (``pair``: 0, 1, ... ``count`` - 1,
+    int64, each entry's): ops.pair_sums' sums after its sort, the same to rounding."""
+    total = cp.zeros(count, dtype=np.float64)
+    n = pair.shape[0]
+    if n:
+        _kernel(pair.device.id, "run_sums")(cuda.blocks(n, BLOCK * RUN_ITEMS), (BLOCK,),
+                                            (cp.ascontiguousarray(pair.astype(np.int64, copy=False)),
+                                             cp.ascontiguousarray(w), np.int64(n), total))
+    return total

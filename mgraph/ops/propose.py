@@ -120,6 +120,20 @@ def unsettled_rows(graph, moved, priority):
     return look
 
 
+def inside_change(graph, moved, community, old):
+    """The NumPy twin of :func:`mgraph.ops.inside_change`: the array operations Louvain ran, the moved vertices'
+    arcs compacted and summed."""
+    xp = graph.xp
+    src, dst = segments.arcs(graph, None, True)
+    at = xp.flatnonzero(moved[src])
+    x, y = src[at], dst[at]
+    change = (community[x] == community[y]).astype(np.float64) - (old[x] == old[y])
+    times = 1.0 + ~moved[y]
+    if graph.weights is None:  # unit weights: w * change is change, exactly
+        return xp.asarray((change * times).sum())
+    return xp.asarray((graph.weights.astype(np.float64, copy=False)[at] * change * times).sum())
+
+
 def commit_sums(graph, priority, target, community, blocked=False):
     """The NumPy twin of :func:`mgraph.ops.commit_sums`: the array operations Louvain ran, the proposers' arcs
     compacted and two scatter-adds over them (bincount on the CPU: each row's arcs added in CSR order from 0.0)."""

@@ -72,14 +72,16 @@ def _runs(xp, k, vals):
     return runs_k, runs_v, ends - start
 
 
-def pair_sums(xp, a, b, weights):
+def pair_sums(xp, a, b, weights, run_sums=None):
     """The distinct pairs (a[i], b[i]) of non-negative integers, sorted by a then b, and the sum of ``weights`` over
     each pair's entries (how many entries where None).  One int64 key where it fits (a plain radix sort on the
     GPU), else the two sorted as two keys; on a CPU each sum adds in the entries' order (the same bits every run),
-    on a GPU by atomics (the same to rounding)."""
+    on a GPU by ``run_sums(pair of each sorted entry, its weight, pairs)``, a kernel's atomics (the same to
+    rounding)."""
+    done = a.shape[0] < 2 or bool(((a[1:] > a[:-1]) | ((a[1:] == a[:-1]) & (b[1:] > b[:-1]))).all())
     a, b = a.astype(np.int64, copy=False), b.astype(np.int64, copy=False)
     w = xp.ones(a.shape[0], dtype=np.float64) if weights is None else weights.astype(np.float64, copy=False)
-    if a.shape[0] == 0:
+    if done:  # already distinct and in order (one device's coarse arcs, summed again for every device's): one read
         return a, b, w
     span = int(b.max()) + 1
     if (int(a.max()) + 1) * span < 2 ** 62:
@@ -100,9 +102,8 @@ def pair_sums(xp, a, b, weights):
         a, b = a[start], b[start]
     if xp is np:
         total = np.add.reduceat(w, start)
-    else:  # a GPU: atomic adds, the same sums to rounding
-        total = xp.zeros(start.shape[0], dtype=np.float64)
-        xp.add.at(total, xp.cumsum(new) - 1, w)
+    else:
+        total = run_sums(xp.cumsum(new) - 1, w, start.shape[0])
     return a, b, total
 
 
