@@ -211,6 +211,17 @@ def test_pair_sums():
     assert [x.dtype for x in again] == [np.int64, np.int64, np.float64]
     assert all(np.array_equal(x, y) for x, y in zip(again, (pa, pb, s)))
     assert ops.pair_sums(np.array([1, 1]), np.array([2, 2]))[2].tolist() == [2.0]  # equal neighbours: summed
+    from mgraph.ops import segments
+
+    pairs = np.arange(1000)
+    for chunk in (1, 7, 998, 999, 5000):  # chunk ends around the last pair
+        assert segments.in_order(pairs // 10, pairs % 10, chunk)
+        late = pairs.copy()
+        late[-1] = late[-2]  # the last pair repeats the one before
+        assert not segments.in_order(late // 10, late % 10, chunk)
+        assert not segments.in_order(pairs[::-1] // 10, pairs % 10, chunk)
+    assert segments.in_order(np.zeros(1, int), np.zeros(1, int)) and segments.in_order(np.zeros(0, int),
+                                                                                        np.zeros(0, int))
     wide = np.array([2 ** 40, 0, 2 ** 40]), np.array([2 ** 40, 1, 2 ** 40])  # beyond one int64 key
     assert [x.tolist() for x in ops.pair_sums(*wide)] == [[0, 2 ** 40], [1, 2 ** 40], [1.0, 2.0]]
 

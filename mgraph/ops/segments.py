@@ -72,13 +72,25 @@ def _runs(xp, k, vals):
     return runs_k, runs_v, ends - start
 
 
+def in_order(a, b, chunk=1 << 24):
+    """Whether the pairs (a[i], b[i]) are distinct and sorted by a then b: chunk by chunk (small temporaries where
+    a whole pass made five of the entries' length, and a read per chunk), stopping at the first out of order."""
+    n = a.shape[0]
+    for lo in range(0, n - 1, chunk):
+        hi = min(lo + chunk, n - 1)
+        a0, a1, b0, b1 = a[lo:hi], a[lo + 1:hi + 1], b[lo:hi], b[lo + 1:hi + 1]
+        if not bool(((a1 > a0) | ((a1 == a0) & (b1 > b0))).all()):
+            return False
+    return True
+
+
 def pair_sums(xp, a, b, weights, run_sums=None):
     """The distinct pairs (a[i], b[i]) of non-negative integers, sorted by a then b, and the sum of ``weights`` over
     each pair's entries (how many entries where None).  One int64 key where it fits (a plain radix sort on the
     GPU), else the two sorted as two keys; on a CPU each sum adds in the entries' order (the same bits every run),
     on a GPU by ``run_sums(pair of each sorted entry, its weight, pairs)``, a kernel's atomics (the same to
     rounding)."""
-    done = a.shape[0] < 2 or bool(((a[1:] > a[:-1]) | ((a[1:] == a[:-1]) & (b[1:] > b[:-1]))).all())
+    done = in_order(a, b)
     a, b = a.astype(np.int64, copy=False), b.astype(np.int64, copy=False)
     w = xp.ones(a.shape[0], dtype=np.float64) if weights is None else weights.astype(np.float64, copy=False)
     if done:  # already distinct and in order (one device's coarse arcs, summed again for every device's): one read
