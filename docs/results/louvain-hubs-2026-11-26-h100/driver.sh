@@ -1,0 +1,36 @@
+#!/bin/bash
+# Call J6 (one H100): main (final Louvain code): Louvain GPU tests; old (d4927aa) / new alternating at R-MAT 22 and
+# 24, communities compared; the CLI at R-MAT 18-24, two runs each, validated (docs/networkx.md's table).
+set -u
+python3 -m pip install -q --upgrade --no-index --no-deps --target .site .whl/*.whl >/dev/null 2>&1
+G=$PWD/.gpu; NEW=$G/new; OLD=$G/old; SITE=$PWD/.site; R=$OUT/raw; mkdir -p $R
+(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; date -u; echo old $(cat $OLD/COMMIT) new $(cat $NEW/COMMIT)) > $R/device.txt
+cd $NEW
+PYTHONPATH=$NEW:$SITE timeout 200 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_gpu_propose.py tests/test_louvain.py > $R/gpu_tests_louvain.txt 2>&1; echo "louvain gpu tests rc=$?"; grep -E "passed|failed|FAILED|Error" $R/gpu_tests_louvain.txt | tail -8
+for S in 22 24; do for T in old new old new; do
+  [ $T = old ] && P=$OLD || P=$NEW
+  PYTHONPATH=$P:$SITE timeout 150 python3 $G/louv_tree.py $S 2 $T $R >> $R/ab.txt 2>&1; echo -n "$T $S rc=$? "
+done; done; echo
+grep -E "^\{" $R/ab.txt | python3 -c "
+import sys, json
+for l in sys.stdin:
+    d = json.loads(l); print(d['tree'], d['scale'], round(d['elapsed_s'], 3), d['rounds'], round(d['modularity'], 7), d['communities'])"
+grep pool $R/ab.txt | tr '\n' ' '; echo
+python3 -c "
+import numpy as np
+for S in (22, 24):
+    print(S, 'same communities old/new:', np.array_equal(np.load('$R/comm-old-%d.npy' % S), np.load('$R/comm-new-%d.npy' % S)))"
+rm -f $R/*.npy
+date -u >> $R/device.txt
+for S in 18 20 22 24; do PYTHONPATH=$NEW:$SITE timeout 200 python3 -m mgraph louvain rmat:$S --runs 2 --validate --json $R/louvain-$S.json > $R/louvain-$S.txt 2>&1; echo "cli $S rc=$?"; grep -E "^time|modularity|PASS|FAIL|rror|memory" $R/louvain-$S.txt | head -6; done
+date -u >> $R/device.txt
+python3 - $R <<'PY'
+import json, sys
+for S in (18, 20, 22, 24):
+    try:
+        d = json.load(open(f"{sys.argv[1]}/louvain-{S}.json"))
+    except Exception as e:
+        print(S, "no json", e); continue
+    for r in d["runs"]:
+        print(S, d["graph"]["edges"], round(r["elapsed_s"], 3), round(r.get("coarse_levels_s", 0), 3), r.get("modularity"), r.get("communities"), r.get("level_rounds"))
+PY
