@@ -347,3 +347,45 @@ def test_gpu_row_kernels_weighted():
     old = np.where(moved, t, c)
     got = float(cupy_commit.inside_change(d, cp.asarray(moved), cp.asarray(c), cp.asarray(old)))
     assert got == pytest.approx(float(propose.inside_change(g, moved, c, old)), rel=1e-12, abs=1e-9)
+
+
+@pytest.mark.gpu
+def test_gpu_scatters_match_numpy():
+    """ops.cupy_scatter's add, max and min (a warp's entries of one slot combined first) against NumPy's ufunc.at:
+    maxima and minima the same, integer sums the same, real sums to rounding; slots in runs (a hub's pairs), in one
+    run, scattered; int32 and int64 slots; lengths mid-warp; none; the int64 extremes among the values."""
+    pytest.importorskip("cupy")
+    import cupy as cp
+
+    from mgraph.ops import cupy_scatter
+
+    rng = np.random.default_rng(11)
+    lo, hi = np.iinfo(np.int64).min, np.iinfo(np.int64).max
+    for n, slots, layout in ((100_003, 500, "runs"), (70_001, 3, "one"), (50_017, 40_000, "scattered"),
+                             (33, 7, "scattered"), (1, 1, "one"), (0, 4, "one")):
+        if layout == "runs":
+            at = np.sort(rng.integers(0, slots, n))
+        elif layout == "one":
+            at = np.zeros(n, dtype=np.int64)
+        else:
+            at = rng.integers(0, slots, n)
+        for dt in (np.int32, np.int64):
+            a = at.astype(dt)
+            real, whole = rng.random(n), rng.integers(-3, 4, n).astype(np.float64)
+            for w in (real, whole, None):
+                want = np.zeros(slots)
+                np.add.at(want, a, 1.0 if w is None else w)
+                got = cupy_scatter.add_at(cp.zeros(slots), cp.asarray(a), None if w is None else cp.asarray(w)).get()
+                if w is real:
+                    assert np.allclose(got, want, rtol=1e-12, atol=1e-12)
+                else:
+                    assert np.array_equal(got, want)
+            v = rng.integers(-10**15, 10**15, n)
+            if n > 2:
+                v[[0, n // 2]] = lo, hi
+            for op, ufunc, fill in (("max", np.maximum, lo), ("min", np.minimum, hi)):
+                want = np.full(slots, fill, dtype=np.int64)
+                ufunc.at(want, a, v)
+                out = cp.full(slots, fill, dtype=np.int64)
+                got = (cupy_scatter.max_at if op == "max" else cupy_scatter.min_at)(out, cp.asarray(a), cp.asarray(v))
+                assert np.array_equal(got.get(), want)

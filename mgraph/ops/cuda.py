@@ -46,14 +46,12 @@ def _module(source, key, device_id):
         return cp.RawModule(code=source(*_ctypes(key)), options=OPTIONS)
 
 
-def function(source, idx_dtype, device_id, name):
-    """A kernel of :func:`module`, looked up once: RawModule.get_function builds a new kernel object per call."""
-    return _function(source, _key(idx_dtype), device_id, name)
-
-
 @lru_cache(maxsize=None)
-def _function(source, key, device_id, name):
-    return _module(source, key, device_id).get_function(name)
+def function(source, idx_dtype, device_id, name):
+    """A kernel of :func:`module`, looked up once: RawModule.get_function builds a new kernel object per call.
+    Cached on the arguments as given (a launch's lookup is one dictionary probe); the module behind it on the id
+    types however given."""
+    return module(source, idx_dtype, device_id).get_function(name)
 
 
 def cooperative(source, name, device_id):

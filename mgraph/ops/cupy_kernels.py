@@ -115,6 +115,27 @@ __device__ __forceinline__ void hook_pair(i64* parent, i64 u, i64 v) {
 __device__ __forceinline__ bool bit_is_set(const unsigned* __restrict__ bits, i64 v) {
     return (bits[v >> 5] >> (v & 31)) & 1u;
 }
+
+// v combined by op over the lanes of `peers` (this lane among them, every lane of the warp calling): a butterfly
+// where the whole warp is one group, else in lane order.  The lanes whose entries land on one slot (grouped by
+// __match_any_sync) combine before one of them does the atomic: atomics on one address run one after another.
+template <typename T, typename Op>
+__device__ __forceinline__ T warp_combine(T v, unsigned peers, Op op) {
+    if (peers == 0xffffffffu) {
+        for (int d = 16; d > 0; d >>= 1) v = op(v, __shfl_xor_sync(0xffffffffu, v, d));
+        return v;
+    }
+    T acc = v;
+    bool first = true;
+    for (int j = 0; j < 32; ++j) {
+        const T y = __shfl_sync(0xffffffffu, v, j);
+        if ((peers >> j) & 1u) { acc = first ? y : op(acc, y); first = false; }
+    }
+    return acc;
+}
+struct WarpAdd { __device__ double operator()(double a, double b) const { return a + b; } };
+struct WarpMax { __device__ i64 operator()(i64 a, i64 b) const { return a > b ? a : b; } };
+struct WarpMin { __device__ i64 operator()(i64 a, i64 b) const { return a < b ? a : b; } };
 """
 
 # One push advance: frontier (or all vertices when has_frontier == 0) -> functor -> appended output.

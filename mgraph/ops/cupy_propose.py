@@ -268,24 +268,6 @@ __device__ __forceinline__ i64 hub_pair(const R* rows, const K* keys, const doub
     return ordered_bits(pair_score(x, ko[r], total[key], res, scale));
 }
 
-// the lanes of a row (`peers`) agree on v's max (take_max) or min: one atomic per row and warp; a hub's pairs
-// lie side by side, so a warp mostly holds one row and a butterfly does
-__device__ __forceinline__ i64 peers_reduce(i64 v, unsigned peers, bool take_max) {
-    if (peers == FULL) {
-        for (int d = 16; d > 0; d >>= 1) {
-            const i64 o = __shfl_xor_sync(FULL, v, d);
-            v = take_max ? (o > v ? o : v) : (o < v ? o : v);
-        }
-        return v;
-    }
-    i64 m = v;
-    for (int j = 0; j < 32; ++j) {
-        const i64 o = __shfl_sync(FULL, v, j);
-        if ((peers >> j) & 1u) m = take_max ? (o > m ? o : m) : (o < m ? o : m);
-    }
-    return m;
-}
-
 // Pass 1: each hub's highest ordered score among its other communities' pairs (top, LOW where none) and its weight
 // to its own community (w_stay, zeroed before: a row has one such pair at most, so the sum is that pair's bits)
 template <typename R, typename K>
@@ -298,7 +280,7 @@ __device__ void hub_top(const R* rows, const K* keys, const double* w, int weigh
     const i64 bits = hub_pair(rows, keys, w, weighted, i, n, cu, ko, total, res, scale, r, key, x);
     if (r >= 0 && key == cu[r]) atomicAdd(&w_stay[r], x);
     const unsigned peers = __match_any_sync(FULL, r);
-    const i64 m = peers_reduce(bits, peers, true);
+    const i64 m = warp_combine(bits, peers, WarpMax());
     if (r >= 0 && (threadIdx.x & 31) == __ffs(peers) - 1 && m != LOW)
         atomicMax((long long*)&top[r], (long long)m);
 }
@@ -314,7 +296,7 @@ __device__ void hub_pick(const R* rows, const K* keys, const double* w, int weig
     const i64 bits = hub_pair(rows, keys, w, weighted, i, n, cu, ko, total, res, scale, r, key, x);
     const i64 cand = (r >= 0 && bits != LOW && bits == top[r]) ? key : HIGH;
     const unsigned peers = __match_any_sync(FULL, r);
-    const i64 m = peers_reduce(cand, peers, false);
+    const i64 m = warp_combine(cand, peers, WarpMin());
     if (r >= 0 && (threadIdx.x & 31) == __ffs(peers) - 1 && m != HIGH)
         atomicMin((long long*)&pick[r], (long long)m);
 }

@@ -32,9 +32,9 @@ def sums(xp, at, weights, n):
     which take an empty ``at`` too (CuPy's bincount reads its maximum first)."""
     if xp is np:
         return np.bincount(at, weights=weights, minlength=n).astype(np.float64, copy=False)
-    out = xp.zeros(n)
-    xp.add.at(out, at, xp.ones(at.shape[0]) if weights is None else weights.astype(np.float64, copy=False))
-    return out
+    from mgraph.ops import cupy_scatter  # a warp's entries of one slot added first: a hub's arcs share one
+
+    return cupy_scatter.add_at(xp.zeros(n), at, weights)
 
 
 def ordered(scores):
@@ -58,12 +58,24 @@ def best_per_row(xp, rows, keys, scores, allowed, num_rows):
     low, high = np.iinfo(np.int64).min, np.iinfo(np.int64).max
     bits = xp.where(allowed, ordered(scores), low)
     top = xp.full(num_rows, low, dtype=np.int64)
-    xp.maximum.at(top, rows, bits)
+    _scatter(xp, "max", top, rows, bits)
     tie = allowed & (bits == top[rows])
     pick = xp.full(num_rows, high, dtype=np.int64)
-    xp.minimum.at(pick, rows, xp.where(tie, keys.astype(np.int64, copy=False), high))
+    _scatter(xp, "min", pick, rows, xp.where(tie, keys.astype(np.int64, copy=False), high))
     none = pick == high
     return xp.where(none, -1, pick), xp.where(none, -np.inf, unordered(top))
+
+
+def _scatter(xp, op, out, at, values):
+    """``out[at] = op(out[at], values)`` entry by entry (op "max" or "min"): NumPy's ufunc.at on the CPU; on a GPU
+    :mod:`.cupy_scatter`, whose warps combine the entries of one row first (CuPy's ufunc.at queued every pair of a
+    hub on the hub's one slot)."""
+    if xp is np:
+        (np.maximum if op == "max" else np.minimum).at(out, at, values)
+        return
+    from mgraph.ops import cupy_scatter
+
+    (cupy_scatter.max_at if op == "max" else cupy_scatter.min_at)(out, at, values)
 
 
 def pair_scores(weights, ko, totals, resolution, scale):
