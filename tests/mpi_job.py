@@ -203,7 +203,7 @@ def peak(out, spec):
 
 
 def chunks(out):
-    """gatherv, bcast_array and alltoallv in rounds of 24 bytes (MPI counts are 32-bit: real rounds are 1 GiB), unequal and
+    """gatherv, allgatherv, bcast_array and alltoallv in rounds of 24 bytes (MPI counts are 32-bit: real rounds are 1 GiB), unequal and
     empty arrays included, and a transport's hop of messages around its slot's size; rank 0 writes what arrived."""
     from mgraph import group as groups
 
@@ -212,6 +212,10 @@ def chunks(out):
     got = group.gatherv(np.arange(r * 7, r * 7 + 5 + 3 * r, dtype=np.int64))
     empty = group.gatherv(np.empty(0, dtype=np.int32))
     sent = group.bcast_array(np.arange(37, dtype=np.float64) * 1.5 if r == 0 else None)
+    # every rank's array on every rank: unequal lengths (rank 1's empty), int32 on rank 2 promoted to int64
+    every = group.allgatherv(np.arange(r * 7, r * 7 + (0 if r == 1 else 5 + 3 * r),
+                                       dtype=np.int32 if r == 2 else np.int64))
+    every_right = group.allgather([every.dtype.str, every.tolist()])
     # rank r sends r + 3 k + 1 values r*100 + k*10 + i to rank k: several rounds of 24 / 3 bytes, one pair empty
     swapped = group.alltoallv([np.array([r * 100 + k * 10 + i for i in range(r + 3 * k + 1)] if (r, k) != (1, 2)
                                         else [], dtype=np.int64) for k in range(group.size)])
@@ -232,7 +236,7 @@ def chunks(out):
         with open(out, "w") as f:
             json.dump({"gather": [a.tolist() for a in got], "empty": [a.size for a in empty],
                        "bcast_everywhere": everywhere, "alltoallv": [a.tolist() for a in swapped],
-                       "alltoallv_everywhere": swaps_right, "hop_everywhere": hop_right,
+                       "alltoallv_everywhere": swaps_right, "hop_everywhere": hop_right, "allgatherv": every_right,
                        "hop_sizes": [len(b) for b in hop]}, f)
 
 

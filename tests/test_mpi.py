@@ -338,14 +338,17 @@ def test_ranks_and_one_process_start_from_the_same_random_roots(tmp_path):
 
 
 def test_arrays_beyond_one_mpi_count_go_in_rounds(tmp_path):
-    """MPI counts are 32-bit: R-MAT 28's results (over 2 GiB a rank) failed in one Bcast.  gatherv, bcast_array and
-    alltoallv go in rounds (here of 24 bytes) and deliver the same arrays, unequal and empty ones included; a hop's
-    one all-to-all of slots sends the rest of a longer message in pieces of that size."""
+    """MPI counts are 32-bit: R-MAT 28's results (over 2 GiB a rank) failed in one Bcast.  gatherv, allgatherv,
+    bcast_array and alltoallv go in rounds (here of 24 bytes) and deliver the same arrays, unequal and empty ones
+    included (and allgatherv's dtypes promoted); a hop's one all-to-all of slots sends the rest of a longer message
+    in pieces of that size."""
     out = tmp_path / "chunks.json"
     job(3, "chunks", out)
     r = json.loads(out.read_text())
     assert r["gather"] == [list(range(0, 5)), list(range(7, 15)), list(range(14, 25))]
     assert r["empty"] == [0, 0, 0] and r["bcast_everywhere"] == [True, True, True]
+    every = list(range(0, 5)) + list(range(14, 25))  # rank 1 sent nothing
+    assert r["allgatherv"] == [["<i8", every]] * 3
     assert r["alltoallv"] == [[s * 100 + i for i in range(s + 1)] for s in range(3)]  # what rank 0 received
     assert r["alltoallv_everywhere"] == [True, True, True]
     # a hop's messages between the 3 ranks: empty, within a slot, filling it, one byte over, and pieces of 24
