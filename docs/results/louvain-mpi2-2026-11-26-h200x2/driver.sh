@@ -12,7 +12,7 @@ for S in 22; do for T in old new old new; do
   [ $T = old ] && P=$OLD || P=$NEW
   PYTHONPATH=$P:$SITE timeout 100 mpiexec --allow-run-as-root -n 2 python3 -m mgraph louvain rmat:$S --runs 2 --json $R/mpi2-$T-$S.json > $R/mpi2-$T-$S.txt 2>&1; echo -n "mpi2 $T $S rc=$? "; grep -E "^time|modularity|communities" $R/mpi2-$T-$S.txt | tr '\n' ' '; echo
 done; done
-for T in old new; do
+for T in old new; do  # louv_tree.py: ../louvain-hubs-2026-11-26-h100/louv_tree.py
   [ $T = old ] && P=$OLD || P=$NEW
   PYTHONPATH=$P:$SITE timeout 100 python3 $G/louv_tree.py 22 2 $T $R >> $R/ab1.txt 2>&1; echo -n "one GPU $T rc=$? "
 done; echo
