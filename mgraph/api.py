@@ -36,6 +36,7 @@ from mgraph.primitives.kcore import KCore
 from mgraph.primitives.louvain import Leiden, Louvain, check_resolution
 from mgraph.primitives.lpa import LabelPropagation
 from mgraph.primitives.pagerank import PageRank
+from mgraph.primitives.scc import SCC
 from mgraph.primitives.sssp import SSSP
 from mgraph.primitives.triangles import Triangles
 
@@ -225,6 +226,30 @@ def connected_components(graph, **run) -> Result:
         return {"num_components": int((own["labels"] == ids).sum())}
 
     arrays, stats, _ = run_on(place, CC, count=roots)
+    return Result(deliver(place, arrays, {"labels": np.int64}), stats)
+
+
+@accepts_graphs
+def strongly_connected_components(graph, **run) -> Result:
+    """Strongly connected components of a directed graph: ``.labels`` is the largest vertex id of each vertex's
+    component; ``.stats["num_components"]`` counts them, ``.stats["rounds"]`` the colouring rounds.  An
+    undirected graph is a ValueError (its components are connected_components')."""
+    if not graph.directed:
+        raise ValueError("strongly_connected_components needs a directed graph; for an undirected one use "
+                         "connected_components")
+    # the bound the rounds provably stay within: each round assigns a component, and with k vertices left its
+    # trimming, colouring and reach take at most k + 1 supersteps each (colours and labels only rise), so a graph
+    # of one long colour chain after another may need about 3·n²/2; the default bound stays where it is larger
+    n = graph.num_vertices
+    place = _place(graph, run, SELECTIVE, least_supersteps=(n + 1) * (3 * n + 6) // 2 + 4)
+
+    def roots(part, own):  # a component's label is its largest vertex: count the vertices that are their label
+        below = part.own_below
+        ids = part.vertex_ids[:below] if below is not None else part.vertex_ids[part.own_vertices]
+        return {"num_components": int((own["labels"] == ids).sum())}
+
+    arrays, stats, prim = run_on(place, SCC, count=roots)
+    stats["rounds"] = prim.rounds
     return Result(deliver(place, arrays, {"labels": np.int64}), stats)
 
 

@@ -78,6 +78,13 @@ def primitives(out, graph, partitioner, duplication, communication):
         assert all(v is None for v in got.values()), "results land on rank 0 only"
 
 
+def scc(out, graph):
+    """Strongly connected components of a directed edge list on the ranks."""
+    r = mgraph.strongly_connected_components(mgraph.load(graph, directed=True))
+    if world().rank == 0:
+        np.savez(out, labels=r.labels, devices=r.stats["devices"])
+
+
 def arcs(out, graph):
     """Every rank's arcs in caller ids, gathered: the graph the ranks built together."""
     g = mgraph.load(graph)
@@ -310,6 +317,8 @@ def main(argv):
         primitives(*argv[1:])
     elif mode == "arcs":
         arcs(*argv[1:])
+    elif mode == "scc":
+        scc(*argv[1:])
     elif mode == "communities":
         communities(*argv[1:])
     elif mode == "own":

@@ -112,6 +112,27 @@ def test_components_match_networkx(name, devices):
     assert type(n) is int and n == count(G)
     c = connected(G, backend="mgraph")
     assert type(c) is bool and c == connected(G)
+    if G.is_directed():
+        strong = nx.strongly_connected_components(G, backend="mgraph")
+        assert isinstance(strong, types.GeneratorType)
+        strong = list(strong)
+        assert all(type(c) is set for c in strong)
+        # the same sets; networkx's Tarjan order is its own
+        assert {frozenset(c) for c in strong} == {frozenset(c) for c in nx.strongly_connected_components(G)}
+        n = nx.number_strongly_connected_components(G, backend="mgraph")
+        assert type(n) is int and n == nx.number_strongly_connected_components(G)
+        c = nx.is_strongly_connected(G, backend="mgraph")
+        assert type(c) is bool and c == nx.is_strongly_connected(G)
+
+
+def test_strong_components_of_small_directed_graphs_match_networkx():
+    cycle_and_tail = nx.DiGraph([("a", "b"), ("b", "c"), ("c", "a"), ("c", "d"), ("e", "e")])
+    multi = nx.MultiDiGraph([(0, 1), (0, 1), (1, 0), (2, 2), (1, 2)])
+    for G in (cycle_and_tail, multi, nx.cycle_graph(5, create_using=nx.DiGraph), nx.DiGraph([(1, 2)])):
+        want = {frozenset(c) for c in nx.strongly_connected_components(G)}
+        assert {frozenset(c) for c in nx.strongly_connected_components(G, backend="mgraph")} == want
+        assert nx.number_strongly_connected_components(G, backend="mgraph") == len(want)
+        assert nx.is_strongly_connected(G, backend="mgraph") == (len(want) == 1)
 
 
 @pytest.mark.parametrize("name", GRAPHS)
@@ -153,6 +174,14 @@ def test_errors_are_networkx_errors():
         nx.connected_components(nx.DiGraph([(1, 2)]), backend="mgraph")
     with pytest.raises(nx.NetworkXNotImplemented):
         nx.weakly_connected_components(G, backend="mgraph")
+    with pytest.raises(nx.NetworkXNotImplemented):
+        next(nx.strongly_connected_components(G, backend="mgraph"))
+    with pytest.raises(nx.NetworkXNotImplemented):
+        nx.is_strongly_connected(G, backend="mgraph")
+    with pytest.raises(nx.NetworkXPointlessConcept):
+        nx.is_strongly_connected(nx.DiGraph(), backend="mgraph")
+    assert list(nx.strongly_connected_components(nx.DiGraph(), backend="mgraph")) == []
+    assert nx.number_strongly_connected_components(nx.DiGraph(), backend="mgraph") == 0
     with pytest.raises(nx.PowerIterationFailedConvergence):
         nx.pagerank(GRAPHS["karate"], max_iter=3, tol=1e-12, backend="mgraph")
     with pytest.raises(nx.PowerIterationFailedConvergence):
@@ -190,7 +219,7 @@ def test_can_run_reasons():
     assert "self-loops" in backend_interface.can_run("pagerank", (nx.Graph([(1, 1)]),), {})
     assert "unweighted" in backend_interface.can_run("betweenness_centrality", (G,), {"weight": "weight"})
     assert "cutoff" in backend_interface.can_run("single_source_shortest_path_length", (G, 0), {"cutoff": "x"})
-    assert "does not implement" in backend_interface.can_run("strongly_connected_components", (G,), {})
+    assert "does not implement" in backend_interface.can_run("kosaraju_strongly_connected_components", (G,), {})
     assert "sort_neighbors" in backend_interface.can_run("bfs_edges", (G, 0), {"sort_neighbors": sorted})
 
 
@@ -334,6 +363,7 @@ NX_TEST_MODULES = [
     "algorithms/shortest_paths/tests/test_generic.py",
     "algorithms/components/tests/test_connected.py",
     "algorithms/components/tests/test_weakly_connected.py",
+    "algorithms/components/tests/test_strongly_connected.py",
     "algorithms/link_analysis/tests/test_pagerank.py",
     "algorithms/link_analysis/tests/test_hits.py",
     "algorithms/centrality/tests/test_betweenness_centrality.py",

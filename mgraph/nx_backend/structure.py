@@ -1,7 +1,7 @@
 """Components, triangles and clustering, cores and trusses, similarity, degrees, reciprocity, trees, subgraphs.
 
 What runs on mgraph's primitives (several devices where configured):
-components (``connected_components``), triangles and the clustering
+components (``connected_components``, ``strongly_connected_components``), triangles and the clustering
 family (``triangles``), ``core_number``, ``label_propagation_communities``,
 the tree predicates (components), ``ego_graph`` (BFS or SSSP).  What is
 thin array code on one device (the configured backend: CuPy on a GPU):
@@ -115,6 +115,40 @@ def number_weakly_connected_components(G, **run):
 def is_weakly_connected(G, **run):
     directed_only(G)
     return _connected(graph_of(G), run)
+
+
+def _strong_labels(G: NxGraph, run: dict) -> np.ndarray:
+    """Each vertex's strongly connected component (its largest vertex id)."""
+    if len(G) == 0:
+        return np.empty(0, dtype=np.int64)
+    return host(api.strongly_connected_components(G.for_weight(None), **options(run, G)).labels)
+
+
+def strongly_connected_components(G, **run):
+    """networkx's: a generator of node sets, one per strongly connected component, ordered by each component's last
+    node in ``list(G)`` (its label in mgraph), not in the order of networkx's Tarjan search (so nx.condensation,
+    which numbers its nodes in the order it gets, numbers them differently)."""
+    directed_only(G)
+    G = graph_of(G)
+    labels = _strong_labels(G, run)
+    order = np.argsort(labels, kind="stable")
+    cuts = np.flatnonzero(np.diff(labels[order])) + 1
+    groups = np.split(order, cuts) if order.size else []
+    return (set(nodes_of(G, ids)) for ids in groups)
+
+
+def number_strongly_connected_components(G, **run):
+    directed_only(G)
+    labels = _strong_labels(graph_of(G), run)
+    return int(np.count_nonzero(labels == np.arange(labels.size)))
+
+
+def is_strongly_connected(G, **run):
+    directed_only(G)
+    G = graph_of(G)
+    if len(G) == 0:
+        raise nx.NetworkXPointlessConcept("Connectivity is undefined for the null graph.")
+    return bool((_strong_labels(G, run) == len(G) - 1).all())
 
 
 def node_connected_component(G, n, **run):
@@ -650,7 +684,8 @@ def leiden_communities(G, weight="weight", resolution=1, max_level=None, seed=No
 
 
 FUNCTIONS = [connected_components, number_connected_components, is_connected, weakly_connected_components,
-             number_weakly_connected_components, is_weakly_connected, node_connected_component, triangles, clustering,
+             number_weakly_connected_components, is_weakly_connected, strongly_connected_components,
+             number_strongly_connected_components, is_strongly_connected, node_connected_component, triangles, clustering,
              average_clustering, transitivity, core_number, k_truss, jaccard_coefficient, isolates, is_isolate,
              number_of_isolates, number_of_selfloops, is_negatively_weighted, reciprocity, overall_reciprocity,
              is_tree, is_forest, is_arborescence, is_branching, complement, reverse, ego_graph,
