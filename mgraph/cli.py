@@ -49,7 +49,7 @@ from mgraph.report import (check_json_folder, code_version, fmt_bytes, fmt_count
                            write_json)
 
 TRAVERSALS = ("bfs", "dobfs", "sssp")
-PRIMITIVES = TRAVERSALS + ("cc", "pr", "bc", "tc", "kcore", "lpa", "louvain", "leiden")
+PRIMITIVES = TRAVERSALS + ("cc", "scc", "pr", "bc", "tc", "kcore", "lpa", "louvain", "leiden")
 BC_ALL_SOURCES_MAX = 5000  # all-sources BC is |V| traversals: beyond this it must be asked for explicitly
 
 
@@ -117,6 +117,8 @@ def run_primitive(name: str, graph, source=None, *, run: dict, direction="push",
         return api.sssp(graph, source, **run)
     if name == "cc":
         return api.connected_components(graph, **run)
+    if name == "scc":
+        return api.strongly_connected_components(graph, **run)
     if name == "pr":
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
@@ -195,7 +197,8 @@ def _parser() -> argparse.ArgumentParser:
         q.add_argument("--backend", choices=BACKENDS, default="auto", help="cupy (GPU), numpy (CPU) or auto")
 
     helps = {"bfs": "breadth-first search", "dobfs": "direction-optimizing BFS", "sssp": "single-source shortest paths",
-             "cc": "connected components", "pr": "PageRank", "bc": "betweenness centrality",
+             "cc": "connected components", "scc": "strongly connected components (a directed graph: --directed)",
+             "pr": "PageRank", "bc": "betweenness centrality",
              "tc": "triangle counting (triangles through each vertex)", "kcore": "k-core decomposition (core numbers)",
              "lpa": "label propagation communities (networkx's semi-synchronous rule)",
              "louvain": "Louvain communities (modularity)", "leiden": "Leiden communities (modularity, refined)"}
@@ -524,7 +527,7 @@ def _summary(name, results) -> dict:
     if name == "pr":
         out["ms_per_iteration_median"] = statistics.median(r.stats["ms_per_iteration"] for r in results)
         out["converged"] = all(r.stats["converged"] for r in results)
-    if name == "cc":
+    if name in ("cc", "scc"):
         out["num_components"] = results[-1].stats["num_components"]
     if name == "tc":
         out["triangles"] = results[-1].stats["triangles"]
@@ -580,7 +583,7 @@ def _print_summary(args, graph, load_s, sources, results, summary, failures):
     if name == "pr":
         print(f"ms/iter     {summary['ms_per_iteration_median']:.4g} median; "
               f"{'converged' if summary['converged'] else 'NOT converged'} (L1 change {stats['error']:.3g})")
-    if name == "cc":
+    if name in ("cc", "scc"):
         print(f"components  {fmt_count(summary['num_components'])}")
     if name == "tc":
         print(f"triangles   {fmt_count(summary['triangles'])}")

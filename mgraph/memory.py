@@ -57,8 +57,11 @@ RUN_BYTES = {"bfs": (32, 16), "dobfs": (46, 56), "sssp": (47, 24), "cc": (36, 40
              "tc": (100, 16), "kcore": (24, 64), "lpa": (96, 80),
              # peaks traced with tracemalloc on R-MAT 13 and 15 (whole runs, one device): 117 B per arc for Louvain,
              # 168 and 178 for Leiden, vertices included (27 arcs per vertex)
-             "louvain": (160, 120), "leiden": (200, 136)}
-VALIDATE_BYTES = {"bfs": (33, 40), "dobfs": (33, 40), "sssp": (44, 56), "cc": (22, 24), "pr": (22, 32),
+             "louvain": (160, 120), "leiden": (200, 136),
+             # strong components: 47.5 B per arc on directed R-MAT 13 and 15 with the in-arcs' CSR built before
+             # (a fit: 42 per arc, 76 per vertex), which a run builds first: its 8 per arc and vertex added
+             "scc": (56, 96)}
+VALIDATE_BYTES = {"bfs": (33, 40), "dobfs": (33, 40), "sssp": (44, 56), "cc": (22, 24), "scc": (22, 24), "pr": (22, 32),
                   "bc": (46, 40), "tc": (100, 16), "kcore": (40, 40), "lpa": (96, 40),
                   "louvain": (40, 40), "leiden": (40, 40)}  # the arcs as int64 pairs, weights and a mask
 RESULT_VERTEX_BYTES = 16  # what one kept result holds per vertex (depth and predecessor, say)

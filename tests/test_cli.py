@@ -101,6 +101,32 @@ def test_sssp_random_integer_weights(capsys, tmp_path):
     assert json.loads(out_json.read_text())["graph"]["weighted"] is True
 
 
+def directed_edges(path, n=300, m=1200, seed=5):
+    """A random directed edge list of ``n`` vertices (some strong components of several vertices, many of one)."""
+    rng = np.random.default_rng(seed)
+    src, dst = rng.integers(0, n, m), rng.integers(0, n, m)
+    keep = src != dst
+    path.write_text("".join(f"{a} {b}\n" for a, b in zip(src[keep], dst[keep])))
+    return path
+
+
+def test_scc_on_a_directed_edge_list(capsys, tmp_path):
+    """``mgraph scc`` on a directed edge list: the components scipy finds, validated (against scipy's labels) on one
+    device and on three; an undirected graph is a user error (above)."""
+    import scipy.sparse as sp
+    from scipy.sparse.csgraph import connected_components
+
+    path = directed_edges(tmp_path / "d.txt")
+    pairs = np.loadtxt(path, dtype=np.int64)
+    want, _ = connected_components(sp.coo_matrix((np.ones(len(pairs)), (pairs[:, 0], pairs[:, 1])),
+                                                 shape=(300, 300)), directed=True, connection="strong")
+    for devices in (1, 3):
+        code, out, err = run(capsys, "scc", path, "--directed", "--backend", "numpy", "--devices", devices, "--runs", 2,
+                             "--validate")
+        assert code == 0, err
+        assert field(out, "components") == f"{want:,}" and field(out, "validation") == "PASS (2 runs)"
+
+
 def test_cc_pr_bc_on_chesapeake(capsys):
     code, out, err = run(capsys, "cc", CHESAPEAKE, "--runs", 2, "--validate")
     assert code == 0, err
@@ -148,7 +174,10 @@ def test_validation_failure_exits_1(capsys, monkeypatch, tmp_path):
 def test_gpu_runs_validate(capsys, tmp_path, command):
     out_json = tmp_path / "gpu.json"
     extra = ["--sources", 2] if command == "bc" else ["--weights", "1:64"] if command == "sssp" else []
-    code, out, err = run(capsys, command, "rmat:12", "--backend", "cupy", "--runs", 2, "--validate",
+    graph = "rmat:12"
+    if command == "scc":  # a directed graph
+        graph, extra = directed_edges(tmp_path / "d.txt", n=4096, m=40_000), ["--directed"]
+    code, out, err = run(capsys, command, graph, "--backend", "cupy", "--runs", 2, "--validate",
                          "--json", out_json, *extra)
     assert code == 0, out + err
     assert field(out, "validation").startswith("PASS")
@@ -168,6 +197,7 @@ def test_gpu_runs_validate(capsys, tmp_path, command):
     ["sssp", CHESAPEAKE, "--weights", "9:1"],
     ["pr", "grid:4x4", "--alpha", "2"],
     ["bc", "rmat:13"],  # 8192 vertices: all-sources BC must be asked for
+    ["scc", "grid:4x4"],  # generated graphs are undirected
     ["cc", CHESAPEAKE, "--json", "no/such/folder/out.json"],
     ["convert", CHESAPEAKE, "out.txt"],
     ["bfs", "grid:20x20", "--source", "0", "--devices", "2", "--max-supersteps", "5", "--no-peer-levels"],  # 38 levels

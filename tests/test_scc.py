@@ -135,3 +135,22 @@ def test_the_gpu_gives_the_cpus_labels():
         for devices in (1, 2):
             got = mgraph.strongly_connected_components(g, backend="cupy", devices=devices).labels
             assert np.array_equal(np.asarray(got), want), (name, devices)
+
+
+def test_reference_labels_are_the_largest_ids():
+    """The checker's reference (scipy's strong components, each labelled by its largest vertex) against networkx."""
+    import networkx as nx
+
+    from mgraph.check.validate import reference_strong_components
+
+    rng = np.random.default_rng(9)
+    src, dst = rng.integers(0, 60, 150), rng.integers(0, 60, 150)
+    keep = src != dst
+    g = directed(src[keep], dst[keep], 60)
+    G = nx.DiGraph()
+    G.add_nodes_from(range(60))
+    G.add_edges_from(zip(src[keep].tolist(), dst[keep].tolist()))
+    want = np.empty(60, dtype=np.int64)
+    for comp in nx.strongly_connected_components(G):
+        want[list(comp)] = max(comp)
+    assert np.array_equal(reference_strong_components(g), want)

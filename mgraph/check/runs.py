@@ -21,15 +21,15 @@ import numpy as np
 from mgraph.backend import to_numpy
 from mgraph.check import parts as vp
 from mgraph.check.validate import (ValidationError, pagerank_step, reference_betweenness, reference_components,
-                                   reference_core_numbers, reference_triangles, validate_bfs,
-                                   validate_communities, validate_label_propagation, validate_sssp)
+                                   reference_core_numbers, reference_strong_components, reference_triangles,
+                                   validate_bfs, validate_communities, validate_label_propagation, validate_sssp)
 from mgraph.group import SoloGroup
 from mgraph.parts.partitioned import PartitionedGraph
 
 __all__ = ["checker", "CHECKED", "WHOLE_REFERENCE"]
 
-CHECKED = ("bfs", "dobfs", "sssp", "cc", "pr", "bc", "tc", "kcore", "lpa", "louvain", "leiden")
-WHOLE_REFERENCE = ("bc", "tc", "kcore", "lpa", "louvain", "leiden")  # checked against a reference over the whole graph, on the host
+CHECKED = ("bfs", "dobfs", "sssp", "cc", "scc", "pr", "bc", "tc", "kcore", "lpa", "louvain", "leiden")
+WHOLE_REFERENCE = ("scc", "bc", "tc", "kcore", "lpa", "louvain", "leiden")  # checked against a reference over the whole graph, on the host
 _ON_PARTS = {"bfs": ("depth", "predecessor"), "dobfs": ("depth", "predecessor"), "sssp": ("distance", "predecessor"),
              "cc": ("labels",), "pr": ("rank",)}  # the result arrays a check on parts reads
 
@@ -77,6 +77,8 @@ class _Whole:
             validate_sssp(g, source, result.distance, result.predecessor)
         elif self.name == "cc":
             _same("CC label", result.labels, self._reference("cc", lambda: reference_components(g)))
+        elif self.name == "scc":
+            _same("SCC label", result.labels, self._reference("scc", lambda: reference_strong_components(g)))
         elif self.name == "pr":
             self._check_pagerank(result)
         elif self.name == "tc":

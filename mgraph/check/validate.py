@@ -164,6 +164,15 @@ def reference_components(graph) -> np.ndarray:
     return first.astype(np.int64)[comp]
 
 
+def reference_strong_components(graph) -> np.ndarray:
+    """Strongly connected components (scipy's), each vertex labelled with its component's largest id (int64), as
+    mgraph's SCC labels them."""
+    k, comp = connected_components(_matrix(graph), directed=True, connection="strong")
+    last = np.zeros(k, dtype=np.int64)
+    np.maximum.at(last, comp, np.arange(comp.shape[0], dtype=np.int64))
+    return last[comp]
+
+
 def reference_triangles(graph, rows_per_block: int = 4096) -> np.ndarray:
     """Triangles through each vertex of an undirected graph (int64), by scipy's sparse products over the graph
     oriented from lower to higher (degree, id): each triangle u -> v -> w (u -> w) is found once, as an entry of
