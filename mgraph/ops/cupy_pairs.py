@@ -190,7 +190,6 @@ def pair_totals(rows, keys, weights, span):
     return out_rows, out_keys, sums
 
 
-
 def run_sums(pair, w, count):
     """The sum of ``w`` over each pair's entries, the entries sorted by pair (``pair``: 0, 1, ... ``count`` - 1,
     int64, each entry's): ops.pair_sums' sums after its sort, the same to rounding."""
