@@ -31,6 +31,10 @@ class BFS(Primitive):
         self.reads_proxies = self.direction.reads_proxies
 
     @property
+    def wants_frontier_arcs(self):
+        return self.direction.wants_arcs
+
+    @property
     def directions(self):
         """The direction of every level so far."""
         return self.direction.directions
@@ -47,7 +51,8 @@ class BFS(Primitive):
 
     def iterate(self, frontier):
         r = ops.visit_levels(self.graph, frontier, self.depth, self.predecessor, self.step + 1,
-                             direction=self.direction, frontier_total=self.frontier_total)
+                             direction=self.direction, frontier_total=self.frontier_total,
+                             frontier_arcs=self.frontier_arcs)
         self.step += r.levels - 1  # levels run beyond this superstep's own (small frontiers, one device)
         self.level = self.step + 1
         return r.frontier
