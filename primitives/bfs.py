@@ -31,10 +31,6 @@ class BFS(Primitive):
         self.reads_proxies = self.direction.reads_proxies
 
     @property
-    def wants_frontier_arcs(self):
-        return self.direction.wants_arcs
-
-    @property
     def directions(self):
         """The direction of every level so far."""
         return self.direction.directions
@@ -51,8 +47,7 @@ class BFS(Primitive):
 
     def iterate(self, frontier):
         r = ops.visit_levels(self.graph, frontier, self.depth, self.predecessor, self.step + 1,
-                             direction=self.direction, frontier_total=self.frontier_total,
-                             frontier_arcs=self.frontier_arcs)
+                             direction=self.direction, frontier_total=self.frontier_total)
         self.step += r.levels - 1  # levels run beyond this superstep's own (small frontiers, one device)
         self.level = self.step + 1
         return r.frontier

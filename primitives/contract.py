@@ -85,12 +85,6 @@ class Primitive:
     #: set by the enactor before each iterate: how many vertices the whole frontier has, on all devices (in a
     #: batched superstep a number read from the device only where the primitive uses it)
     frontier_total = 0
-    #: set by the enactor before each iterate on several devices where ``wants_frontier_arcs`` is true: the whole
-    #: frontier's out-arcs, on all devices (None elsewhere: on one device the operators count them themselves)
-    frontier_arcs = None
-    #: True (a property may decide per superstep, alike on every device): the enactor sets ``frontier_arcs``, one
-    #: more number in each superstep's agreement (a direction-optimizing traversal: ``ops.Direction.wants_arcs``)
-    wants_frontier_arcs = False
     #: True: on one device, where the stop condition is the default (an empty frontier) and there are no
     #: totals to share, the enactor runs supersteps in batches: the push advances return ``mgraph.ops.Queue``
     #: frontiers whose length stays on the device, the host reads a batch's lengths at once, and the supersteps

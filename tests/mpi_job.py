@@ -63,20 +63,17 @@ def primitives(out, graph, partitioner, duplication, communication):
     got = {
         "bfs_depth": mgraph.bfs(g, 0, **opts).depth,
         "bfs_pred": mgraph.bfs(g, 0, **opts).predecessor,
-        "dobfs": mgraph.bfs(g, 0, direction="auto", **opts),
+        "dobfs_depth": mgraph.bfs(g, 0, direction="auto", **opts).depth,
         "sssp_distance": mgraph.sssp(g, 0, **opts).distance,
         "sssp_pred": mgraph.sssp(g, 0, **opts).predecessor,
         "cc_labels": mgraph.connected_components(g, **opts).labels,
         "pr_rank": mgraph.pagerank(g, **opts).rank,
         "bc_centrality": mgraph.betweenness_centrality(g, sources=[0, 1, 2], **opts).centrality,
     }
-    dobfs = got.pop("dobfs")
-    got["dobfs_depth"] = dobfs.depth
     r = mgraph.bfs(g, 0, **opts)
     if world().rank == 0:
         np.savez(out, devices=r.stats["devices"], workers=r.stats["workers"],
-                 bytes_sent=np.array(r.stats["bytes_sent"]), dobfs_directions=np.array(dobfs.stats["directions"]),
-                 **got)
+                 bytes_sent=np.array(r.stats["bytes_sent"]), **got)
     else:
         assert all(v is None for v in got.values()), "results land on rank 0 only"
 

@@ -97,14 +97,13 @@ def test_tree_of_is_the_roots_where_the_vertex_is_held(duplication):
 
 
 # -- the direction policy -----------------------------------------------------------------------------------------
-def expected_directions(levels, n, m, do_a, do_b):
-    """The rule by hand, from each level's (vertices, out-arcs): to pull once when the frontier's out-arcs A_Q
-    exceed BV·do_a, BV = |U|·n/|P| after Q joins the visited; back to push when FV = |Q|·m/n < BV·do_b."""
+def expected_directions(level_sizes, n, m, do_a, do_b):
+    """The seed paper's rule by hand: FV = |Q|·m/n, BV = |U|·n/|P| after Q joins the visited."""
     visited, pulling, switched, out = 0, False, False, []
-    for q, arcs in levels:
+    for q in level_sizes:
         visited += q
         forward, backward = q * m / n, (n - visited) * n / max(visited, 1)
-        if not pulling and not switched and arcs > backward * do_a:
+        if not pulling and not switched and forward > backward * do_a:
             pulling = switched = True
         elif pulling and forward < backward * do_b:
             pulling = False
@@ -112,13 +111,11 @@ def expected_directions(levels, n, m, do_a, do_b):
     return out
 
 
-def bfs_levels(csr, source):
-    """Each BFS level's (vertices, their out-arcs), by scipy: one level per superstep."""
-    d = csgraph.shortest_path(csr, method="D", directed=True, unweighted=True, indices=source)
-    reached = np.isfinite(d)
-    d = d[reached].astype(np.int64)
-    degree = np.diff(csr.indptr)[reached]
-    return list(zip(np.bincount(d).tolist(), np.bincount(d, weights=degree).astype(np.int64).tolist()))
+def level_sizes(case, source):
+    """How many vertices each BFS level holds (scipy), one level per superstep."""
+    d = csgraph.shortest_path(case.csr, method="D", directed=True, unweighted=True, indices=source)
+    d = d[np.isfinite(d)].astype(np.int64)
+    return np.bincount(d).tolist()
 
 
 @pytest.mark.parametrize("name,do_a,do_b", [("facebook", 1e-5, 0.1), ("grid20x15", 1e-12, 1e12),
@@ -134,46 +131,12 @@ def test_auto_chooses_by_the_papers_rule_on_every_device(name, do_a, do_b, devic
         return made[-1]
 
     r = mgraph.run(make, g, source=0, devices=devices, communication="broadcast")
-    want = expected_directions(bfs_levels(case.csr, 0), g.num_vertices, g.num_arcs, do_a, do_b)
+    want = expected_directions(level_sizes(case, 0), g.num_vertices, g.num_arcs, do_a, do_b)
     assert len(made) == devices
     for prim in made:
         assert prim.directions == want
     np.testing.assert_array_equal(r.depth, mgraph.bfs(g, 0).depth)
     assert mgraph.bfs(g, 0, direction="auto", do_a=do_a, do_b=do_b, devices=devices).stats["directions"] == want
-
-
-def hub_behind_a_path(leaves=1000, tail=1000):
-    """0 - 1 - 2, vertex 2 a hub of ``leaves`` leaves, and a path of ``tail`` more vertices from 0: the frontier {2}
-    is one vertex (its estimated work, |Q|·|E|/|V|, about 2 arcs) holding a thousand arcs."""
-    hub = np.full(leaves, 2)
-    path = np.arange(3 + leaves, 3 + leaves + tail)
-    src = np.concatenate([[0, 1], hub, [0], path[:-1]])
-    dst = np.concatenate([[1, 2], np.arange(3, 3 + leaves), [path[0]], path[1:]])
-    return mgraph.Graph.from_edges(src, dst, num_vertices=3 + leaves + tail)
-
-
-@pytest.mark.parametrize("devices", [1, 3])
-def test_a_small_frontier_holding_a_hub_pulls(devices):
-    """The switch to pulling reads the frontier's out-arcs (Beamer's m_f), not |Q|·|E|/|V|: the one-vertex frontier
-    {hub} pulls where the estimate would push it, on one device (counted there) and on three (shared)."""
-    g = hub_behind_a_path()
-    steps = bfs_levels(g.to_scipy(), 0)
-    n, m = g.num_vertices, g.num_arcs
-    want = expected_directions(steps, n, m, 1e-4, 0.1)
-    estimated = expected_directions([(q, q * m / n) for q, _ in steps], n, m, 1e-4, 0.1)
-    assert want[2] == "pull" and estimated[2] == "push"  # level 2's frontier is the hub alone
-    r = mgraph.bfs(g, 0, direction="auto", do_a=1e-4, devices=devices)
-    assert r.stats["directions"] == want
-    np.testing.assert_array_equal(r.depth, mgraph.bfs(g, 0).depth)
-
-
-def test_a_direction_on_a_part_needs_the_whole_frontiers_arcs():
-    g = hub_behind_a_path()
-    part = subgraph.build(g, partitioners.assign(g, 2, "random", 5), 2, "1-hop")[0]
-    policy = ops.Direction(part, "auto", 1e-4)
-    depth, pred = ops.unvisited(part, np.int32), ops.unvisited(part, part.indices.dtype)
-    with pytest.raises(ValueError, match="frontier_arcs"):
-        ops.visit_levels(part, part.own_vertices[:1], depth, pred, 1, direction=policy, frontier_total=1)
 
 
 def test_do_a_by_default_is_the_backends():
@@ -182,11 +145,11 @@ def test_do_a_by_default_is_the_backends():
     g = mgraph.io.generators.grid(500, 500)
     assert ops.Direction(g, "auto").do_a == ops.direction.DO_A_CPU == 0.01
     assert ops.Direction(g, "auto", do_a=1e-5).do_a == 1e-5
-    steps = bfs_levels(g.to_scipy(), 0)
+    sizes = np.bincount(mgraph.bfs(g, 0).depth).tolist()
     n, m = g.num_vertices, g.num_arcs
-    early, late = (expected_directions(steps, n, m, a, 0.1) for a in (1e-5, 0.01))
+    early, late = (expected_directions(sizes, n, m, a, 0.1) for a in (1e-5, 0.01))
     assert early.count("pull") == late.count("pull") == 1
-    assert early.index("pull") < 100 and late.index("pull") > len(steps) // 2
+    assert early.index("pull") < 100 and late.index("pull") > len(sizes) // 2
     assert mgraph.bfs(g, 0, direction="auto").stats["directions"] == late
     assert mgraph.bfs(g, 0, direction="auto", do_a=1e-5).stats["directions"] == early
 

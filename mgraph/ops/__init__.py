@@ -197,20 +197,18 @@ def arcs(graph, vertices=None, *, narrow=False):
     return segments.arcs(graph, plain(vertices), narrow)
 
 
-def advance_visit(graph, frontier, label, pred, level, dist=None, *, direction="push", frontier_total=None,
-                  frontier_arcs=None):
+def advance_visit(graph, frontier, label, pred, level, dist=None, *, direction="push", frontier_total=None):
     """Advance + filter: every unvisited vertex adjacent to the frontier takes ``level`` and, as its predecessor, a
     frontier vertex with an arc to it; the new frontier.
 
     ``direction``: "push" claims the frontier's out-neighbours (only along tight arcs when ``dist`` is given);
     "pull" has each unvisited vertex look for a frontier vertex among its in-neighbours (``graph.reverse()``),
     stopping at the first; or a :class:`Direction`, which picks one of the two from ``frontier_total``, the
-    whole frontier's size (all devices), and ``frontier_arcs``, its out-arcs (all devices; None: counted here,
-    on a whole graph).  Both give the same labels; the predecessors may differ."""
+    whole frontier's size (all devices).  Both give the same labels; the predecessors may differ."""
     if isinstance(direction, Direction):
         if frontier_total is None:
             raise ValueError("advance_visit with a Direction needs frontier_total, the whole frontier's size")
-        direction = direction.choose(frontier_total, _frontier_arcs(graph, frontier, direction, frontier_arcs))
+        direction = direction.choose(frontier_total)
     elif not isinstance(direction, str) or direction not in ("push", "pull"):
         raise ValueError(f"advance_visit's direction must be 'push', 'pull' or an ops.Direction (which keeps what "
                          f"'auto' decides from superstep to superstep), got {direction!r}")
@@ -225,19 +223,7 @@ def advance_visit(graph, frontier, label, pred, level, dist=None, *, direction="
     return advance_visit_pull(graph.reverse(), label, pred, level, bitmap(frontier, graph.num_vertices))
 
 
-def _frontier_arcs(graph, frontier, policy, given):
-    """The whole frontier's out-arcs where ``policy`` reads them: ``given`` (the enactor's total on several
-    devices), or counted on a whole graph; a part alone cannot know the others'."""
-    if given is not None or not policy.wants_arcs:
-        return given
-    if not levels.is_whole(graph):
-        raise ValueError("an 'auto' Direction on one device's part needs frontier_arcs, the whole frontier's "
-                         "out-arcs: the enactor sets Primitive.frontier_arcs where the primitive's "
-                         "wants_frontier_arcs is true")
-    return levels.arcs_of(graph, plain(frontier))
-
-
-def visit_levels(graph, frontier, label, pred, level, *, direction, frontier_total, frontier_arcs=None):
+def visit_levels(graph, frontier, label, pred, level, *, direction, frontier_total):
     """:func:`advance_visit` from ``level`` on, and where the traversal pushes (``direction`` "push", or an "auto"
     :class:`Direction` before its switch to pull — up to where it would switch — or after it has switched back)
     the levels after it too, while their frontiers' arcs stay below ``levels.FUSE_VISIT_ARCS``
@@ -246,7 +232,7 @@ def visit_levels(graph, frontier, label, pred, level, *, direction, frontier_tot
     every level, pushing and pulling as the policy chooses, in one cooperative kernel (its NumPy twin:
     :func:`levels.visit_directions`), until the frontier empties or would push more arcs than the bound.  Returns
     :class:`Levels`: the last level's output, how many levels ran (the last of them labelled ``level + levels -
-    1``) and what they emitted.  ``frontier_arcs``: as for :func:`advance_visit`."""
+    1``) and what they emitted."""
     policy = direction if isinstance(direction, Direction) else None
     frontier = plain(frontier)
     rule = None
@@ -262,7 +248,7 @@ def visit_levels(graph, frontier, label, pred, level, *, direction, frontier_tot
             return cupy_levels.visit_directions(graph, graph.reverse(), frontier, label, pred, int(level), policy,
                                                 levels.FUSE_VISIT_ARCS, 1 << 30)
         to_the_end, before_switch = policy.pushes_to_the_end(), policy.mode == "auto" and not policy.switched
-        way = policy.choose(frontier_total, _frontier_arcs(graph, frontier, policy, frontier_arcs))
+        way = policy.choose(frontier_total)
         fuse = way == "push" and (to_the_end or before_switch) and levels.fusable(graph)
         if fuse and before_switch:  # push on while the policy would, and stop where it would pull
             rule = (policy.visited, policy.do_a)

@@ -37,7 +37,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK) levels_{name}(
     const double* __restrict__ weights, int has_weights,
     const idx_t* __restrict__ frontier, i64 n_front, idx_t* __restrict__ buf_a, idx_t* __restrict__ buf_b,
     i64 limit, int max_levels, int level0, u64* __restrict__ state,
-    double do_a, i64 rule_n, i64 visited0{params})
+    double do_a, i64 rule_n, i64 rule_arcs, i64 visited0{params})
 {{
     cg::grid_group grid = cg::this_grid();
     const int lane = threadIdx.x & 31;
@@ -99,8 +99,9 @@ extern "C" __global__ void __launch_bounds__(BLOCK) levels_{name}(
         visited += m;
         bool to_pull = false;  // PullRule.pulls_after: where a direction-optimizing traversal would pull next
         if (do_a > 0.0) {{
+            const double forward = (double)m * (double)rule_arcs / (double)rule_n;
             const double backward = (double)(rule_n - visited) * (double)rule_n / (double)(visited > 1 ? visited : 1);
-            to_pull = (double)next_arcs > backward * do_a;
+            to_pull = forward > backward * do_a;
         }}
         if (m == 0 || it + 1 >= max_levels || next_arcs > limit || to_pull) {{
             if (blockIdx.x == 0 && threadIdx.x == 0) {{ state[2] = it + 1; state[3] = m; state[4] = emitted; }}
@@ -210,7 +211,7 @@ def advance_levels(graph, frontier, functor, args, level_at, limit, max_levels, 
                                np.int32(has_w), frontier.astype(idx, copy=False), np.int64(n_front), buf_a, buf_b,
                                np.int64(limit), np.int32(min(max_levels, 2**31 - 1)), np.int32(args[level_at]),
                                state, np.float64(0.0 if rule is None else rule.do_a),
-                               np.int64(1 if rule is None else rule.n),
+                               np.int64(1 if rule is None else rule.n), np.int64(1 if rule is None else rule.arcs),
                                np.int64(0 if rule is None else rule.visited)) + rest)
     _, _, levels, count, emitted, _, _, _ = cuda.read_words(state, 8)
     if levels == 0:  # the input's arcs were over the bound
@@ -506,12 +507,12 @@ __device__ __forceinline__ Appender hub_level(const i64* __restrict__ indptr, co
     return a;
 }
 
-// Direction's rule: whether the level of a frontier of m vertices and `arcs` out-arcs pulls, `visited` counting it
-__device__ __forceinline__ bool rule_pulls(i64 m, i64 arcs, i64 visited, i64 rule_n, i64 rule_arcs, double do_a,
-                                           double do_b, bool pulling, bool switched) {
+// Direction's rule: whether the level of a frontier of m vertices pulls, `visited` counting it
+__device__ __forceinline__ bool rule_pulls(i64 m, i64 visited, i64 rule_n, i64 rule_arcs, double do_a, double do_b,
+                                           bool pulling, bool switched) {
     const double forward = (double)m * (double)rule_arcs / (double)rule_n;
     const double backward = (double)(rule_n - visited) * (double)rule_n / (double)(visited > 1 ? visited : 1);
-    if (!pulling && !switched && (double)arcs > backward * do_a) return true;
+    if (!pulling && !switched && forward > backward * do_a) return true;
     if (pulling && forward < backward * do_b) return false;
     return pulling;
 }
@@ -540,8 +541,6 @@ extern "C" __global__ void __launch_bounds__(BLOCK, DIRECTIONS_MIN_BLOCKS) visit
     const idx_t* in = frontier;
     idx_t* out = buf_a;
     i64 m = n_front, in_slots = n_front, in_arcs = 0, visited = visited0;
-    for (i64 k = lane; k < n_front; k += 32) in_arcs += indptr[(i64)frontier[k] + 1] - indptr[frontier[k]];
-    for (int d = 16; d > 0; d >>= 1) in_arcs += __shfl_xor_sync(0xffffffffu, in_arcs, d);  // every warp's the same
     bool pulling = pulling0 != 0, switched = switched0 != 0;
     int first_pull = 0, first_push = 0;
     u64 emitted = 0;
@@ -549,7 +548,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK, DIRECTIONS_MIN_BLOCKS) visit
     for (int it = 0;; ++it) {
         const int level = level0 + it, p = it & 1, q = p ^ 1;
         visited += m;
-        const bool pulls = rule_pulls(m, in_arcs, visited, rule_n, rule_arcs, do_a, do_b, pulling, switched);
+        const bool pulls = rule_pulls(m, visited, rule_n, rule_arcs, do_a, do_b, pulling, switched);
         if (pulls && !pulling) { first_pull = it + 1; switched = true; }
         if (!pulls && pulling) first_push = it + 1;
         pulling = pulls;
@@ -580,12 +579,11 @@ extern "C" __global__ void __launch_bounds__(BLOCK, DIRECTIONS_MIN_BLOCKS) visit
         const i64 next = (i64)*(volatile u64*)&state[12 + p];
         const i64 next_slots = (i64)*(volatile u64*)slots;
         const i64 next_light = (i64)*(volatile u64*)&state[5 + p];
-        const i64 next_arcs = (i64)*(volatile u64*)&state[18 + p];
         emitted += (u64)next;
         bool stop = next == 0 || it + 1 >= max_levels;
         if (!stop)  // a push of more light arcs than limit, or of more vertices than the hubs' word counts, is the
                     // load-balanced advance's, from the host
-            stop = !rule_pulls(next, next_arcs, visited + next, rule_n, rule_arcs, do_a, do_b, pulling, switched) &&
+            stop = !rule_pulls(next, visited + next, rule_n, rule_arcs, do_a, do_b, pulling, switched) &&
                    (next_light > limit || next >= PUSH_MOST);
         if (stop) {
             if (tid == 0) {
@@ -594,7 +592,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK, DIRECTIONS_MIN_BLOCKS) visit
             }
             return;
         }
-        in_arcs = next_arcs;
+        in_arcs = (i64)*(volatile u64*)&state[18 + p];
         in = out;
         out = (out == buf_a) ? buf_b : buf_a;
         m = next;

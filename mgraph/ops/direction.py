@@ -31,24 +31,15 @@ def _positive(value, what: str) -> float:
 class Direction:
     """A traversal's direction policy: ``mode`` "push", "pull", or "auto" (direction-optimizing).
 
-    "auto" is the seed paper's rule (after Beamer et al.) on whole-graph
-    totals: with frontier Q, unvisited U and visited P of the whole graph,
-    backward work BV = |U|·|V|/|P|; switch to pull once when the frontier's
-    out-arcs A_Q (Beamer's m_f) exceed BV·do_a, back to push when the forward
-    work FV = |Q|·|E|/|V| falls below BV·do_b (Beamer switches back on the
-    frontier's size too).  The seed estimates the first test's work as FV
-    too; the frontier's own arcs see a frontier of a few vertices that holds a
-    hub, whose push costs a whole pull's time or more (R-MAT).  The seed tuned
-    do_a = 0.01 on K40s; with these kernels on R-MAT, 1e-5 switches one level
-    earlier and measured faster on a GPU, so ``do_a`` None is ``DO_A_GPU``
-    (1e-5) on a GPU and the seed's ``DO_A_CPU`` (0.01) on the CPU, where a
-    pull that finds little costs a pass over the unvisited vertices
-    (docs/perf-notes.md).
-
-    A_Q is a whole-graph total too: the operators compute it on a whole graph,
-    and on several devices the enactor shares each device's own part of it
-    (``Primitive.frontier_arcs``, where the primitive asks with
-    ``wants_frontier_arcs``; :attr:`wants_arcs` says when the policy needs it).
+    "auto" is the seed paper's rule (after Beamer et al.), from sizes the host
+    already knows: with frontier Q, unvisited U and visited P of the whole
+    graph, forward work FV = |Q|·|E|/|V| and backward work BV = |U|·|V|/|P|;
+    switch to pull once when FV > BV·do_a, back to push when FV < BV·do_b.
+    The seed tuned do_a = 0.01 on K40s; with these kernels on R-MAT, 1e-5
+    switches one level earlier and measured faster on a GPU, so ``do_a`` None
+    is ``DO_A_GPU`` (1e-5) on a GPU and the seed's ``DO_A_CPU`` (0.01) on the
+    CPU, where a pull that finds little costs a pass over the unvisited
+    vertices (docs/perf-notes.md).
 
     ``directions`` lists the direction of every superstep since ``reset``.
     Pulling reads the in-neighbours of unvisited vertices, so a primitive that
@@ -79,36 +70,27 @@ class Direction:
         self.switched = False
         self.directions = []
 
-    @property
-    def wants_arcs(self) -> bool:
-        """Whether the next :meth:`choose` reads the frontier's out-arcs: "auto" before its switch to pulling (it
-        switches once; after that only the frontier's size decides)."""
-        return self.mode == "auto" and not self.switched
-
-    def choose(self, frontier_total: int, frontier_arcs: int | None = None) -> str:
-        """The direction of the superstep that expands a frontier of ``frontier_total`` vertices and
-        ``frontier_arcs`` out-arcs (all devices; None: estimated as ``frontier_total``·|E|/|V|); the vertices of
-        every frontier chosen for count as visited."""
+    def choose(self, frontier_total: int) -> str:
+        """The direction of the superstep that expands a frontier of ``frontier_total`` vertices (all devices);
+        the vertices of every frontier chosen for count as visited."""
         self.visited += frontier_total
-        self.pulling, self.switched = self._rule(frontier_total, self.visited, frontier_arcs)
+        self.pulling, self.switched = self._rule(frontier_total, self.visited)
         way = "pull" if self.pulling else "push"
         self.directions.append(way)
         return way
 
-    def next_way(self, frontier_total: int, frontier_arcs: int | None = None) -> str:
-        """The direction :meth:`choose` would give that frontier, without choosing."""
-        return "pull" if self._rule(frontier_total, self.visited + frontier_total, frontier_arcs)[0] else "push"
+    def next_way(self, frontier_total: int) -> str:
+        """The direction :meth:`choose` would give a frontier of ``frontier_total`` vertices, without choosing."""
+        return "pull" if self._rule(frontier_total, self.visited + frontier_total)[0] else "push"
 
-    def _rule(self, frontier_total, visited, frontier_arcs=None):
-        """(pulling, switched) after a frontier of ``frontier_total`` vertices and ``frontier_arcs`` out-arcs,
-        ``visited`` counting it."""
+    def _rule(self, frontier_total, visited):
+        """(pulling, switched) after a frontier of ``frontier_total`` vertices, ``visited`` counting it."""
         pulling, switched = self.pulling, self.switched
         if self.mode == "auto":
             n = self.num_vertices
             forward = frontier_total * self.num_arcs / n
             backward = (n - visited) * n / max(visited, 1)
-            arcs = forward if frontier_arcs is None else frontier_arcs
-            if not pulling and not switched and arcs > backward * self.do_a:
+            if not pulling and not switched and forward > backward * self.do_a:
                 pulling, switched = True, True
             elif pulling and forward < backward * self.do_b:
                 pulling = False

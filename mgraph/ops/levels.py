@@ -47,16 +47,17 @@ _FUSABLE = weakref.WeakKeyDictionary()  # graph -> fusable(graph)
 
 class PullRule:
     """Where a direction-optimizing traversal (:class:`mgraph.ops.Direction`) would switch to pulling: after a level
-    whose output has ``arcs`` out-arcs, with ``visited`` vertices in all the frontiers so far, when those arcs exceed
+    that emitted m vertices, with ``visited`` vertices in all the frontiers so far, when m·|E|/|V| exceeds
     (|V| − visited)·|V|/visited · do_a — the policy's own test, on the whole graph's sizes."""
 
     def __init__(self, graph, visited, do_a):
-        self.n = graph.num_global_vertices
+        self.n, self.arcs = graph.num_global_vertices, max(graph.num_global_arcs, 1)
         self.visited, self.do_a = int(visited), float(do_a)
 
-    def pulls_after(self, arcs: int, visited: int) -> bool:
+    def pulls_after(self, emitted: int, visited: int) -> bool:
+        forward = emitted * self.arcs / self.n
         backward = (self.n - visited) * self.n / max(visited, 1)
-        return arcs > backward * self.do_a
+        return forward > backward * self.do_a
 
 
 class Levels(NamedTuple):
@@ -91,8 +92,7 @@ def is_whole(graph) -> bool:
 
 
 def arcs_of(graph, frontier) -> int:
-    """The out-arcs of ``frontier``'s vertices (the NumPy twin's stop test, and a direction-optimizing traversal's
-    rule on a whole graph; one read on a GPU)."""
+    """The out-arcs of ``frontier``'s vertices (the NumPy twin's stop test)."""
     f = frontier.astype(np.int64, copy=False)
     return int((graph.indptr[f + 1] - graph.indptr[f]).sum())
 
@@ -112,10 +112,8 @@ def advance_levels(graph, frontier, functor, args, level_at, limit, max_levels, 
         m = int(frontier.shape[0])
         emitted += m
         visited += m
-        if not fuse or m == 0 or levels >= max_levels:
-            return Levels(frontier, levels, emitted)
-        arcs = arcs_of(graph, frontier)
-        if arcs > limit or (rule is not None and rule.pulls_after(arcs, visited)):
+        if not fuse or m == 0 or levels >= max_levels or arcs_of(graph, frontier) > limit or \
+                (rule is not None and rule.pulls_after(m, visited)):
             return Levels(frontier, levels, emitted)
         args[level_at] = type(args[level_at])(args[level_at] + 1)
 
@@ -138,14 +136,13 @@ def visit_directions(graph, frontier, label, pred, level, policy, limit, max_lev
     returns :class:`Levels`."""
     levels = emitted = 0
     while True:
-        way = policy.choose(int(frontier.shape[0]), arcs_of(graph, frontier))
+        way = policy.choose(int(frontier.shape[0]))
         frontier = (pull if way == "pull" else push)(frontier, level + levels)
         levels += 1
         m = int(frontier.shape[0])
         emitted += m
         if m == 0 or levels >= max_levels or \
-                (policy.next_way(m, arcs_of(graph, frontier)) == "push" and
-                 (light_arcs(graph, frontier) > limit or m >= PUSH_MOST)):
+                (policy.next_way(m) == "push" and (light_arcs(graph, frontier) > limit or m >= PUSH_MOST)):
             return Levels(frontier, levels, emitted)
 
 

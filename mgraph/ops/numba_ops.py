@@ -2077,11 +2077,11 @@ def _claim(indptr, indices, frontier, lo, hi, label, pred, level, queue, tail):
 
 @njit(cache=True)
 def _visit_levels(indptr, indices, frontier, label, pred, level, limit, max_levels, max_degree, has_rule, rule_n,
-                  visited, do_a, words, summary):
+                  rule_arcs, visited, do_a, words, summary):
     """The built-in visit level after level, as mgraph.ops.levels.advance_levels' loop runs it with
     :func:`advance_visit`: the same levels and labels, the last level's output in increasing order; stop after a
     level that emitted nothing, whose output's out-arcs exceed ``limit``, the ``max_levels``-th, or after which the
-    pull rule (``has_rule``: levels.PullRule's test on the output's out-arcs) would switch to pulling.  (output, levels,
+    pull rule (``has_rule``: levels.PullRule's test on its floats) would switch to pulling.  (output, levels,
     emitted).
 
     One queue holds every level's claims back to back, as a queue BFS (scipy's) keeps them, and the next level
@@ -2098,14 +2098,14 @@ def _visit_levels(indptr, indices, frontier, label, pred, level, limit, max_leve
         m = tail - head
         emitted += m
         visited += m
-        if m == 0 or levels >= max_levels:
+        # the stop test sums the output's out-arcs only where they might exceed the limit
+        if m == 0 or levels >= max_levels or (m * max_degree > limit and
+                                               _degree_sum(indptr, queue[head:tail]) > limit):
             break
-        # the stop tests sum the output's out-arcs only where they might exceed the limit, or the rule reads them
-        if has_rule or m * max_degree > limit:
-            arcs = _degree_sum(indptr, queue[head:tail])
-            if arcs > limit:
-                break
-            if has_rule and arcs > (rule_n - visited) * rule_n / max(visited, 1) * do_a:
+        if has_rule:
+            forward = m * rule_arcs / rule_n
+            backward = (rule_n - visited) * rule_n / max(visited, 1)
+            if forward > backward * do_a:
                 break
         level += 1
         end = tail
@@ -2131,5 +2131,6 @@ def advance_levels(graph, frontier, functor, args, level_at, limit, max_levels, 
     has_rule = rule is not None
     out, levels, emitted = _visit_levels(
         graph.indptr, graph.indices, frontier, label, pred, int(level), int(limit), int(max_levels),
-        lv.max_degree(graph), has_rule, float(rule.n if has_rule else 1), int(rule.visited if has_rule else 0), float(rule.do_a if has_rule else 0.0), *_bits(graph.num_vertices))
+        lv.max_degree(graph), has_rule, float(rule.n if has_rule else 1), float(rule.arcs if has_rule else 1),
+        int(rule.visited if has_rule else 0), float(rule.do_a if has_rule else 0.0), *_bits(graph.num_vertices))
     return lv.Levels(out, int(levels), int(emitted))

@@ -93,14 +93,9 @@ def _drive(d, prim, ex, backend, group, sources, progress, max_supersteps):
         if not finished and group.size > 1:
             _gather_lists(prim, group, backend)
         own = 0 if finished else ex.own_count if ex.own_count is not None else ex.sub.count_own(ops.plain(frontier))
-        # the frontier's out-arcs where the primitive's direction rule reads them: proxies hold no arcs, so the
-        # frontier's arcs here are its own vertices'; every device asks alike (its policy's state is the same)
-        arcs = not finished and group.size > 1 and prim.wants_frontier_arcs
-        flags = group.share((FLAGS, *where, float(finished), bool(finished or prim.converged(frontier)), int(own),
-                             ops.levels.arcs_of(ex.sub, ops.plain(frontier)) if arcs else 0))
-        check.agreed(flags, (FLAGS, *where, float(finished)), 7, "converged")
+        flags = group.share((FLAGS, *where, float(finished), bool(finished or prim.converged(frontier)), int(own)))
+        check.agreed(flags, (FLAGS, *where, float(finished)), 6, "converged")
         prim.frontier_total = int(sum(f[5] for f in flags))
-        prim.frontier_arcs = int(sum(f[6] for f in flags)) if arcs else None
         records["wait_s"][-1] += time.perf_counter() - t
         return all(f[4] for f in flags)
 
