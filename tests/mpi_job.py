@@ -296,6 +296,13 @@ def routes(out, spec):
             hops.append(([(src, {n: to_numpy(a).tolist() for n, a in p.items()}) for src, p in got], nothing))
         if hops[0] != hops[1]:
             differ.append("hop")
+        # a gather of lists (Louvain's): lengths 0, 3, 6 of int32 on rank 0 and int64 elsewhere, promoted alike;
+        # then floats with nothing on rank 1
+        for a in (xp.arange(3 * r, dtype=np.int32 if r == 0 else np.int64) * (r + 1) - 2 ** 33 * (r == 2),
+                  xp.full(0 if r == 1 else 2 + r, r + 0.5)):
+            got, want = to_numpy(nccl.allgatherv(a)), group.allgatherv(to_numpy(a))
+            if got.dtype != want.dtype or not np.array_equal(got, want):
+                differ.append(f"allgatherv {got.dtype} {got.tolist()} {want.dtype} {want.tolist()}")
     everyone = group.allgather(differ)
     if group.rank == 0:
         with open(out, "w") as f:

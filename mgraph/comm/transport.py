@@ -31,6 +31,14 @@ class Transport:
         """
         raise NotImplementedError
 
+    #: whether :meth:`allgatherv` gathers device arrays device to device (NCCL); elsewhere the caller gathers
+    #: through the host (``Group.allgatherv``)
+    gathers_on_device = False
+
+    def allgatherv(self, array):
+        """Every device's 1-D ``array`` concatenated in device order, on every device, without the host."""
+        raise NotImplementedError
+
 
 def bytes_of(packages) -> int:
     """The bytes a hop's (dst, package) pairs carry: what :meth:`Transport.send` returns."""

@@ -91,7 +91,7 @@ def _drive(d, prim, ex, backend, group, sources, progress, max_supersteps):
                     column = [row[5 + k] for row in rows]
                     setattr(prim, name, sum(column) if k < len(prim.global_sums) else min(column))
         if not finished and group.size > 1:
-            _gather_lists(prim, group, backend)
+            _gather_lists(prim, group, backend, ex.transport)
         own = 0 if finished else ex.own_count if ex.own_count is not None else ex.sub.count_own(ops.plain(frontier))
         flags = group.share((FLAGS, *where, float(finished), bool(finished or prim.converged(frontier)), int(own)))
         check.agreed(flags, (FLAGS, *where, float(finished)), 6, "converged")
@@ -204,11 +204,16 @@ def _drive(d, prim, ex, backend, group, sources, progress, max_supersteps):
     return records, clock, check.result()
 
 
-def _gather_lists(prim, group, backend):
+def _gather_lists(prim, group, backend, transport):
     """Each of the primitive's ``global_lists`` becomes every device's entries concatenated in device order
-    (through the host, as typed buffers: Louvain's moves, and its coarse arcs at a level's end, GBs on R-MAT 22)."""
+    (Louvain's moves, and its coarse arcs at a level's end, GBs on R-MAT 22): GPU to GPU where the transport
+    gathers on the devices (NCCL between ranks), else through the host as typed buffers."""
     for name in tuple(prim.global_lists):
-        setattr(prim, name, backend.asarray(group.allgatherv(to_host(getattr(prim, name)))))
+        value = getattr(prim, name)
+        if transport.gathers_on_device and backend.is_gpu:
+            setattr(prim, name, transport.allgatherv(backend.asarray(value)))
+        else:
+            setattr(prim, name, backend.asarray(group.allgatherv(to_host(value))))
 
 
 def run_stats(records, clock):
