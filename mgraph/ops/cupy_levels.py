@@ -380,35 +380,6 @@ __device__ __forceinline__ void block_flush(Appender& a, int lane, idx_t* out, u
     a.light = a.arcs = 0;
 }
 
-// The vertices a pull level leaves unvisited though they have in-arcs: the next pull level's candidates, so that
-// the pulls after the first walk only them, not every vertex (R-MAT leaves half its vertices without arcs, and
-// after the first pull most of the rest are visited).  Slots are reserved CHUNK at a time as the output's are;
-// a level's unused slots become gaps (-1) that the next pull skips.
-struct Kept {
-    u64 pos;
-    unsigned left;
-};
-
-__device__ __forceinline__ void keep_append(Kept& k, bool keep, idx_t v, int lane, idx_t* list, u64* slots) {
-    const unsigned hits = __ballot_sync(0xffffffffu, keep);
-    if (!hits) return;
-    const unsigned n = __popc(hits);
-    const unsigned rank = __popc(hits & ((1u << lane) - 1u));
-    u64 at = k.pos + rank;
-    if (n > k.left) {
-        u64 base = 0;
-        if (lane == 0) base = atomicAdd(slots, (u64)CHUNK);
-        base = __shfl_sync(0xffffffffu, base, 0);
-        if (rank >= k.left) at = base + (rank - k.left);
-        k.pos = base + (n - k.left);
-        k.left = CHUNK - (n - k.left);
-    } else {
-        k.pos += n;
-        k.left -= n;
-    }
-    if (keep) list[at] = v;
-}
-
 // An unvisited vertex's first in-neighbour among the frontier's bits, from its row [beg, end) (-1: none).
 __device__ __forceinline__ i64 first_in_bits(const idx_t* __restrict__ rindices, const unsigned* bits, i64 beg,
                                              i64 end) {
@@ -422,28 +393,23 @@ __device__ __forceinline__ i64 first_in_bits(const idx_t* __restrict__ rindices,
 // Pull: each unvisited vertex takes its first in-neighbour among the bits; a lane takes PULL_WAYS vertices 32
 // apart per trip (warp-uniform trips), their labels and rows read before any row is walked, so that each lane has
 // that many chains of reads in flight (a pull is bound by those chains, label -> row -> first arc -> bit, not by
-// its arcs); the rest of a row is walked only where its first arc is not in the frontier.  The vertices are every
-// vertex (`cand` null), or the `n_cand` slots of the last pull's kept list; those still unvisited with in-arcs
-// are kept for the next.
+// its arcs); the rest of a row is walked only where its first arc is not in the frontier.
 __device__ __forceinline__ Appender pull_level(const i64* __restrict__ rindptr, const idx_t* __restrict__ rindices,
                                                const i64* __restrict__ indptr, int* label, idx_t* pred,
-                                               const unsigned* bits, const idx_t* __restrict__ cand, i64 n_cand,
-                                               int level, idx_t* out, u64* slots, i64 hub_degree, bool chunked,
-                                               Appender a, Kept& k, idx_t* kept, u64* kept_slots) {
+                                               const unsigned* bits, i64 n, int level, idx_t* out, u64* slots,
+                                               i64 hub_degree, bool chunked, Appender a) {
     const int lane = threadIdx.x & 31;
     const i64 warp = ((i64)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
     const i64 warps = ((i64)gridDim.x * blockDim.x) >> 5;
-    for (i64 base = warp * 32 * PULL_WAYS; base < n_cand; base += warps * 32 * PULL_WAYS) {
+    for (i64 base = warp * 32 * PULL_WAYS; base < n; base += warps * 32 * PULL_WAYS) {
         int l[PULL_WAYS];
         i64 b[PULL_WAYS], e[PULL_WAYS], u[PULL_WAYS];
-        idx_t v[PULL_WAYS];
 #pragma unroll
         for (int w = 0; w < PULL_WAYS; ++w) {
-            const i64 i = base + 32 * w + lane;
-            v[w] = i < n_cand ? (cand ? cand[i] : (idx_t)i) : (idx_t)-1;
-            l[w] = v[w] >= 0 ? label[v[w]] : 0;
-            b[w] = v[w] >= 0 ? rindptr[v[w]] : 0;
-            e[w] = v[w] >= 0 ? rindptr[v[w] + 1] : 0;
+            const i64 v = base + 32 * w + lane;
+            l[w] = v < n ? label[v] : 0;
+            b[w] = v < n ? rindptr[v] : 0;
+            e[w] = v < n ? rindptr[v + 1] : 0;
         }
 #pragma unroll
         for (int w = 0; w < PULL_WAYS; ++w) u[w] = l[w] == -1 && b[w] < e[w] ? (i64)rindices[b[w]] : -1;
@@ -452,9 +418,9 @@ __device__ __forceinline__ Appender pull_level(const i64* __restrict__ rindptr, 
             if (u[w] >= 0 && !in_bits(bits, u[w])) u[w] = first_in_bits(rindices, bits, b[w] + 1, e[w]);
 #pragma unroll
         for (int w = 0; w < PULL_WAYS; ++w) {
-            if (u[w] >= 0) { label[v[w]] = level; pred[v[w]] = (idx_t)u[w]; }
-            warp_append(a, u[w] >= 0, v[w], lane, out, slots, indptr, hub_degree, chunked);
-            keep_append(k, l[w] == -1 && b[w] < e[w] && u[w] < 0, v[w], lane, kept, kept_slots);
+            const i64 v = base + 32 * w + lane;
+            if (u[w] >= 0) { label[v] = level; pred[v] = (idx_t)u[w]; }
+            warp_append(a, u[w] >= 0, (idx_t)v, lane, out, slots, indptr, hub_degree, chunked);
         }
     }
     return a;
@@ -553,7 +519,7 @@ __device__ __forceinline__ bool rule_pulls(i64 m, i64 visited, i64 rule_n, i64 r
 
 // state, per level parity p (0 even, 1 odd): [0 + p] slots used (vertices and gaps), [5 + p] light arcs, [12 + p]
 // vertices emitted, [16 + p] the level's hubs: their count (bits 40 and up) and arcs (below), taken by one atomic,
-// [18 + p] the out-arcs of the vertices emitted, [20 + p] a pull level's kept slots (kept_a, kept_b); [2] levels run; [3] the last level's slots; [4] vertices emitted
+// [18 + p] the out-arcs of the vertices emitted; [2] levels run; [3] the last level's slots; [4] vertices emitted
 // over all levels; [7] visited at the end; [9] pulling at the end; [10] the first level that pulled, plus one (0:
 // none); [11] the first that pushed after pulling, plus one; [14] the last level's vertices.  Level `it` zeroes the
 // words of parity it + 1 after its first sync, when every thread has read them (in level it - 1) and none writes
@@ -562,7 +528,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK, DIRECTIONS_MIN_BLOCKS) visit
     const i64* __restrict__ indptr, const idx_t* __restrict__ indices,
     const i64* __restrict__ rindptr, const idx_t* __restrict__ rindices,
     int* label, idx_t* pred, const idx_t* frontier, i64 n_front, idx_t* buf_a, idx_t* buf_b,
-    idx_t* kept_a, idx_t* kept_b, unsigned* bits, idx_t* hub_v, i64* hub_at, i64 hub_degree, i64 limit, int max_levels, int level0,
+    unsigned* bits, idx_t* hub_v, i64* hub_at, i64 hub_degree, i64 limit, int max_levels, int level0,
     u64* state, i64 n, i64 rule_n, i64 rule_arcs, i64 visited0, int pulling0, int switched0, double do_a,
     double do_b)
 {
@@ -578,9 +544,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK, DIRECTIONS_MIN_BLOCKS) visit
     bool pulling = pulling0 != 0, switched = switched0 != 0;
     int first_pull = 0, first_push = 0;
     u64 emitted = 0;
-    bool listed = false;  // the last level pulled and kept its unvisited vertices for this one
     Appender a = {0, 0, 0, 0, 0};
-    Kept k = {0, 0};
     for (int it = 0;; ++it) {
         const int level = level0 + it, p = it & 1, q = p ^ 1;
         visited += m;
@@ -591,33 +555,20 @@ extern "C" __global__ void __launch_bounds__(BLOCK, DIRECTIONS_MIN_BLOCKS) visit
         const bool chunked = pulling || in_arcs > CHUNK_ABOVE;  // a level that may emit many vertices
         u64* slots = &state[p];
         if (pulling) {
-            const i64 n_cand = listed ? (i64)*(volatile u64*)&state[20 + q] : n;  // read before the sync that
-            idx_t* kept = p ? kept_b : kept_a;                                    // lets its word be zeroed
-            for (i64 j = tid; j < words; j += threads) bits[j] = 0u;
+            for (i64 k = tid; k < words; k += threads) bits[k] = 0u;
             grid.sync();
-            if (tid == 0) {
-                state[q] = 0; state[5 + q] = 0; state[12 + q] = 0; state[16 + q] = 0; state[18 + q] = 0;
-                state[20 + q] = 0;
-            }
-            for (i64 j = tid; j < in_slots; j += threads) {
-                const i64 u = (i64)in[j];
+            if (tid == 0) { state[q] = 0; state[5 + q] = 0; state[12 + q] = 0; state[16 + q] = 0; state[18 + q] = 0; }
+            for (i64 k = tid; k < in_slots; k += threads) {
+                const i64 u = (i64)in[k];
                 if (u >= 0) atomicOr(&bits[u >> 5], 1u << (u & 31));
             }
             grid.sync();
-            a = pull_level(rindptr, rindices, indptr, label, pred, bits, listed ? (p ? kept_a : kept_b) : nullptr,
-                           n_cand, level, out, slots, hub_degree, chunked, a, k, kept, &state[20 + p]);
-            for (unsigned j = lane; j < k.left; j += 32) kept[k.pos + j] = (idx_t)-1;  // the warp's gaps
-            k.pos = k.left = 0;
-            listed = true;
+            a = pull_level(rindptr, rindices, indptr, label, pred, bits, n, level, out, slots, hub_degree, chunked, a);
         } else {
-            listed = false;
             a = push_level(indptr, indices, label, pred, in, in_slots, in_slots > m, level, out, slots, hub_v,
                            hub_at, &state[16 + p], hub_degree, chunked, a);
             grid.sync();
-            if (tid == 0) {
-                state[q] = 0; state[5 + q] = 0; state[12 + q] = 0; state[16 + q] = 0; state[18 + q] = 0;
-                state[20 + q] = 0;
-            }
+            if (tid == 0) { state[q] = 0; state[5 + q] = 0; state[12 + q] = 0; state[16 + q] = 0; state[18 + q] = 0; }
             const u64 hubs = *(volatile u64*)&state[16 + p];
             if (hubs)
                 a = hub_level(indptr, indices, label, pred, level, out, slots, hub_v, hub_at, (i64)(hubs >> 40),
@@ -695,10 +646,9 @@ def visit_directions(graph, rgraph, frontier, label, pred, level, policy, limit,
     hubs = _HUB_COUNT.get(graph)
     if hubs is None:
         hubs = _HUB_COUNT[graph] = int((graph.out_degree() > DIRECTIONS_HUB).sum()) if n else 0
-    state = cuda.counters(device, 22)
+    state = cuda.counters(device, 20)
     kernel((grid,), (BLOCK,), (graph.indptr, graph.indices, rgraph.indptr, rgraph.indices, label, pred,
                                frontier.astype(idx, copy=False), np.int64(frontier.shape[0]), buf_a, buf_b,
-                               _kept(device, idx, "kept_a", room), _kept(device, idx, "kept_b", room),
                                _kept(device, np.uint32, "bits", -(-n // 32)), _kept(device, idx, "hubs", hubs),
                                _kept(device, np.int64, "hub_at", hubs), np.int64(DIRECTIONS_HUB), np.int64(limit),
                                np.int32(min(max_levels, 2**31 - 1)), np.int32(level), state, np.int64(n),
