@@ -90,18 +90,12 @@ class CC(Primitive):
             ops.hook_components(g.reverse(), parent, skip=skip)
         ops.compress(parent)
         self.phase = "spread"
-        return self._spread()
-
-    def _spread(self):
-        """Give every tree its smallest label; the vertices whose label dropped."""
-        xp = self.xp
-        smallest = ops.segment_min(self.parent, self.label, self.label)[self.parent]
-        changed = xp.flatnonzero(smallest < self.label)
-        self.label = smallest
-        return changed.astype(self.graph.indices.dtype)
+        self.tree_min = self.label.copy()  # each tree's smallest label, at its root
+        return ops.tree_spread(g, parent, self.label, self.tree_min)
 
     def iterate(self, frontier):
-        return self._spread()
+        """Labels lowered at copies (the frontier) lower their trees' minima, which spread through the trees."""
+        return ops.tree_spread(self.graph, self.parent, self.label, self.tree_min, lowered=frontier)
 
     def result(self):
         return {"labels": self.label}

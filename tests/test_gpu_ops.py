@@ -442,3 +442,30 @@ def test_large_advances_search_their_tiles_first(weighted, monkeypatch):
     for new, lab, dl in outs:
         assert np.array_equal(new, np.sort(want)) and np.array_equal(lab, label)
         np.testing.assert_allclose(dl, delta, rtol=1e-12)
+
+
+@pytest.mark.parametrize("lowered", [False, True])
+def test_tree_spread_matches_numpy_twin(lowered):
+    rng = np.random.default_rng(6)
+    n = 200_000
+    roots = rng.choice(n, 300, replace=False)
+    parent = roots[rng.zipf(1.5, n) % 300].astype(np.int64)  # one giant tree, as R-MAT's
+    parent[roots] = roots
+    label = rng.permutation(n).astype(np.int64)
+    tree_min = label.copy()
+    numpy_ops.tree_spread(parent, label, tree_min, None, np.int32)  # every tree uniform, as after the first spread
+    ids = None
+    if lowered:
+        ids = rng.choice(n, 5000, replace=False).astype(np.int32)
+        label[ids] -= rng.integers(1, n, 5000)
+    d_parent, d_label, d_min = cp.asarray(parent), cp.asarray(label), cp.asarray(tree_min)
+    want = numpy_ops.tree_spread(parent, label, tree_min, ids, np.int32)
+    got = cupy_ops_tree_spread(d_parent, d_label, d_min, None if ids is None else cp.asarray(ids))
+    np.testing.assert_array_equal(np.sort(cp.asnumpy(got)), want)
+    np.testing.assert_array_equal(cp.asnumpy(d_label), label)
+
+
+def cupy_ops_tree_spread(parent, label, tree_min, ids):
+    from mgraph.ops import cupy_ops
+
+    return cupy_ops.tree_spread(parent, label, tree_min, ids, np.int32)

@@ -200,3 +200,38 @@ def test_id_range_is_min_and_max_as_python_ints():
     assert (lo, hi) == (7, 7) and type(lo) is int and type(hi) is int
     with pytest.raises(ValueError, match="empty"):
         ops.id_range(np.array([], dtype=np.int64))
+
+
+@pytest.mark.parametrize("kernels", ["numpy", "compiled"])
+def test_tree_spread_gives_every_tree_its_smallest_label_then_follows_lowered_labels(kernels, monkeypatch):
+    from mgraph.ops import numpy_ops
+
+    if kernels == "numpy":
+        monkeypatch.setattr(ops, "_impl", lambda a: numpy_ops)
+    rng = np.random.default_rng(4)
+    n = 500
+    g = mgraph.Graph.from_edges(np.arange(n - 1), np.arange(1, n), num_vertices=n)  # only its size matters here
+    roots = rng.choice(n, 40, replace=False)
+    parent = roots[rng.integers(0, 40, n)].astype(np.int64)
+    parent[roots] = roots  # compressed: every vertex points at its root
+    label = rng.permutation(n).astype(np.int64) + 1000
+    want = label.copy()
+    for r in roots:
+        want[parent == r] = label[parent == r].min()
+    tree_min, first = label.copy(), label.copy()
+    changed = ops.tree_spread(g, parent, label, tree_min)
+    np.testing.assert_array_equal(label, want)
+    assert changed.dtype == g.indices.dtype and sorted(changed.tolist()) == np.flatnonzero(want < first).tolist()
+    # labels lowered at a few copies (as a combine does), then only those are given
+    lowered = rng.choice(n, 7, replace=False)
+    label[lowered] -= rng.integers(1, 2000, 7)
+    expect = label.copy()
+    for r in roots:
+        expect[parent == r] = label[parent == r].min()
+    before = label.copy()
+    changed = ops.tree_spread(g, parent, label, tree_min, lowered=lowered.astype(g.indices.dtype))
+    np.testing.assert_array_equal(label, expect)
+    assert sorted(changed.tolist()) == np.flatnonzero(expect < before).tolist()
+    assert ops.tree_spread(g, parent, label, tree_min, lowered=lowered[:0]).shape == (0,)
+    with pytest.raises(ValueError, match="int64"):
+        ops.tree_spread(g, parent.astype(np.int32), label, tree_min)

@@ -50,7 +50,7 @@ UNVISITED = numpy_ops.UNVISITED
 Bits = numpy_ops.Bits
 __all__ = ["UNVISITED", "advance_visit", "advance_visit_pull", "advance_relax", "advance_count_paths",
            "advance_dependency", "tight_predecessors", "pull_sum", "prepare_pull", "l1_distance", "hook_components",
-           "compress", "bitmap", "Bits", "id_range", "bit_test", "unvisited", "filter", "segment_min", "advance", "Functor", "first_claims",
+           "compress", "bitmap", "Bits", "id_range", "bit_test", "unvisited", "filter", "segment_min", "tree_spread", "advance", "Functor", "first_claims",
            "functors", "neighbor_reduce", "intersect_count", "arcs", "advance_levels", "Levels", "visit_levels",
            "Direction", "own_map", "tree_of", "pair_sums", "pair_totals", "best_moves", "fused_moves", "unsettled_rows", "inside_change", "commit_sums", "best_per_row", "Queue", "Count", "counting", "plain", "read_counts",
            "whole_graph_kernel"]
@@ -557,6 +557,21 @@ def segment_min(seg, values, initial):
     """Compute: a copy of ``initial`` lowered to the smallest of ``values`` landing on each slot (``seg`` gives each
     value's slot).  CC: the smallest label of each union-find tree, starting from the roots' own labels."""
     return _impl(values).segment_min(seg, values, initial)
+
+
+def tree_spread(graph, parent, label, tree_min, lowered=None):
+    """Compute (CC's spread): every union-find tree takes the smallest label of its members; the vertices whose label
+    dropped (the graph's id type).  ``parent`` gives every vertex its root (compressed); ``tree_min`` holds each
+    root's tree minimum as the last call left it (a copy of ``label`` before the first call) and is lowered by the
+    labels of ``lowered``, the vertices whose label dropped since (None: every vertex).  ``label`` and ``tree_min``
+    (int64) are updated in place: on a GPU two passes, where the minimum's copy, its gather, the comparison and the
+    compaction were one each over every vertex."""
+    xp = graph.xp
+    for name, a in (("parent", parent), ("label", label), ("tree_min", tree_min)):
+        if not isinstance(a, xp.ndarray) or a.dtype != np.int64 or a.shape != (graph.num_vertices,):
+            raise ValueError(f"tree_spread: {name} must be an int64 {xp.__name__} array of one entry per vertex")
+    lowered = None if lowered is None else plain(lowered)
+    return _impl(label).tree_spread(parent, label, tree_min, lowered, graph.indices.dtype)
 
 
 def id_range(ids):

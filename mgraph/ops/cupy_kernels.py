@@ -567,6 +567,32 @@ extern "C" __global__ void segment_min(const i64* __restrict__ seg, const i64* _
     if (i < n && val[i] < out[seg[i]]) atomicMin((long long*)&out[seg[i]], (long long)val[i]);
 }
 
+// CC's spread, first pass: each tree's minimum (tree_min at its root) lowered by the labels of the vertices `ids`
+// (every vertex where has_ids is 0), read before the atomic as segment_min does.
+extern "C" __global__ void tree_lower(const i64* __restrict__ parent, const i64* __restrict__ label,
+                                      const idx_t* __restrict__ ids, int has_ids, i64 n,
+                                      i64* __restrict__ tree_min) {
+    const i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    const i64 v = has_ids ? (i64)ids[i] : i;
+    const i64 r = parent[v], l = label[v];
+    if (l < tree_min[r]) atomicMin((long long*)&tree_min[r], (long long)l);
+}
+
+// Second pass: every vertex whose tree's minimum is below its label takes it and is appended to out.
+extern "C" __global__ void tree_spread(const i64* __restrict__ parent, i64* __restrict__ label,
+                                       const i64* __restrict__ tree_min, i64 n, idx_t* __restrict__ out,
+                                       u64* __restrict__ out_count) {
+    const i64 v = (i64)blockIdx.x * blockDim.x + threadIdx.x;
+    bool emit = false;
+    if (v < n) {
+        const i64 m = tree_min[parent[v]];
+        if (m < label[v]) { label[v] = m; emit = true; }
+    }
+    const idx_t got[1] = {(idx_t)v};
+    block_append(got, emit ? 1u : 0u, out, out_count);
+}
+
 // Sampled union-find (Afforest): a group of 2^lanes_log2 lanes per row u hooks u with the arcs at positions
 // [lo, hi) of its row (hi < 0: to its end), skipping the rows marked in `skipped` (not null): the largest
 // tree's, whose arcs to other trees are hooked from their other end.  The marks are taken before the launch,

@@ -406,6 +406,23 @@ def segment_min(seg, values, initial):
     return out
 
 
+def tree_spread(parent, label, tree_min, lowered, id_dtype):
+    n = parent.shape[0]
+    device = parent.device.id
+    idx = np.dtype(id_dtype)
+    m = n if lowered is None else lowered.shape[0]
+    if m:
+        ids = cuda.dummy(idx) if lowered is None else cp.ascontiguousarray(lowered.astype(idx, copy=False))
+        _function(idx, device, "tree_lower")(cuda.blocks(m), (BLOCK,), (parent, label, ids, np.int32(lowered is not None),
+                                                                     np.int64(m), tree_min))
+    out = cp.empty(max(n, 1), dtype=idx)
+    count = cuda.counters(device, 1)
+    if n:
+        _function(idx, device, "tree_spread")(cuda.blocks(n), (BLOCK,), (parent, label, tree_min, np.int64(n), out,
+                                                                        count))
+    return out[: cuda.read_word(count) if n else 0]
+
+
 _translate = cp.ElementwiseKernel("I ids, raw J table", "I out", "out = ids >= 0 ? (I)table[ids] : (I)-1",
                                   "mgraph_translate")
 

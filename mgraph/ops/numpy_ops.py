@@ -226,6 +226,21 @@ def segment_min(seg, values, initial):
     return out
 
 
+def tree_spread(parent, label, tree_min, lowered, id_dtype):
+    """ops.tree_spread: the trees' minima lowered by the labels of ``lowered`` (every vertex where None), then every
+    vertex below its tree's minimum takes it; those vertices, in increasing order."""
+    ids = slice(None) if lowered is None else lowered
+    np.minimum.at(tree_min, parent[ids], label[ids])
+    return _spread_down(parent, label, tree_min, id_dtype)
+
+
+def _spread_down(parent, label, tree_min, id_dtype):
+    smallest = tree_min[parent]
+    changed = np.flatnonzero(smallest < label)
+    label[changed] = smallest[changed]
+    return changed.astype(id_dtype)
+
+
 def pair_totals(rows, keys, weights, span):
     """ops.pair_totals on NumPy arrays: the hash table as array operations (segments.pair_totals), the reference
     the compiled kernel and the GPU's are checked against."""
