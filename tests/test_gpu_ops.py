@@ -444,7 +444,7 @@ def test_large_advances_search_their_tiles_first(weighted, monkeypatch):
         np.testing.assert_allclose(dl, delta, rtol=1e-12)
 
 
-@pytest.mark.parametrize("lowered", [False, True])
+@pytest.mark.parametrize("lowered", [False, True, "unchanged"])
 def test_tree_spread_matches_numpy_twin(lowered):
     rng = np.random.default_rng(6)
     n = 200_000
@@ -457,12 +457,14 @@ def test_tree_spread_matches_numpy_twin(lowered):
     ids = None
     if lowered:
         ids = rng.choice(n, 5000, replace=False).astype(np.int32)
-        label[ids] -= rng.integers(1, n, 5000)
+        if lowered != "unchanged":  # else the labels given are their trees' minima: the second pass has nothing
+            label[ids] -= rng.integers(1, n, 5000)
     d_parent, d_label, d_min = cp.asarray(parent), cp.asarray(label), cp.asarray(tree_min)
     want = numpy_ops.tree_spread(parent, label, tree_min, ids, np.int32)
     got = cupy_ops_tree_spread(d_parent, d_label, d_min, None if ids is None else cp.asarray(ids))
     np.testing.assert_array_equal(np.sort(cp.asnumpy(got)), want)
     np.testing.assert_array_equal(cp.asnumpy(d_label), label)
+    assert (want.shape[0] == 0) == (lowered is not True)  # a second spread of every vertex changes nothing too
 
 
 def cupy_ops_tree_spread(parent, label, tree_min, ids):

@@ -568,21 +568,30 @@ extern "C" __global__ void segment_min(const i64* __restrict__ seg, const i64* _
 }
 
 // CC's spread, first pass: each tree's minimum (tree_min at its root) lowered by the labels of the vertices `ids`
-// (every vertex where has_ids is 0), read before the atomic as segment_min does.
+// (every vertex where has_ids is 0), read before the atomic as segment_min does; *lowered set where any was.
 extern "C" __global__ void tree_lower(const i64* __restrict__ parent, const i64* __restrict__ label,
                                       const idx_t* __restrict__ ids, int has_ids, i64 n,
-                                      i64* __restrict__ tree_min) {
+                                      i64* __restrict__ tree_min, u64* lowered) {
     const i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= n) return;
-    const i64 v = has_ids ? (i64)ids[i] : i;
-    const i64 r = parent[v], l = label[v];
-    if (l < tree_min[r]) atomicMin((long long*)&tree_min[r], (long long)l);
+    bool low = false;
+    if (i < n) {
+        const i64 v = has_ids ? (i64)ids[i] : i;
+        const i64 r = parent[v], l = label[v];
+        low = l < tree_min[r];
+        if (low) atomicMin((long long*)&tree_min[r], (long long)l);
+    }
+    // one store per warp, and none once set: every thread that lowers writing one word would queue on it
+    if (__ballot_sync(0xffffffffu, low) && (threadIdx.x & 31) == 0 && *(volatile u64*)lowered == 0) *lowered = 1;
 }
 
-// Second pass: every vertex whose tree's minimum is below its label takes it and is appended to out.
+// Second pass: every vertex whose tree's minimum is below its label takes it and is appended to out.  After a
+// spread every tree's labels are its minimum, so where the first pass of the next (`since` 1) lowered no minimum
+// no label is above its tree's: the blocks return at once (a superstep after the last change, such as one
+// device's after its first spread, costs a launch).
 extern "C" __global__ void tree_spread(const i64* __restrict__ parent, i64* __restrict__ label,
                                        const i64* __restrict__ tree_min, i64 n, idx_t* __restrict__ out,
-                                       u64* __restrict__ out_count) {
+                                       u64* __restrict__ out_count, const u64* __restrict__ lowered, int since) {
+    if (since && *lowered == 0) return;  // the same for every thread of the block, before its syncs
     const i64 v = (i64)blockIdx.x * blockDim.x + threadIdx.x;
     bool emit = false;
     if (v < n) {

@@ -411,16 +411,16 @@ def tree_spread(parent, label, tree_min, lowered, id_dtype):
     device = parent.device.id
     idx = np.dtype(id_dtype)
     m = n if lowered is None else lowered.shape[0]
-    if m:
-        ids = cuda.dummy(idx) if lowered is None else cp.ascontiguousarray(lowered.astype(idx, copy=False))
-        _function(idx, device, "tree_lower")(cuda.blocks(m), (BLOCK,), (parent, label, ids, np.int32(lowered is not None),
-                                                                     np.int64(m), tree_min))
+    words = cuda.counters(device, 2)  # the output's count, and whether the first pass lowered a minimum
+    if not m:
+        return cp.empty(0, dtype=idx)  # nothing lowered: no label is above its tree's minimum
+    ids = cuda.dummy(idx) if lowered is None else cp.ascontiguousarray(lowered.astype(idx, copy=False))
+    _function(idx, device, "tree_lower")(cuda.blocks(m), (BLOCK,), (parent, label, ids, np.int32(lowered is not None),
+                                                                 np.int64(m), tree_min, words[1:]))
     out = cp.empty(max(n, 1), dtype=idx)
-    count = cuda.counters(device, 1)
-    if n:
-        _function(idx, device, "tree_spread")(cuda.blocks(n), (BLOCK,), (parent, label, tree_min, np.int64(n), out,
-                                                                        count))
-    return out[: cuda.read_word(count) if n else 0]
+    _function(idx, device, "tree_spread")(cuda.blocks(n), (BLOCK,), (parent, label, tree_min, np.int64(n), out,
+                                                                    words, words[1:], np.int32(lowered is not None)))
+    return out[: cuda.read_word(words)]
 
 
 _translate = cp.ElementwiseKernel("I ids, raw J table", "I out", "out = ids >= 0 ? (I)table[ids] : (I)-1",
