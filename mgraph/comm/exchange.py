@@ -326,6 +326,8 @@ class Exchange:
             marked = False
         if not received:
             return frontier, False
+        if assign and self.plan.holders == HOLDERS_BORDERS:
+            return self._take_borders(prim, frontier, received, hop), False
         sub = self.sub
         if self._seen is None and repeats:
             self._seen = ops.bitmap(frontier[:0], sub.num_vertices)
@@ -334,6 +336,18 @@ class Exchange:
         merged, self.own_count = kernels.combine_merge(frontier, packages, self._seen if repeats else None, sub.owner,
                                                        self.me, sub.own_below, marked, keep)
         return merged, keep
+
+
+    def _take_borders(self, prim, frontier, received, hop):
+        """Copies take their owners' values over the fixed border lists of a primitive whose every own vertex
+        changes every superstep (``every_own_vertex``): one scatter per array, and the frontier stays the own
+        vertices, since such a primitive is handed those; merging the changed copies into it, each compared
+        first, took a pass over the copies and another over the frontier every superstep (PageRank)."""
+        for src, package in received:  # the lists carry the combined arrays only (_to_holders), nothing carried
+            ids, _, fields, _ = self._unpack(prim, src, package, hop, assign=True)
+            for array, _, values in fields:
+                array[ids] = values
+        return frontier
 
 
 def _named(ids, names, values):
