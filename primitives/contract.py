@@ -71,7 +71,8 @@ class Primitive:
     reads_proxies = True
     #: True: every frontier reset, iterate and next_phase return is ``graph.own_vertices`` itself (every own vertex
     #: changes every superstep: PageRank).  The exchange then sends no frontier to owners and each own vertex's
-    #: values to the devices holding copies over lists built once; another frontier is a ContractError
+    #: values to the devices holding copies over lists built once, where the copies take them without joining the
+    #: frontier (iterate is handed the own vertices); another frontier is a ContractError
     every_own_vertex = False
     #: True when the run starts from one source vertex: mgraph.run then requires ``source`` (or ``sources``);
     #: False: a source given to mgraph.run is refused
