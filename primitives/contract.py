@@ -14,7 +14,8 @@ many: ``graph`` may be one device's part of a larger graph.  Its
 ("proxies") of vertices owned elsewhere, with no arcs of their own.  After every superstep, each vertex
 of a returned frontier travels with its ``combine`` values to the devices
 that hold it (and its ``carry`` values to its owner); there the values are
-combined, and every copy whose value changed joins that device's next frontier.  When ``reads_proxies`` is
+combined, and every copy whose value changed joins that device's next frontier (``every_own_vertex``: the
+own vertices stay the frontier).  When ``reads_proxies`` is
 true, all copies of a vertex agree at the start of every superstep.
 
 How the own vertices lie among the others is the graph's business, not the
