@@ -139,6 +139,9 @@ class PathBFS(Primitive):
     def iterate(self, frontier):
         return ops.advance_visit(self.graph, frontier, self.depth, self.predecessor, self.step + 1)
 
+    def frontier_values(self):
+        return {"depth": self.step}  # every vertex of the frontier just returned: the level it was visited at
+
     def result(self):
         return {"depth": self.depth, "predecessor": self.predecessor}
 
@@ -226,6 +229,10 @@ def _arguments(argv):
                    help="selective or broadcast (default: each primitive's own)")
     p.add_argument("--workers", choices=mgraph.api.WORKERS,
                    help="devices of this process run in threads (one process per device: --mpiexec)")
+    p.add_argument("--peer-levels", action=argparse.BooleanOptionalAction, default=True,
+                   help="GPUs (or CPU devices) that reach each other run a push visit's levels and exchanges "
+                        "themselves (mgraph.comm.peer; default on); --no-peer-levels: every superstep through "
+                        "the host")
     p.add_argument("--seed", type=int, default=0, help="seed for graphs, sources, weights and partitioning")
     p.add_argument("--backend", choices=BACKENDS, default="auto")
     p.add_argument("--validate", action=argparse.BooleanOptionalAction, default=True,
@@ -247,6 +254,8 @@ def _run_options(args, backend, n) -> dict:
     # only when given, so that each primitive's own defaults apply (as the mgraph command does)
     run.update({k: getattr(args, k) for k in ("partitioner", "duplication", "communication", "workers")
                 if getattr(args, k)})
+    if not args.peer_levels:
+        run["peer_levels"] = False
     return run
 
 
@@ -463,6 +472,8 @@ def overhead(args, backend, counts, into, saved):
             graph = PartitionedGraph(graph, world())
         run = {"backend": backend.name, "devices": n, "seed": args.seed, "partitioner": path_partitioner(length)}
         run.update({k: getattr(args, k) for k in ("duplication", "communication", "workers") if getattr(args, k)})
+        if not args.peer_levels:
+            run["peer_levels"] = False
         mgraph.run(PathBFS, graph, **run)  # warm-up
         results = [mgraph.run(PathBFS, graph, **run) for _ in range(args.runs)]
         per_step = [r.stats["elapsed_s"] / r.stats.get("supersteps", r.stats["iterations"]) for r in results]
@@ -472,7 +483,7 @@ def overhead(args, backend, counts, into, saved):
                "supersteps": s.get("supersteps", s["iterations"]), "iterations": s["iterations"],
                "times_s": [r.stats["elapsed_s"] for r in results], "us_per_superstep": 1e6 * statistics.median(per_step),
                "seed_k40_us": SEED_OVERHEAD_US.get(n), "communication": s.get("communication"),
-               "duplication": s.get("duplication"), "partition_s": _median(r.stats.get("partition_s") for r in results),
+               "duplication": s.get("duplication"), "level_path": s.get("level_path"), "partition_s": _median(r.stats.get("partition_s") for r in results),
                "subgraph_s": _median(r.stats.get("subgraph_s") for r in results), "breakdown_us": None,
                "bytes_per_superstep": None}
         if "per_device" in s:  # the exchange's parts (nothing on one device), averaged over devices and supersteps
@@ -490,8 +501,9 @@ def overhead(args, backend, counts, into, saved):
         parts = "" if rec["breakdown_us"] is None else " (" + ", ".join(
             f"{k} {v:.3g}" for k, v in rec["breakdown_us"].items()) + " us)"
         seed = "" if rec["seed_k40_us"] is None else f"; seed on K40s: {rec['seed_k40_us']:g} us"
+        path = f", exchanges through {rec['level_path']}" if rec["level_path"] else ""
         _log(f"overhead on {n} device(s): {rec['us_per_superstep']:.4g} us per superstep over {rec['supersteps']} "
-             f"supersteps{parts}{seed}; {rec['validation'].split(':')[0]}")
+             f"supersteps{parts}{path}{seed}; {rec['validation'].split(':')[0]}")
         del graph, results, middle
 
 
@@ -531,9 +543,10 @@ def _overhead_table(records):
     for r in records:
         b = r["breakdown_us"] or {}
         rows.append([r["devices"], r["supersteps"], fmt_figure(r["us_per_superstep"]), fmt_figure(r["seed_k40_us"]),
-                     *(fmt_figure(b.get(label), 3) for label, _ in BREAKDOWN), r["validation"].split(":")[0]])
+                     *(fmt_figure(b.get(label), 3) for label, _ in BREAKDOWN), r.get("level_path") or "-",
+                     r["validation"].split(":")[0]])
     return _markdown(["devices", "supersteps", "us/superstep", "seed (K40) us",
-                      *(f"{label} us" for label, _ in BREAKDOWN), "valid"], rows)
+                      *(f"{label} us" for label, _ in BREAKDOWN), "exchange", "valid"], rows)
 
 
 def floors(results) -> list[dict]:
@@ -661,7 +674,8 @@ def _child_args(args, n, out) -> list[str]:
             str(args.edge_factor), "--primitives", ",".join(args.primitives), "--gpus-list", str(n), "--runs",
             str(args.runs), "--sources", str(args.sources), "--path-length", str(args.path_length), "--seed",
             str(args.seed), "--backend", args.backend, "--validate" if args.validate else "--no-validate",
-            "--validate-max-scale", str(args.validate_max_scale), "--out", out]
+            "--validate-max-scale", str(args.validate_max_scale), "--out", out,
+            "--peer-levels" if args.peer_levels else "--no-peer-levels"]
     for key in ("partitioner", "duplication", "communication", "workers", "graph"):
         if getattr(args, key):
             argv += [f"--{key}", getattr(args, key)]

@@ -94,3 +94,87 @@ def test_mpi_ranks_open_each_others_inboxes_through_ipc(tmp_path):
     np.testing.assert_array_equal(host_depth, ref)
     validate_bfs(g, 7, depth, pred)
     assert stats["levels"] == int(ref.max()) + 1
+
+
+# -- batched one-level visits (a user's level-by-level BFS: tests/test_peer_batches.py's LevelBFS) ---------------
+def level_bfs():
+    sys.path.insert(0, str(__import__("pathlib").Path(__file__).parent))
+    from test_peer_batches import LevelBFS
+
+    return LevelBFS
+
+
+@pytest.mark.parametrize("spec, sources", [("grid:300x200", [0]), ("rgg:14", [3]), ("grid:64x64", [2080, 0, 4095])])
+def test_batched_visits_match_scipy_and_the_twin(spec, sources):
+    """One kernel launch per superstep, its count on the device, the batch's counts read and agreed once: the
+    depths, the supersteps and frontier sizes and the inbox bytes of the NumPy twin; several sources restart
+    the inboxes."""
+    LevelBFS = level_bfs()
+    g = mgraph.load(spec, backend="numpy")
+    gpu = mgraph.run(LevelBFS, g, sources=sources, devices=[0, 1], backend="cupy")
+    twin = mgraph.run(LevelBFS, g, sources=sources, devices=2, backend="numpy")
+    ref = hops(g, sources[-1])
+    for r in (gpu, twin):
+        np.testing.assert_array_equal(r.depth, ref)
+        validate_bfs(g, sources[-1], r.depth, r.predecessor)
+        assert r.stats["level_path"] == "peer"
+    assert gpu.stats["peer_levels"] == twin.stats["peer_levels"] == sum(int(hops(g, s).max()) + 1 for s in sources)
+    for key in ("supersteps", "iterations", "frontier_sizes", "peer_bytes"):
+        assert gpu.stats[key] == twin.stats[key], key
+
+
+def test_a_failing_gpu_inside_a_batch_does_not_leave_its_peer_waiting():
+    """Device 1 raises in its iterate while device 0's batched kernel waits for its post: the abort word ends that
+    kernel, the later kernels of device 0's batch return at once (the failure kept in their state), and the run
+    raises device 1's error (in a child, bounded)."""
+    script = textwrap.dedent(f"""
+        import sys
+        sys.path.insert(0, {str(__import__("pathlib").Path(__file__).parent)!r})
+        import mgraph
+        from test_peer_batches import LevelBFS
+        class Failing(LevelBFS):
+            def iterate(self, frontier):
+                if self.step == 13 and self.graph.index == 1:
+                    raise RuntimeError("device 1 lost at step 13")
+                return super().iterate(frontier)
+        try:
+            mgraph.run(Failing, mgraph.load("grid:200x50", backend="numpy"), source=0, devices=[0, 1],
+                       backend="cupy")
+        except RuntimeError as e:
+            print("raised:", e)
+    """)
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "raised: device 1 lost at step 13" in out.stdout
+
+
+def test_mpi_ranks_batch_their_visits_through_ipc(tmp_path):
+    from conftest import run_mpi
+
+    script = tmp_path / "ranks.py"
+    script.write_text(textwrap.dedent(f"""
+        import json, sys
+        sys.path.insert(0, {str(__import__("pathlib").Path(__file__).parent)!r})
+        import numpy as np
+        import mgraph
+        from test_peer_batches import LevelBFS
+        g = mgraph.load("rgg:14", backend="cupy")
+        peer = mgraph.run(LevelBFS, g, source=7, backend="cupy")
+        host = mgraph.run(LevelBFS, g, source=7, backend="cupy", peer_levels=False)
+        if peer.depth is not None:
+            np.save(sys.argv[1], np.stack([peer.depth, peer.predecessor, host.depth]))
+            print(json.dumps({{"peer": peer.stats["level_path"], "host": host.stats["level_path"],
+                              "levels": peer.stats["peer_levels"], "sizes": peer.stats["frontier_sizes"]}}))
+    """))
+    out = run_mpi(2, ["python", str(script), str(tmp_path / "r.npy")], env={"MGRAPH_BACKEND": "cupy"}, timeout=180)
+    assert out.returncode == 0, out.stderr[-3000:]
+    stats = json.loads(out.stdout.strip().splitlines()[-1])
+    assert stats["peer"] == "peer" and stats["host"] == "host"
+    depth, pred, host_depth = np.load(tmp_path / "r.npy")
+    g = mgraph.load("rgg:14", backend="numpy")
+    ref = hops(g, 7)
+    np.testing.assert_array_equal(depth, ref)
+    np.testing.assert_array_equal(host_depth, ref)
+    validate_bfs(g, 7, depth, pred)
+    assert stats["levels"] == int(ref.max()) + 1
+    assert stats["sizes"] == [int((ref == k).sum()) for k in range(1, int(ref.max()) + 2)]

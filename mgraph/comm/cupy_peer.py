@@ -27,10 +27,12 @@ import numpy as np
 from mgraph.backend import to_host
 from mgraph.ops import cuda, cupy_kernels
 from mgraph.ops.levels import Levels
+from mgraph.ops.queue import Queue, plain, word
 from mgraph.comm.peer import Link, PeerAborted
 
 BLOCK = cuda.BLOCK
 HEAD = 16  # state words before the per-peer counts: see the kernel's comment
+STICKY = 13  # the first state word a call leaves as it was (a failure, kept until the phase ends)
 MAX_PEERS = 64  # devices a link joins at most (each block keeps a word per peer in shared memory)
 # the kernel's grid: at most this many blocks per multiprocessor (None: as many as fit).  Its levels are small
 # (a long-diameter graph's wavefronts) and every grid sync and gate costs in proportion to the blocks.
@@ -47,13 +49,20 @@ namespace cg = cooperative_groups;
 // [5] vertices of the whole graph's frontiers after the first and before the last; [6], [7], [8] the out-arcs of
 // the next frontiers, as [0..2]; [9] barriers passed; [10] 1 where a peer failed, 2 where a peer's post did not
 // come within wait_ns (then [3] is the level it waited at); [11] the input frontier's arcs;
-// [12] the gate: the tag of the last level whose posts have all arrived; [HEAD + k]: entries written into peer k's
-// inbox.
-// mail (this GPU's memory, written by the peers): [(k * 2 + parity) * 4 + j]: k's post at a level of that parity:
-// j = 0 the level's tag, 1 its inbox entries written here, 2 the size and 3 the arcs of the frontier it advanced.
+// [12] the gate: the tag of the last level whose posts have all arrived; [STICKY] [10]'s failure, kept from call to
+// call (a call after it returns at once: the host reads it when a batch of one-level calls ends) and [STICKY + 1] the
+// level it came at; the words from STICKY on are zeroed when a phase begins, the others at every call.
+// [HEAD + k]: entries written into peer k's inbox in this phase, [HEAD + p + k]: entries of peer k's inbox claimed
+// here in this phase (the inboxes fill up within a phase, never wrap: each copy is claimed once in a traversal).
+// mail (this GPU's memory, written by the peers): [(k * 2 + parity) * 4 + j]: k's post at a level whose tag has that
+// parity: j = 0 the level's tag, 1 its inbox entries written here, 2 the size and 3 the arcs of the frontier it
+// advanced.  The parity is the tag's, which grows across calls, so that one-level calls alternate the slots too.
+// n_word: where not null, the input frontier's length in device memory (a Queue's count word), read here;
+// first_count: where not null, the first level's output count (the output Queue's word), else state[0].
 extern "C" __global__ void __launch_bounds__(BLOCK) peer_visit(
     const i64* __restrict__ indptr, const idx_t* __restrict__ indices,
-    const idx_t* __restrict__ frontier, i64 n_front, idx_t* __restrict__ buf_a, idx_t* __restrict__ buf_b,
+    const idx_t* __restrict__ frontier, i64 n_given, const u64* __restrict__ n_word, u64* first_count,
+    idx_t* __restrict__ buf_a, idx_t* __restrict__ buf_b,
     int* __restrict__ label, idx_t* __restrict__ pred, int level0, int max_levels, i64 limit, i64 own_below,
     const int* __restrict__ owner, const u64* __restrict__ id_on, const i64* __restrict__ caller,
     const i64* __restrict__ g2l, const u64* __restrict__ out_ids, const u64* __restrict__ out_preds,
@@ -62,16 +71,19 @@ extern "C" __global__ void __launch_bounds__(BLOCK) peer_visit(
     u64 wait_ns, int carry, int p, int me)
 {
     cg::grid_group grid = cg::this_grid();
+    if (*(volatile u64*)&state[STICKY]) return;  // a failure in an earlier call of this phase: the host raises it
+    const i64 n_front = n_word ? (i64)*n_word : n_given;
     const int lane = threadIdx.x & 31;
     const i64 tid = (i64)blockIdx.x * blockDim.x + threadIdx.x;
     const i64 threads = (i64)gridDim.x * blockDim.x;
     const i64 warp = tid >> 5;
     const i64 warps = threads >> 5;
     u64* sent = state + HEAD;
+    u64* claimed = state + HEAD + p;
     // per block: what each peer had posted at the last level (what this block has claimed of its inbox) and now
     __shared__ u64 s_read[MAX_PEERS], s_posted[MAX_PEERS], s_total, s_arcs;
     __shared__ int s_failed;
-    if (threadIdx.x < MAX_PEERS) s_read[threadIdx.x] = 0;
+    if (threadIdx.x < MAX_PEERS) s_read[threadIdx.x] = threadIdx.x < p ? claimed[threadIdx.x] : 0;
     {
         unsigned long long arcs = 0;
         for (i64 k = tid; k < n_front; k += threads) {
@@ -89,8 +101,9 @@ extern "C" __global__ void __launch_bounds__(BLOCK) peer_visit(
     u64 prior = 0;
     for (int it = 0;; ++it) {
         const int level = level0 + it;
-        const int par = it & 1;
-        u64* count = &state[it % 3];
+        const u64 tag = tag0 + (u64)it + 1;
+        const int par = (int)(tag & 1);
+        u64* count = (it == 0 && first_count) ? first_count : &state[it % 3];
         u64* out_arcs = &state[6 + it % 3];
         for (i64 k = warp; k < n; k += warps) {  // warp-uniform: every lane takes the same vertex
             const idx_t u = in[k];
@@ -131,7 +144,6 @@ extern "C" __global__ void __launch_bounds__(BLOCK) peer_visit(
             }
         }
         grid.sync();
-        const u64 tag = tag0 + (u64)it + 1;
         if (tid == 0) {  // post this level to every peer: how far this GPU wrote into its inbox, what it advanced
             __threadfence_system();
             for (int k = 0; k < p; ++k) {
@@ -161,6 +173,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK) peer_visit(
                 }
             }
             state[10] = (u64)failed;
+            if (failed) { state[STICKY] = (u64)failed; state[STICKY + 1] = (u64)level; }
             __threadfence();
             *(volatile u64*)&state[12] = tag;
         }
@@ -183,8 +196,9 @@ extern "C" __global__ void __launch_bounds__(BLOCK) peer_visit(
         __syncthreads();
         if (s_failed) return;  // every block sees it: the host raises
         const i64 total = (i64)s_total, total_arcs = (i64)s_arcs;
-        if (it > 0 && total == 0) {  // the frontier just advanced was empty everywhere
+        if (it > 0 && total == 0) {  // the frontier just advanced was empty everywhere (nothing was sent either)
             if (tid == 0) { state[3] = it; state[4] = 0; state[5] = prior; state[9] = it + 1; }
+            if (blockIdx.x == 0 && threadIdx.x < p) claimed[threadIdx.x] = s_read[threadIdx.x];
             return;
         }
         if (it > 0) prior += (u64)total;
@@ -209,6 +223,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK) peer_visit(
         if (threadIdx.x < p) s_read[threadIdx.x] = s_posted[threadIdx.x];  // every thread of the block is past it
         if (it + 1 >= max_levels || total_arcs > limit) {
             if (tid == 0) { state[3] = it + 1; state[4] = m; state[5] = prior; state[9] = it + 1; }
+            if (blockIdx.x == 0 && threadIdx.x < p) claimed[threadIdx.x] = s_read[threadIdx.x];
             return;
         }
         if (tid == 0) {  // the counters of level it + 2: last read at level it - 1, before this level's syncs
@@ -241,7 +256,7 @@ def reachable(devices) -> bool:
 
 def source(idx_ctype: str) -> str:
     return (f"#define IDX_T {idx_ctype}\n#define ITEMS {cupy_kernels.ITEMS}\n#define BLOCK {BLOCK}\n"
-            f"#define HEAD {HEAD}\n#define MAX_PEERS {MAX_PEERS}\n" + cupy_kernels.PRELUDE + PEER_VISIT)
+            f"#define HEAD {HEAD}\n#define STICKY {STICKY}\n#define MAX_PEERS {MAX_PEERS}\n" + cupy_kernels.PRELUDE + PEER_VISIT)
 
 
 @lru_cache(maxsize=None)
@@ -275,7 +290,7 @@ class CupyLink(Link):
         self.in_preds = [_own_allocation(peers.capacity[k][d], np.int64) if k != d else None for k in range(p)]
         self.mail = _own_allocation(p * 2 * 4, np.uint64)
         self.mail.fill(0)
-        self.state = cp.zeros(HEAD + p, dtype=np.uint64)
+        self.state = cp.zeros(HEAD + 2 * p, dtype=np.uint64)
         self.tag = 0  # levels' tags so far: every device passes as many barriers, so all hold the same
         self.caller = part.caller_ids.astype(np.int64, copy=False)
         self.g2l = part.global_to_local.astype(np.int64, copy=False)
@@ -286,6 +301,7 @@ class CupyLink(Link):
         self.bufs = (cp.empty(max(part.num_vertices, 1), dtype=idx), cp.empty(max(part.num_vertices, 1), dtype=idx))
         shared["links"].append(self)
         self._tables = None
+        self._sent = 0  # inbox entries this device had written in this phase when the state was last read
 
     def exported(self):
         """What a peer in another process needs to write here: IPC handles of this device's inbox from each peer
@@ -319,6 +335,87 @@ class CupyLink(Link):
     def abort(self):
         self.shared["abort"][0] = 1
 
+    def release(self):
+        super().release()
+        cp.cuda.Device(self.device).synchronize()  # a kernel that saw the abort word may still be returning
+        self.in_ids = self.in_preds = self.mail = self.state = self.bufs = self.id_on = self._id_on = None
+        self.words = self._tables = None
+        self.shared = {"abort": self.shared["abort"]}  # not the other links: each releases its own
+
+    def restart(self):
+        """A phase begins: its inboxes fill from their start again (the last phase's kernels have ended: the
+        enactor's agreement that ended it read their results)."""
+        super().restart()
+        cp.cuda.runtime.memsetAsync(self.state.data.ptr, 0, self.state.nbytes, cp.cuda.get_current_stream().ptr)
+        self._sent = 0
+
+    def _account(self, words):
+        """Inbox bytes written since the state was last read, from the phase's counts in ``words``."""
+        sent = sum(words[HEAD + k] for k in range(self.peers.p) if k != self.d)
+        entry = self.idx.itemsize + (8 if self.pred_name is not None else 0)
+        self.bytes += entry * (sent - self._sent)
+        self._sent = sent
+
+    def _failure(self, words, level):
+        """The error of a call that failed (``words[10]``, or a failure kept from an earlier call), or None."""
+        failed = words[10] or words[STICKY]
+        if failed == 2:
+            at = words[STICKY + 1] if words[STICKY] else level
+            return RuntimeError(f"device {self.d}: no post from a peer device within {WAIT_S:g} s at level {at} of "
+                                f"the levels run across the devices (peer_levels=False runs every level through "
+                                f"the host)")
+        if failed:
+            return PeerAborted(f"device {self.d}: a peer device failed during fused levels")
+        return None
+
+    def visit(self, frontier, label, pred, level):
+        """As :meth:`mgraph.comm.peer.NumpyLink.visit`: one cooperative launch, no read; ``frontier`` may be a
+        Queue whose length is on the device (the kernel reads it there).  The output alternates between the two
+        buffers, so that it never overwrites its input."""
+        n, n_word = 0, 0
+        if isinstance(frontier, Queue) and frontier.dtype == self.idx:  # the last visit's output, most often
+            f = frontier.buffer
+            if frontier.known:
+                n = len(frontier)
+            else:
+                n_word = frontier.counts.data.ptr + 8 * frontier.at
+        else:
+            f = plain(frontier).astype(self.idx, copy=False)
+            n = int(f.shape[0])
+        out, other = self.bufs if f is not self.bufs[0] else self.bufs[::-1]
+        counts, at = word(cp, self.device)
+        self._launch(f, n, n_word, counts.data.ptr + 8 * at, out, other, label, pred, level, 1, 1 << 62)
+        self.tag += 1  # a one-level call passes one barrier
+        self.levels_run += 1
+        self.calls += 1
+        self.exchanged = Queue(out, counts, at)
+        return self.exchanged
+
+    def check(self):
+        """After a batch of :meth:`visit` calls (their counts read, so the kernels have ended): raise a failure
+        one of them met; account the bytes they wrote."""
+        words = self._read_state()
+        error = self._failure(words, None)
+        if error is not None:
+            raise error
+        self._account(words)
+
+    def _launch(self, f, n, n_word, first_count, buf_a, buf_b, label, pred, level, max_levels, limit):
+        sub = self.part
+        out_ids, out_preds, peer_mail, in_ids, in_preds = self._peer_tables()
+        kernel, grid = _grid(self.idx, self.device)
+        stream = cp.cuda.get_current_stream()
+        cp.cuda.runtime.memsetAsync(self.state.data.ptr, 0, STICKY * self.state.itemsize, stream.ptr)
+        abort = self.shared["abort"]
+        kernel((grid,), (BLOCK,), (sub.indptr, sub.indices, f, np.int64(n), np.uintp(n_word), np.uintp(first_count),
+                                   buf_a, buf_b, label, pred,
+                                   np.int32(level), np.int32(min(max_levels, 2**31 - 1)), np.int64(limit),
+                                   np.int64(sub.own_below), self.owner, self.id_on, self.caller, self.g2l, out_ids,
+                                   out_preds, peer_mail, self.mail, in_ids, in_preds, self.state, np.uint64(self.tag),
+                                   np.intp(abort.ctypes.data), np.uint64(int(WAIT_S * 1e9)),
+                                   np.int32(self.pred_name is not None),
+                                   np.int32(self.peers.p), np.int32(self.d)))
+
     def _read_state(self):
         """The state's first words, once the kernel has ended.  The host polls an event and sleeps between polls
         instead of synchronising the stream, so that this thread never holds the interpreter while its kernel
@@ -334,32 +431,17 @@ class CupyLink(Link):
 
     def visit_levels(self, frontier, label, pred, level, limit, max_levels):
         """As :meth:`mgraph.comm.peer.NumpyLink.visit_levels`, in one cooperative launch and one read."""
-        sub = self.part
-        out_ids, out_preds, peer_mail, in_ids, in_preds = self._peer_tables()
-        kernel, grid = _grid(self.idx, self.device)
-        cp.cuda.runtime.memsetAsync(self.state.data.ptr, 0, self.state.nbytes, cp.cuda.get_current_stream().ptr)
-        f = frontier.astype(self.idx, copy=False)
+        f = plain(frontier).astype(self.idx, copy=False)
         buf_a, buf_b = self.bufs
-        abort = self.shared["abort"]
-        kernel((grid,), (BLOCK,), (sub.indptr, sub.indices, f, np.int64(f.shape[0]), buf_a, buf_b, label, pred,
-                                   np.int32(level), np.int32(min(max_levels, 2**31 - 1)), np.int64(limit),
-                                   np.int64(sub.own_below), self.owner, self.id_on, self.caller, self.g2l, out_ids,
-                                   out_preds, peer_mail, self.mail, in_ids, in_preds, self.state, np.uint64(self.tag),
-                                   np.intp(abort.ctypes.data), np.uint64(int(WAIT_S * 1e9)),
-                                   np.int32(self.pred_name is not None),
-                                   np.int32(self.peers.p), np.int32(self.d)))
+        self._launch(f, int(f.shape[0]), 0, 0, buf_a, buf_b, label, pred, level, max_levels, limit)
         words = self._read_state()
-        levels, count, prior, barriers, failed = words[3], words[4], words[5], words[9], words[10]
-        if failed == 2:
-            raise RuntimeError(f"device {self.d}: no post from a peer device within {WAIT_S:g} s at level "
-                               f"{level + levels} of the levels run across the devices (peer_levels=False runs "
-                               f"every level through the host)")
-        if failed:
-            raise PeerAborted(f"device {self.d}: a peer device failed during fused levels")
+        levels, count, prior, barriers = words[3], words[4], words[5], words[9]
+        error = self._failure(words, level + levels)
+        if error is not None:
+            raise error
         self.tag += barriers
         self.levels_run += levels
-        entry = self.idx.itemsize + (8 if self.pred_name is not None else 0)
-        self.bytes += entry * sum(words[HEAD + k] for k in range(self.peers.p) if k != self.d)
+        self._account(words)
         self.calls += 1
         last = buf_a if levels % 2 == 1 else buf_b
         return Levels(last[:count].copy(), levels, prior + count)
@@ -420,5 +502,6 @@ class RankLevels:
             cp.cuda.runtime.deviceSynchronize()
             for ptr in self._opened:
                 cp.cuda.runtime.ipcCloseMemHandle(ptr)
+            self.links[0].release()
         self._opened = []
         self.group.barrier()

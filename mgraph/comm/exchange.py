@@ -96,6 +96,10 @@ class Exchange:
         if self.p == 1:  # one device: nothing to send, every vertex its own (a Queue's count is the device's)
             self.own_count = None if isinstance(frontier, ops.Queue) and not frontier.known else len(frontier)
             return frontier
+        link = getattr(self.sub, "levels_link", None)
+        if link is not None and link.exchanged is not None and link.exchanged is frontier:
+            self.own_count = None  # a visit across the devices sent and combined it already (mgraph.comm.peer)
+            return frontier
         frontier = ops.plain(frontier)
         plan = self.plan if self.plan is not None else self.begin_phase(prim)
         hop = _Hop(plan.combines, plan.carry, prim.frontier_values(), plan.dedupe)

@@ -43,6 +43,7 @@ from mgraph import ops
 from mgraph.backend import to_host
 from mgraph.comm.plan import TO_EVERY_PEER, TO_NOBODY
 from mgraph.ops.levels import Levels, arcs_of
+from mgraph.ops.queue import Queue
 
 __all__ = ["Link", "NumpyLink", "PeerAborted", "PeerLevels"]
 
@@ -60,7 +61,7 @@ class PeerLevels:
         """``parts`` on ``backends``, this process's; ``groups``: their groups (a NumPy twin's collectives);
         ``index``: under MPI, the rank of this process's one part among ``groups[0].size``."""
         self.p = len(parts) if index is None else groups[0].size
-        self.parts, self.groups = parts, groups
+        self.parts, self.groups, self.backends = parts, groups, backends
         # entries each device may receive from each other: its copies of their vertices (proxies are local ids
         # from own_below on, owned by someone else)
         self.capacity = [[0] * self.p for _ in range(self.p)]  # [src][dst]
@@ -91,7 +92,13 @@ class PeerLevels:
             link.abort()
 
     def close(self):
-        """Nothing to release (GPU ranks' links release the peers' memory they opened)."""
+        """Release the links' device memory once the run's workers have ended, here and now: the links and this
+        object hold each other, so the collector would free them later, in whichever thread it runs, and freeing a
+        GPU's memory waits for that GPU — whose next kernel may be waiting for the post of the very thread that
+        waits on the free."""
+        for link, b in zip(self.links, self.backends):
+            with b.context():
+                link.release()
 
 
 class Link:
@@ -104,12 +111,14 @@ class Link:
         self.levels_run = 0  # fused levels so far in this run (.stats)
         self.calls = 0
         self.bytes = 0  # written into the peers' inboxes so far in this run (.stats)
+        self.exchanged = None  # the last frontier visit() returned: its exchange has run (Exchange.run passes it on)
 
     def arm(self, prim, plan):
         """Serve ``prim``'s phase where its exchange ``plan`` is a push visit's: frontier vertices to their owners
         with one level value implied (a min or a max), at most one vertex-valued array carried, copies not kept
         current; else stand aside (the host-driven exchange runs)."""
         self.prim = None
+        self.restart()
         if plan is None or plan.hop0 in (TO_EVERY_PEER, TO_NOBODY) or plan.holders or plan.track_stale \
                 or plan.function or plan.caller_ids or plan.fields or len(plan.combines) != 1 or len(plan.carry) > 1:
             return
@@ -128,6 +137,23 @@ class Link:
         if prim is None or getattr(prim, self.label_name, None) is not label:
             return False
         return self.pred_name is None or getattr(prim, self.pred_name, None) is pred
+
+    def restart(self):
+        """A phase begins (a source's reset, a next_phase): what the last one exchanged is done with."""
+        self.exchanged = None
+
+    def visit(self, frontier, label, pred, level):
+        """One level of the armed visit across the devices with no host read: the output as a
+        :class:`~mgraph.ops.Queue` whose count stays on the device, its own vertices and the copies its peers
+        claimed here (their exchange done: ``exchanged``).  The enactor's batched supersteps on several devices."""
+        raise NotImplementedError
+
+    def check(self):
+        """After a batch of :meth:`visit` calls: raise what failed inside them (a GPU's kernel records it)."""
+
+    def release(self):
+        """Free what the link holds on its device (the run is over; its counts stay for ``.stats``)."""
+        self.exchanged = None
 
     def abort(self):
         pass
@@ -193,6 +219,14 @@ class NumpyLink(Link):
             it += 1
             if it >= max_levels or total_arcs > limit:
                 return self._done(f, it, prior)
+
+    def visit(self, frontier, label, pred, level):
+        """As :meth:`visit_levels` for one level, its output a Queue (its count a NumPy word the host has not
+        read): the same supersteps and the same batch reads as on a GPU; the group's collectives stand in for the
+        device barrier."""
+        out = self.visit_levels(frontier, label, pred, level, np.inf, 1).frontier
+        self.exchanged = Queue(out, np.array([out.shape[0]], dtype=np.uint64))
+        return self.exchanged
 
     def _done(self, frontier, levels, prior):
         self.levels_run += levels

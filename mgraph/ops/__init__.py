@@ -213,6 +213,9 @@ def advance_visit(graph, frontier, label, pred, level, dist=None, *, direction="
         raise ValueError(f"advance_visit's direction must be 'push', 'pull' or an ops.Direction (which keeps what "
                          f"'auto' decides from superstep to superstep), got {direction!r}")
     if direction == "push":
+        link = getattr(graph, "levels_link", None)  # one device's part in batched supersteps: exchanged on the devices
+        if link is not None and dist is None and queue.wanted(frontier) and link.serves(label, pred):
+            return link.visit(frontier, label, pred, int(level))
         if queue.wanted(frontier) and levels.fusable(graph):  # the step kernel: the output's count stays on the device
             if dist is None:
                 return _advance_queue(graph, frontier, functors.VISIT, (label, pred, np.int32(level)))

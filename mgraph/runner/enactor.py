@@ -12,7 +12,10 @@ advances keep their output's count on the device (:class:`mgraph.ops.Queue`),
 and the host reads a batch's counts at once when the batch ends.  Supersteps
 run past the empty frontier inside the last batch change nothing: an advance
 of an empty frontier emits nothing, and the enactor takes back the steps
-they counted.
+they counted.  Devices joined by a link (:mod:`mgraph.comm.peer`) batch the
+same way where a push visit's exchange is the link's: each visit sends,
+waits for its peers and combines on the devices, and at a batch's end the
+devices agree once on the whole frontier's sizes (one ``group.share``).
 """
 from __future__ import annotations
 
@@ -33,19 +36,22 @@ STAT_KEYS = ("compute_s", "package_s", "push_s", "wait_s", "combine_s", "bytes",
 # What each row of a superstep's agreements (group.share) starts with: its kind, the superstep of the source's
 # run, the phase and whether the device has finished, so that devices that disagree on any of them are caught at
 # the superstep where they first differ.  NEXT: after next_phase; TOTALS: global sums and minima; FLAGS: converged.
-NEXT, TOTALS, FLAGS = 0.0, 1.0, 2.0
+NEXT, TOTALS, FLAGS, BATCH = 0.0, 1.0, 2.0, 3.0
 # Supersteps between two reads of the device's counts: the first batch is one superstep, each next one twice the last,
 # up to BATCH_MOST.  A read drains the stream (the host then waits for the device's last kernel), and the last batch
 # runs up to BATCH_MOST - 1 supersteps past the empty frontier, each a launch's worth of host time.
 BATCH_MOST = 32
 
 
-def batches(prim, group) -> bool:
+def batches(prim, group, link=None) -> bool:
     """Whether ``prim``'s supersteps may run in batches: one device (no exchange, nothing to agree on between
-    supersteps), the default stop condition (an empty frontier, which the device counts), no totals to share, and
-    a primitive that does not refuse it (``batches = False``: its iterate on an empty frontier changes something)."""
-    return (group.size == 1 and type(prim).converged is Primitive.converged and getattr(prim, "batches", True)
-            and not prim.global_sums and not prim.global_mins and not prim.every_own_vertex)
+    supersteps) or devices joined by a ``link`` (mgraph.comm.peer: the push visits it serves exchange on the
+    devices; other supersteps take the host's exchange as before), the default stop condition (an empty frontier,
+    which the device counts), no totals to share, and a primitive that does not refuse it (``batches = False``:
+    its iterate on an empty frontier changes something)."""
+    return ((group.size == 1 or link is not None) and type(prim).converged is Primitive.converged
+            and getattr(prim, "batches", True) and not prim.global_sums and not prim.global_mins
+            and not prim.every_own_vertex)
 
 
 def drive(d, prim, ex, backend, group, sources, progress=None, max_supersteps=None):
@@ -127,18 +133,38 @@ def _drive(d, prim, ex, backend, group, sources, progress, max_supersteps):
         rec["frontier"] = frontier.tally() if deferred(frontier) else int(len(frontier))
         return frontier, rec
 
-    def settle(pending):
-        """Read a batch's counts (one read); the first empty frontier among them, the supersteps run after it taken
-        back (their time stays on the run's, on the superstep that emptied it), or None where none is empty."""
-        t = time.perf_counter()
+    def totals(pending):
+        """The whole frontier's size after each of ``pending``'s supersteps: this device's counts (one read), and
+        on several devices their sums (one share, every device at the same superstep).  Kept in ``sizes``."""
+        if link is not None:  # first: polls until the batch's kernels end (never holding the interpreter while
+            link.check()      # one waits for a peer), and raises what failed inside them
         ops.read_counts(pending)
+        mine = [len(q) for q in pending]
+        if group.size == 1:
+            return mine
+        head = (BATCH, at["count"], at["phase"], float(len(pending)))
+        rows = group.share((*head, *mine))
+        check.agreed(rows, head, len(head) + len(mine), "a batch's counts")
+        whole = [int(sum(row[len(head) + k] for row in rows)) for k in range(len(mine))]
+        for k, n in zip(pending_at, whole):
+            sizes[k] = n
+        return whole
+
+    def settle(pending):
+        """Read a batch's counts; the first empty frontier among them (on every device), the supersteps run after
+        it taken back (their time stays on the run's, on the superstep that emptied it), or None where none is
+        empty."""
+        t = time.perf_counter()
+        whole = totals(pending)
         records["compute_s"][-1] += time.perf_counter() - t  # the device's time the launches left to run
-        first = next((k for k, q in enumerate(pending) if len(q) == 0), None)
+        first = next((k for k, n in enumerate(whole) if n == 0), None)
         if first is None:
             return None
         over = len(pending) - 1 - first
         if over:
             prim.step -= over
+            if link is not None:
+                link.levels_run -= over  # .stats counts the levels of the run, as the supersteps
             at["count"] -= over
             records["compute_s"][-over - 1] += sum(records["compute_s"][-over:])
             for k in STAT_KEYS:
@@ -147,8 +173,12 @@ def _drive(d, prim, ex, backend, group, sources, progress, max_supersteps):
         return pending[first]
 
     sizes = []
+    pending_at = []  # where in sizes each superstep of the batch counts (the whole frontier's, once agreed)
+    link = getattr(ex.sub, "levels_link", None) if group.size > 1 else None
     prim.step = 0
-    batched = batches(prim, group)
+    batched = batches(prim, group, link)
+    if not batched:
+        link = None
     callers = list(sources)
     sources = [ex.sub.local_id(s) for s in sources]  # caller ids -> this part's (None: not here)
     backend.synchronize()
@@ -159,12 +189,12 @@ def _drive(d, prim, ex, backend, group, sources, progress, max_supersteps):
             prim.step = 0
             at["count"], at["phase"] = 0, 0
             step, iterating = ("reset", lambda: prim.reset(run)), False
-            pending, batch = [], 1  # this batch's supersteps whose frontier's length is still on the device
+            pending, pending_at, batch = [], [], 1  # this batch's supersteps whose frontier's length is still on the device
             while True:
                 bounded = max_supersteps is not None and at["count"] >= max_supersteps
                 if pending and (bounded or len(pending) >= batch):
                     emptied = settle(pending)
-                    pending, batch = [], min(2 * batch, BATCH_MOST)
+                    pending, pending_at, batch = [], [], min(2 * batch, BATCH_MOST)
                     if emptied is not None:  # every device (the one) has converged
                         step, iterating = ("next_phase", prim.next_phase), False
                         continue
@@ -176,10 +206,13 @@ def _drive(d, prim, ex, backend, group, sources, progress, max_supersteps):
                 if iterating and deferred(frontier) and not (prim.global_sums or prim.global_mins):
                     # its emptiness is read when the batch ends (totals, which a phase may turn on, are shared now)
                     at["count"] += 1
-                    prim.frontier_total = ops.Count(frontier)
                     tally = rec["frontier"]  # the count alone: the batch keeps no frontier alive
+                    pending_at.append(len(sizes))
                     sizes.append(tally)
                     pending.append(tally)
+                    # read where the primitive uses it: this device's count, or on several devices the batch's
+                    # counts agreed so far (every device reads it at the same superstep, as it reads its frontier)
+                    prim.frontier_total = ops.Count(frontier if group.size == 1 else _Agreed(totals, pending))
                     step = ("iterate", _iterate(prim, frontier))
                     continue
                 done = agree(frontier, finished=frontier is None)
@@ -291,6 +324,18 @@ def raise_first(errors):
 def deferred(frontier) -> bool:
     """Whether ``frontier``'s length is still on the device (a Queue the host has not read)."""
     return isinstance(frontier, ops.Queue) and not frontier.known
+
+
+class _Agreed:
+    """The whole frontier's size after the last superstep of a batch on several devices, agreed when first read."""
+
+    def __init__(self, totals, pending):
+        self.totals, self.pending, self.n = totals, list(pending), None
+
+    def __len__(self):
+        if self.n is None:
+            self.n = self.totals(self.pending)[-1]
+        return self.n
 
 
 def _iterate(prim, frontier):

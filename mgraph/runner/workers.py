@@ -178,6 +178,7 @@ class Threads(Workers):
         finally:
             if self.peer_levels is not None:
                 self.peer_levels.detach()
+                self.peer_levels.close()
 
     def where(self):
         """Which path a traversal's levels took between the devices: fused on the devices through peer memory
