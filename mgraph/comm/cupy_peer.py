@@ -105,6 +105,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK) peer_visit(
         const int par = (int)(tag & 1);
         u64* count = (it == 0 && first_count) ? first_count : &state[it % 3];
         u64* out_arcs = &state[6 + it % 3];
+        bool wrote = false;  // into a peer's inbox: one system-wide fence after the level, not one per entry
         for (i64 k = warp; k < n; k += warps) {  // warp-uniform: every lane takes the same vertex
             const idx_t u = in[k];
             const i64 beg = indptr[u], end = indptr[u + 1];
@@ -123,7 +124,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK) peer_visit(
                             const u64 slot = atomicAdd(&sent[k2], 1ull);
                             ((idx_t*)out_ids[k2])[slot] = ((const idx_t*)id_on[k2])[v];
                             if (carry) ((i64*)out_preds[k2])[slot] = caller[u];
-                            __threadfence_system();
+                            wrote = true;
                         }
                     }
                 }
@@ -143,6 +144,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK) peer_visit(
                 }
             }
         }
+        if (wrote) __threadfence_system();  // the entries reach the peer before the post that follows the sync
         grid.sync();
         if (tid == 0) {  // post this level to every peer: how far this GPU wrote into its inbox, what it advanced
             __threadfence_system();
