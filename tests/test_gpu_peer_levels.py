@@ -65,35 +65,47 @@ def test_a_failing_gpu_does_not_leave_its_peer_waiting():
     assert "raised: device 1 broke at level 4" in out.stdout
 
 
-def test_mpi_ranks_open_each_others_inboxes_through_ipc(tmp_path):
-    """Two MPI ranks, a GPU each: the levels run across them through CUDA IPC handles, and the gathered result
-    equals scipy's depths and passes Graph500's rules; with --no-peer-levels the host's path, the same depths."""
+def ranks_against_scipy(tmp_path, spec, runs):
+    """Run ``runs`` (the lines that set ``peer`` and ``host``, the same BFS with and without peer levels) on two
+    MPI ranks, a GPU each, on ``spec`` from vertex 7: both give scipy's depths, the peer run's tree passes
+    Graph500's rules and its levels all ran on the devices; returns the peer run's stats as rank 0 printed them."""
     from conftest import run_mpi
 
+    here = str(__import__("pathlib").Path(__file__).parent)
     script = tmp_path / "ranks.py"
-    script.write_text(textwrap.dedent("""
+    script.write_text(textwrap.dedent(f"""
         import json, sys
+        sys.path.insert(0, {here!r})
         import numpy as np
         import mgraph
-        g = mgraph.load("grid:300x200", backend="cupy")
-        peer = mgraph.bfs(g, 7, backend="cupy")
-        host = mgraph.bfs(g, 7, backend="cupy", peer_levels=False)
+        g = mgraph.load({spec!r}, backend="cupy")
+    """) + textwrap.dedent(runs) + textwrap.dedent("""
         if peer.depth is not None:  # rank 0 holds the gathered result
             np.save(sys.argv[1], np.stack([peer.depth, peer.predecessor, host.depth]))
             print(json.dumps({"peer": peer.stats["level_path"], "host": host.stats["level_path"],
-                              "levels": peer.stats["peer_levels"]}))
+                              "levels": peer.stats["peer_levels"], "sizes": peer.stats["frontier_sizes"]}))
     """))
     out = run_mpi(2, ["python", str(script), str(tmp_path / "r.npy")], env={"MGRAPH_BACKEND": "cupy"}, timeout=180)
     assert out.returncode == 0, out.stderr[-3000:]
     stats = json.loads(out.stdout.strip().splitlines()[-1])
     assert stats["peer"] == "peer" and stats["host"] == "host"
     depth, pred, host_depth = np.load(tmp_path / "r.npy")
-    g = mgraph.load("grid:300x200", backend="numpy")
+    g = mgraph.load(spec, backend="numpy")
     ref = hops(g, 7)
     np.testing.assert_array_equal(depth, ref)
     np.testing.assert_array_equal(host_depth, ref)
     validate_bfs(g, 7, depth, pred)
     assert stats["levels"] == int(ref.max()) + 1
+    return stats, ref
+
+
+def test_mpi_ranks_open_each_others_inboxes_through_ipc(tmp_path):
+    """Two MPI ranks, a GPU each: the levels run across them through CUDA IPC handles, and the gathered result
+    equals scipy's depths and passes Graph500's rules; with --no-peer-levels the host's path, the same depths."""
+    ranks_against_scipy(tmp_path, "grid:300x200", """
+        peer = mgraph.bfs(g, 7, backend="cupy")
+        host = mgraph.bfs(g, 7, backend="cupy", peer_levels=False)
+    """)
 
 
 # -- batched one-level visits (a user's level-by-level BFS: tests/test_peer_batches.py's LevelBFS) ---------------
@@ -149,32 +161,10 @@ def test_a_failing_gpu_inside_a_batch_does_not_leave_its_peer_waiting():
 
 
 def test_mpi_ranks_batch_their_visits_through_ipc(tmp_path):
-    from conftest import run_mpi
-
-    script = tmp_path / "ranks.py"
-    script.write_text(textwrap.dedent(f"""
-        import json, sys
-        sys.path.insert(0, {str(__import__("pathlib").Path(__file__).parent)!r})
-        import numpy as np
-        import mgraph
+    """A level per superstep, batched across two ranks through CUDA IPC: the whole frontier's sizes as agreed."""
+    stats, ref = ranks_against_scipy(tmp_path, "rgg:14", """
         from test_peer_batches import LevelBFS
-        g = mgraph.load("rgg:14", backend="cupy")
         peer = mgraph.run(LevelBFS, g, source=7, backend="cupy")
         host = mgraph.run(LevelBFS, g, source=7, backend="cupy", peer_levels=False)
-        if peer.depth is not None:
-            np.save(sys.argv[1], np.stack([peer.depth, peer.predecessor, host.depth]))
-            print(json.dumps({{"peer": peer.stats["level_path"], "host": host.stats["level_path"],
-                              "levels": peer.stats["peer_levels"], "sizes": peer.stats["frontier_sizes"]}}))
-    """))
-    out = run_mpi(2, ["python", str(script), str(tmp_path / "r.npy")], env={"MGRAPH_BACKEND": "cupy"}, timeout=180)
-    assert out.returncode == 0, out.stderr[-3000:]
-    stats = json.loads(out.stdout.strip().splitlines()[-1])
-    assert stats["peer"] == "peer" and stats["host"] == "host"
-    depth, pred, host_depth = np.load(tmp_path / "r.npy")
-    g = mgraph.load("rgg:14", backend="numpy")
-    ref = hops(g, 7)
-    np.testing.assert_array_equal(depth, ref)
-    np.testing.assert_array_equal(host_depth, ref)
-    validate_bfs(g, 7, depth, pred)
-    assert stats["levels"] == int(ref.max()) + 1
+    """)
     assert stats["sizes"] == [int((ref == k).sum()) for k in range(1, int(ref.max()) + 2)]

@@ -178,55 +178,71 @@ class NumpyLink(Link):
         """Visit levels from ``frontier`` (own vertices), the first labelled ``level``, across every device:
         :class:`~mgraph.ops.levels.Levels` with the next frontier (own vertices), the levels run, and as
         ``emitted`` the whole graph's vertices of every level but the last plus this device's of the last."""
-        sub, me, p, group = self.part, self.d, self.peers.p, self.group
-        below, owner, idx = sub.own_below, sub.owner, sub.indices.dtype
-        carry = self.pred_name is not None
+        group = self.group
         f = ops.plain(frontier)
         prior = 0
         it = 0
-        none_ids, none_preds = np.zeros(0, dtype=idx), np.zeros(0, dtype=np.int64)
         while True:
             lev = level + it
-            out = ops.advance(sub, f, ops.functors.VISIT, label, pred, lev)
-            own, remote = out[out < below], out[out >= below]
-            ids_to, preds_to = [], []
-            for k in range(p):
-                sel = remote[owner[remote] == k] if k != me else remote[:0]
-                ids_to.append(sub.id_on[k][sel].astype(idx, copy=False) if k != me else none_ids)
-                preds_to.append(self.caller[pred[sel]].astype(np.int64) if carry and k != me else none_preds)
-            self.bytes += sum(int(a.nbytes) for a in ids_to) + sum(int(a.nbytes) for a in preds_to)
-            posts = group.allgather((int(f.shape[0]), arcs_of(sub, f)))  # the device barrier, and the posts
+            own, entries = self._advance(f, label, pred, lev)
+            posts = group.allgather((int(f.shape[0]), arcs_of(self.part, f)))  # the device barrier, and the posts
             total = sum(n for n, _ in posts)
             total_arcs = sum(a for _, a in posts)
             if it > 0 and total == 0:  # the frontier just advanced was empty everywhere
                 return self._done(f, it, prior)
             if it > 0:
                 prior += total
-            got_ids = group.alltoallv(ids_to)
-            got_preds = group.alltoallv(preds_to) if carry else None
-            ids = np.concatenate([got_ids[k] for k in range(p) if k != me]).astype(idx, copy=False)
-            if ids.shape[0]:
-                fresh = np.flatnonzero(label[ids] == -1)
-                _, first = np.unique(ids[fresh], return_index=True)
-                take = fresh[np.sort(first)]  # each vertex once, from the first sender that has it
-                got = ids[take]
-                label[got] = lev
-                if carry:
-                    preds = np.concatenate([got_preds[k] for k in range(p) if k != me])
-                    pred[got] = self.g2l[preds[take]]
-                own = np.concatenate([own, got])
-            f = own
+            f = self._claim(own, group.alltoallv(entries), label, pred, lev)
             it += 1
             if it >= max_levels or total_arcs > limit:
                 return self._done(f, it, prior)
 
     def visit(self, frontier, label, pred, level):
-        """As :meth:`visit_levels` for one level, its output a Queue (its count a NumPy word the host has not
-        read): the same supersteps and the same batch reads as on a GPU; the group's collectives stand in for the
-        device barrier."""
-        out = self.visit_levels(frontier, label, pred, level, np.inf, 1).frontier
+        """One level, as :meth:`visit_levels` runs it, its output a Queue (its count a NumPy word the host has not
+        read): the same supersteps and the same batch reads as on a GPU.  One all-to-all of the entries stands in
+        for the device barrier (a level alone needs no posts: nothing is decided from them)."""
+        own, entries = self._advance(ops.plain(frontier), label, pred, level)
+        out = self._claim(own, self.group.alltoallv(entries), label, pred, level)
+        self.levels_run += 1
+        self.calls += 1
         self.exchanged = Queue(out, np.array([out.shape[0]], dtype=np.uint64))
         return self.exchanged
+
+    def _advance(self, f, label, pred, level):
+        """A level's visit from ``f``: the own vertices it claimed, and per peer its entries: the ids there of the
+        peer's vertices claimed here, then (where the predecessor is carried) their predecessors' caller ids, one
+        int64 array each."""
+        sub, me = self.part, self.d
+        below, owner = sub.own_below, sub.owner
+        out = ops.advance(sub, f, ops.functors.VISIT, label, pred, level)
+        own, remote = out[out < below], out[out >= below]
+        entries = []
+        for k in range(self.peers.p):
+            sel = remote[owner[remote] == k] if k != me else remote[:0]
+            ids = sub.id_on[k][sel].astype(np.int64) if k != me else np.zeros(0, dtype=np.int64)
+            entries.append(np.concatenate([ids, self.caller[pred[sel]]]) if self.pred_name is not None else ids)
+        entry = sub.indices.dtype.itemsize + (8 if self.pred_name is not None else 0)
+        self.bytes += entry * sum(int(e.shape[0]) for e in entries) // (2 if self.pred_name is not None else 1)
+        return own, entries
+
+    def _claim(self, own, got, label, pred, level):
+        """Claim what the peers sent (``got``, their :meth:`_advance` entries for this device), as the exchange's
+        combine would: each unvisited vertex once, from the first sender that has it; the next frontier."""
+        carry = self.pred_name is not None
+        halves = [g.shape[0] // 2 if carry else g.shape[0] for g in got]
+        others = [k for k in range(self.peers.p) if k != self.d]
+        ids = np.concatenate([got[k][:halves[k]] for k in others]).astype(self.part.indices.dtype, copy=False)
+        if not ids.shape[0]:
+            return own
+        fresh = np.flatnonzero(label[ids] == -1)
+        _, first = np.unique(ids[fresh], return_index=True)
+        take = fresh[np.sort(first)]
+        claimed = ids[take]
+        label[claimed] = level
+        if carry:
+            preds = np.concatenate([got[k][halves[k]:] for k in others])
+            pred[claimed] = self.g2l[preds[take]]
+        return np.concatenate([own, claimed])
 
     def _done(self, frontier, levels, prior):
         self.levels_run += levels
