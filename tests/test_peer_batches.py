@@ -102,6 +102,39 @@ def test_batches_of_every_length_end_where_one_superstep_at_a_time_ends(length):
     assert r.stats["peer_levels"] == length + 1
 
 
+class Heads(LevelBFS):
+    """From every vertex without in-arcs that this device owns: each device starts its own paths."""
+
+    needs_source = False
+
+    def reset(self, source=None):
+        own = self.graph.own_vertices
+        heads = own[self.graph.reverse().out_degree()[own] == 0]
+        self.depth = ops.unvisited(self.graph, np.int32)
+        self.predecessor = ops.unvisited(self.graph, self.graph.indices.dtype)
+        self.depth[heads], self.predecessor[heads] = 0, heads
+        return self.frontier_of(heads)
+
+
+def test_a_device_whose_frontier_empties_first_goes_on_visiting_nothing():
+    """Paths of 10 and 70 edges, each on its own device: nothing crosses, device 0's frontier is empty 60
+    levels before device 1's, and its kernels go on posting empty levels until the whole frontier is empty."""
+    short, long_ = 10, 70
+    src = np.r_[np.arange(short), short + 1 + np.arange(long_)]
+    n = short + long_ + 2
+    g = mgraph.Graph.from_edges(src, src + 1, num_vertices=n, directed=True)
+    by_path = lambda graph, parts, seed: (np.arange(graph.num_vertices) > short).astype(np.int32)  # noqa: E731
+    r = mgraph.run(Heads, g, devices=2, partitioner=by_path)
+    host = mgraph.run(Heads, g, devices=2, partitioner=by_path, peer_levels=False)
+    np.testing.assert_array_equal(r.depth, np.r_[np.arange(short + 1), np.arange(long_ + 1)])
+    np.testing.assert_array_equal(r.depth, host.depth)
+    assert r.stats["level_path"] == "peer" and r.stats["peer_bytes"] == [0, 0]
+    assert r.stats["peer_levels"] == long_ + 1
+    sizes = r.stats["frontier_sizes"]
+    assert sizes[:short] == [2] * short and sizes[short:] == [1] * (long_ - short) + [0]
+    same_as_the_hosts(r, host)
+
+
 def test_several_sources_restart_the_inboxes():
     """Each source's reset begins a phase: the inboxes fill from their start again (a copy is claimed once per
     traversal, not once per run)."""

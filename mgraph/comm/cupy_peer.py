@@ -258,7 +258,8 @@ def reachable(devices) -> bool:
 
 def source(idx_ctype: str) -> str:
     return (f"#define IDX_T {idx_ctype}\n#define ITEMS {cupy_kernels.ITEMS}\n#define BLOCK {BLOCK}\n"
-            f"#define HEAD {HEAD}\n#define STICKY {STICKY}\n#define MAX_PEERS {MAX_PEERS}\n" + cupy_kernels.PRELUDE + PEER_VISIT)
+            f"#define HEAD {HEAD}\n#define STICKY {STICKY}\n#define MAX_PEERS {MAX_PEERS}\n"
+            + cupy_kernels.PRELUDE + PEER_VISIT)
 
 
 @lru_cache(maxsize=None)

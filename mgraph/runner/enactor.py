@@ -189,7 +189,8 @@ def _drive(d, prim, ex, backend, group, sources, progress, max_supersteps):
             prim.step = 0
             at["count"], at["phase"] = 0, 0
             step, iterating = ("reset", lambda: prim.reset(run)), False
-            pending, pending_at, batch = [], [], 1  # this batch's supersteps whose frontier's length is still on the device
+            # this batch's supersteps whose frontier's length is still on the device, and where they count in sizes
+            pending, pending_at, batch = [], [], 1
             while True:
                 bounded = max_supersteps is not None and at["count"] >= max_supersteps
                 if pending and (bounded or len(pending) >= batch):
