@@ -411,9 +411,9 @@ def tree_spread(parent, label, tree_min, lowered, id_dtype):
     device = parent.device.id
     idx = np.dtype(id_dtype)
     m = n if lowered is None else lowered.shape[0]
-    words = cuda.counters(device, 2)  # the output's count, and whether the first pass lowered a minimum
     if not m:
         return cp.empty(0, dtype=idx)  # nothing lowered: no label is above its tree's minimum
+    words = cuda.counters(device, 2)  # the output's count, and whether the first pass lowered a minimum
     ids = cuda.dummy(idx) if lowered is None else cp.ascontiguousarray(lowered.astype(idx, copy=False))
     _function(idx, device, "tree_lower")(cuda.blocks(m), (BLOCK,), (parent, label, ids, np.int32(lowered is not None),
                                                                  np.int64(m), tree_min, words[1:]))
@@ -442,7 +442,6 @@ def count_own(ids, owner, me, own_below=None):
         (ids, np.int64(n), cuda.dummy(np.int32) if owner is None else owner, np.int32(me),
          np.int64(-1 if own_below is None else own_below), count))
     return cuda.read_word(count)
-
 
 
 bit_test = numpy_ops.bit_test  # plain array arithmetic: the same code serves both modules
