@@ -65,10 +65,11 @@ def test_a_failing_gpu_does_not_leave_its_peer_waiting():
     assert "raised: device 1 broke at level 4" in out.stdout
 
 
-def ranks_against_scipy(tmp_path, spec, runs):
+def ranks_against_scipy(tmp_path, spec, runs, names=("depth", "predecessor")):
     """Run ``runs`` (the lines that set ``peer`` and ``host``, the same BFS with and without peer levels) on two
-    MPI ranks, a GPU each, on ``spec`` from vertex 7: both give scipy's depths, the peer run's tree passes
-    Graph500's rules and its levels all ran on the devices; returns the peer run's stats as rank 0 printed them."""
+    MPI ranks, a GPU each, on ``spec`` from vertex 7: both give scipy's depths (the result named ``names[0]``),
+    the peer run's tree (``names[1]``) passes Graph500's rules and its levels all ran on the devices; returns the
+    peer run's stats as rank 0 printed them."""
     from conftest import run_mpi
 
     here = str(__import__("pathlib").Path(__file__).parent)
@@ -79,11 +80,12 @@ def ranks_against_scipy(tmp_path, spec, runs):
         import numpy as np
         import mgraph
         g = mgraph.load({spec!r}, backend="cupy")
-    """) + textwrap.dedent(runs) + textwrap.dedent("""
-        if peer.depth is not None:  # rank 0 holds the gathered result
-            np.save(sys.argv[1], np.stack([peer.depth, peer.predecessor, host.depth]))
-            print(json.dumps({"peer": peer.stats["level_path"], "host": host.stats["level_path"],
-                              "levels": peer.stats["peer_levels"], "sizes": peer.stats["frontier_sizes"]}))
+    """) + textwrap.dedent(runs) + textwrap.dedent(f"""
+        level, tree = {names!r}
+        if peer[level] is not None:  # rank 0 holds the gathered result
+            np.save(sys.argv[1], np.stack([peer[level], peer[tree], host[level]]))
+            print(json.dumps({{"peer": peer.stats["level_path"], "host": host.stats["level_path"],
+                               "levels": peer.stats["peer_levels"], "sizes": peer.stats["frontier_sizes"]}}))
     """))
     out = run_mpi(2, ["python", str(script), str(tmp_path / "r.npy")], env={"MGRAPH_BACKEND": "cupy"}, timeout=180)
     assert out.returncode == 0, out.stderr[-3000:]
@@ -127,8 +129,8 @@ def test_batched_visits_match_scipy_and_the_twin(spec, sources):
     twin = mgraph.run(LevelBFS, g, sources=sources, devices=2, backend="numpy")
     ref = hops(g, sources[-1])
     for r in (gpu, twin):
-        np.testing.assert_array_equal(r.depth, ref)
-        validate_bfs(g, sources[-1], r.depth, r.predecessor)
+        np.testing.assert_array_equal(r.hops, ref)
+        validate_bfs(g, sources[-1], r.hops, r.via)
         assert r.stats["level_path"] == "peer"
     assert gpu.stats["peer_levels"] == twin.stats["peer_levels"] == sum(int(hops(g, s).max()) + 1 for s in sources)
     for key in ("supersteps", "iterations", "frontier_sizes", "peer_bytes"):
@@ -166,5 +168,5 @@ def test_mpi_ranks_batch_their_visits_through_ipc(tmp_path):
         from test_peer_batches import LevelBFS
         peer = mgraph.run(LevelBFS, g, source=7, backend="cupy")
         host = mgraph.run(LevelBFS, g, source=7, backend="cupy", peer_levels=False)
-    """)
+    """, names=("hops", "via"))
     assert stats["sizes"] == [int((ref == k).sum()) for k in range(1, int(ref.max()) + 2)]

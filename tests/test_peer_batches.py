@@ -14,10 +14,12 @@ import pytest
 import scipy.sparse.csgraph as csgraph
 
 import mgraph
-from mgraph import ops
 from mgraph.check.validate import validate_bfs
-from mgraph.primitives.contract import ContractError, Primitive
+from mgraph.primitives.contract import ContractError
 from mgraph.runner import enactor
+
+import test_batches
+from test_batches import Hops
 
 
 def hops(g, source):
@@ -25,32 +27,15 @@ def hops(g, source):
     return np.where(np.isinf(d), -1, d).astype(np.int64)
 
 
-class LevelBFS(Primitive):
-    """BFS one level per superstep, as a user writes it: advance_visit, and the level every frontier vertex holds
-    (``frontier_values``, which lets the link stand in for the exchange)."""
+class LevelBFS(Hops):
+    """BFS one level per superstep, as a user writes it (test_batches.Hops: advance_visit and nothing else), and
+    the level every frontier vertex holds (``frontier_values``, which lets the link stand in for the exchange)."""
 
     name = "level_bfs"
-    needs_source = True
-    combine = {"depth": "min"}
-    carry = ("predecessor",)
-    vertex_valued = ("predecessor",)
     reads_proxies = False
 
-    def reset(self, source=None):
-        self.depth = ops.unvisited(self.graph, np.int32)
-        self.predecessor = ops.unvisited(self.graph, self.graph.indices.dtype)
-        if source is not None:
-            self.depth[source], self.predecessor[source] = 0, source
-        return self.frontier_of(source)
-
-    def iterate(self, frontier):
-        return ops.advance_visit(self.graph, frontier, self.depth, self.predecessor, self.step + 1)
-
     def frontier_values(self):
-        return {"depth": self.step}
-
-    def result(self):
-        return {"depth": self.depth, "predecessor": self.predecessor}
+        return {"hops": self.step}
 
 
 def counts(r):
@@ -65,9 +50,9 @@ def test_batched_levels_equal_scipy_graph500_and_the_host_path(spec, devices, so
     r = mgraph.run(LevelBFS, g, source=source, devices=devices)
     host = mgraph.run(LevelBFS, g, source=source, devices=devices, peer_levels=False)
     ref = hops(g, source)
-    np.testing.assert_array_equal(r.depth, ref)
-    validate_bfs(g, source, r.depth, r.predecessor)
-    np.testing.assert_array_equal(host.depth, ref)
+    np.testing.assert_array_equal(r.hops, ref)
+    validate_bfs(g, source, r.hops, r.via)
+    np.testing.assert_array_equal(host.hops, ref)
     assert r.stats["level_path"] == "peer" and host.stats["level_path"] == "host"
     # a level per superstep, the last finding nothing; the levels run past it in the last batch are taken back
     levels = int(ref.max()) + 1
@@ -95,25 +80,21 @@ def test_batches_of_every_length_end_where_one_superstep_at_a_time_ends(length):
     alternate = lambda graph, parts, seed: (np.arange(graph.num_vertices) % parts).astype(np.int32)  # noqa: E731
     r = mgraph.run(LevelBFS, g, source=0, devices=3, partitioner=alternate)
     host = mgraph.run(LevelBFS, g, source=0, devices=3, partitioner=alternate, peer_levels=False)
-    np.testing.assert_array_equal(r.depth, np.arange(length + 1))
-    np.testing.assert_array_equal(r.predecessor, np.r_[0, np.arange(length)])
+    np.testing.assert_array_equal(r.hops, np.arange(length + 1))
+    np.testing.assert_array_equal(r.via, np.r_[0, np.arange(length)])
     same_as_the_hosts(r, host)
     assert r.stats["supersteps"] == length + 3
     assert r.stats["peer_levels"] == length + 1
 
 
-class Heads(LevelBFS):
-    """From every vertex without in-arcs that this device owns: each device starts its own paths."""
+class Heads(test_batches.Heads):
+    """From every vertex without in-arcs that this device owns (each device starts its own paths), the level
+    told."""
 
-    needs_source = False
+    reads_proxies = False
 
-    def reset(self, source=None):
-        own = self.graph.own_vertices
-        heads = own[self.graph.reverse().out_degree()[own] == 0]
-        self.depth = ops.unvisited(self.graph, np.int32)
-        self.predecessor = ops.unvisited(self.graph, self.graph.indices.dtype)
-        self.depth[heads], self.predecessor[heads] = 0, heads
-        return self.frontier_of(heads)
+    def frontier_values(self):
+        return {"depth": self.step}
 
 
 def test_a_device_whose_frontier_empties_first_goes_on_visiting_nothing():
@@ -141,8 +122,8 @@ def test_several_sources_restart_the_inboxes():
     g = mgraph.load("grid:30x30")
     sources = [0, 450, 899, 0]
     r = mgraph.run(LevelBFS, g, sources=sources, devices=3)
-    np.testing.assert_array_equal(r.depth, hops(g, 0))
-    validate_bfs(g, 0, r.depth, r.predecessor)
+    np.testing.assert_array_equal(r.hops, hops(g, 0))
+    validate_bfs(g, 0, r.hops, r.via)
     assert r.stats["peer_levels"] == sum(int(hops(g, s).max()) + 1 for s in sources)
 
 
@@ -213,7 +194,7 @@ def test_without_frontier_values_the_host_exchanges():
 
     g = mgraph.load("grid:20x15")
     r = mgraph.run(Untold, g, source=3, devices=2)
-    np.testing.assert_array_equal(r.depth, hops(g, 3))
+    np.testing.assert_array_equal(r.hops, hops(g, 3))
     assert r.stats["level_path"] == "host"
 
 
@@ -235,8 +216,8 @@ from test_peer_batches import LevelBFS
 g = mgraph.load(sys.argv[1])
 for peer in (True, False):
     r = mgraph.run(LevelBFS, g, source=int(sys.argv[2]), peer_levels=peer)
-    if r.depth is not None:  # rank 0 holds the gathered result
-        np.save(sys.argv[3] + ("-peer" if peer else "-host") + ".npy", np.stack([r.depth, r.predecessor]))
+    if r.hops is not None:  # rank 0 holds the gathered result
+        np.save(sys.argv[3] + ("-peer" if peer else "-host") + ".npy", np.stack([r.hops, r.via]))
         print(json.dumps({"path": r.stats["level_path"], "levels": r.stats["peer_levels"],
                           "counts": [r.stats["supersteps"], r.stats["iterations"], r.stats["frontier_sizes"]]}),
               flush=True)
