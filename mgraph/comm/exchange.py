@@ -97,7 +97,7 @@ class Exchange:
             self.own_count = None if isinstance(frontier, ops.Queue) and not frontier.known else len(frontier)
             return frontier
         link = getattr(self.sub, "levels_link", None)
-        if link is not None and link.exchanged is not None and link.exchanged is frontier:
+        if link is not None and link.exchanged is frontier:
             self.own_count = None  # a visit across the devices sent and combined it already (mgraph.comm.peer)
             return frontier
         frontier = ops.plain(frontier)

@@ -216,13 +216,14 @@ class NumpyLink(Link):
         below, owner = sub.own_below, sub.owner
         out = ops.advance(sub, f, ops.functors.VISIT, label, pred, level)
         own, remote = out[out < below], out[out >= below]
+        carry = self.pred_name is not None
         entries = []
         for k in range(self.peers.p):
             sel = remote[owner[remote] == k] if k != me else remote[:0]
             ids = sub.id_on[k][sel].astype(np.int64) if k != me else np.zeros(0, dtype=np.int64)
-            entries.append(np.concatenate([ids, self.caller[pred[sel]]]) if self.pred_name is not None else ids)
-        entry = sub.indices.dtype.itemsize + (8 if self.pred_name is not None else 0)
-        self.bytes += entry * sum(int(e.shape[0]) for e in entries) // (2 if self.pred_name is not None else 1)
+            entries.append(np.concatenate([ids, self.caller[pred[sel]]]) if carry else ids)
+        # what the GPUs' inboxes would hold: an id of the graph's id type, and a caller id where carried
+        self.bytes += int(remote.shape[0]) * (sub.indices.dtype.itemsize + (8 if carry else 0))
         return own, entries
 
     def _claim(self, own, got, label, pred, level):
