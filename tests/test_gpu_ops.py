@@ -444,8 +444,9 @@ def test_large_advances_search_their_tiles_first(weighted, monkeypatch):
         np.testing.assert_allclose(dl, delta, rtol=1e-12)
 
 
-@pytest.mark.parametrize("lowered", [False, True, "unchanged"])
-def test_tree_spread_matches_numpy_twin(lowered):
+@pytest.mark.parametrize("emit", [True, False])
+@pytest.mark.parametrize("lowered", [False, True, "unchanged", "few"])
+def test_tree_spread_matches_numpy_twin(lowered, emit):
     rng = np.random.default_rng(6)
     n = 200_000
     roots = rng.choice(n, 300, replace=False)
@@ -453,21 +454,27 @@ def test_tree_spread_matches_numpy_twin(lowered):
     parent[roots] = roots
     label = rng.permutation(n).astype(np.int64)
     tree_min = label.copy()
-    numpy_ops.tree_spread(parent, label, tree_min, None, np.int32)  # every tree uniform, as after the first spread
+    numpy_ops.tree_spread(parent, label, tree_min, None, np.int32, False)  # every tree uniform, as after the first spread
     ids = None
-    if lowered:
+    if lowered == "few":  # a few small trees lowered: the giant tree's vertices are passed over by their root's bit
+        giant = np.bincount(parent).argmax()
+        ids = rng.choice(np.flatnonzero(parent != giant), 20, replace=False).astype(np.int32)
+        label[ids] -= rng.integers(1, n, 20)
+    elif lowered:
         ids = rng.choice(n, 5000, replace=False).astype(np.int32)
         if lowered != "unchanged":  # else the labels given are their trees' minima: the second pass has nothing
             label[ids] -= rng.integers(1, n, 5000)
     d_parent, d_label, d_min = cp.asarray(parent), cp.asarray(label), cp.asarray(tree_min)
-    want = numpy_ops.tree_spread(parent, label, tree_min, ids, np.int32)
-    got = cupy_ops_tree_spread(d_parent, d_label, d_min, None if ids is None else cp.asarray(ids))
+    want = numpy_ops.tree_spread(parent, label, tree_min, ids, np.int32, emit)
+    got = cupy_ops_tree_spread(d_parent, d_label, d_min, None if ids is None else cp.asarray(ids), emit)
     np.testing.assert_array_equal(np.sort(cp.asnumpy(got)), want)
     np.testing.assert_array_equal(cp.asnumpy(d_label), label)
-    assert (want.shape[0] == 0) == (lowered is not True)  # a second spread of every vertex changes nothing too
+    np.testing.assert_array_equal(cp.asnumpy(d_min), tree_min)
+    # a second spread of every vertex changes nothing; lowered labels change their trees' other vertices
+    assert (want.shape[0] == 0) == (lowered not in (True, "few") or not emit)
 
 
-def cupy_ops_tree_spread(parent, label, tree_min, ids):
+def cupy_ops_tree_spread(parent, label, tree_min, ids, emit=True):
     from mgraph.ops import cupy_ops
 
-    return cupy_ops.tree_spread(parent, label, tree_min, ids, np.int32)
+    return cupy_ops.tree_spread(parent, label, tree_min, ids, np.int32, emit)

@@ -313,20 +313,19 @@ __device__ __forceinline__ i64 last_at_most(const i64* at, i64 lo, i64 hi, i64 i
     return lo;
 }
 
-// A warp's appends: the slots it holds (pos, left), what it emitted this level and its lanes' light arcs (the
-// out-arcs of emitted vertices with at most hub_degree arcs: what a push of them gives warps)
+// A warp's appends: the slots it holds (pos, left) and what it emitted this level.  Appending reads nothing of the
+// emitted vertices: their out-arcs matter only where the next level pushes, and are counted then (count_arcs), so
+// that a level emitting millions of vertices into a pull pays no random read of a row per vertex.
 struct Appender {
     u64 pos;
     unsigned left;
     unsigned emitted;
-    u64 light;
-    u64 arcs;  // every emitted vertex's out-arcs
 };
 
 // Every lane of the warp calls it (warp-uniform).  Where the level is not `chunked` (its frontier has few arcs) the
 // warp takes exactly its hits' slots, one atomic per 32 entries, and leaves no gaps.
 __device__ __forceinline__ void warp_append(Appender& a, bool emit, idx_t v, int lane, idx_t* out, u64* slots,
-                                            const i64* __restrict__ indptr, i64 hub_degree, bool chunked) {
+                                            bool chunked) {
     const unsigned hits = __ballot_sync(0xffffffffu, emit);
     if (!hits) return;
     const unsigned n = __popc(hits);
@@ -348,36 +347,52 @@ __device__ __forceinline__ void warp_append(Appender& a, bool emit, idx_t v, int
         a.left -= n;
     }
     a.emitted += n;
-    if (emit) {
-        out[at] = v;
-        const i64 d = indptr[v + 1] - indptr[v];
-        a.arcs += (u64)d;
-        if (d <= hub_degree) a.light += (u64)d;
-    }
+    if (emit) out[at] = v;
 }
 
-// A warp's level ends: its unused slots marked as gaps; the block's counts added to the level's, one atomic each
-// per block (a counter every warp hits once per level costs a superstep's worth on a long-diameter graph).  Every
+// Adds the block's threads' `x` into the word at `to_x` and their `y` into `to_y`, one atomic each per block.  Every
 // thread of the block calls it.
-__device__ __forceinline__ void block_flush(Appender& a, int lane, idx_t* out, u64* emitted, u64* light, u64* arcs) {
-    __shared__ u64 s_counts[3][BLOCK / 32];
-    for (unsigned j = lane; j < a.left; j += 32) out[a.pos + j] = (idx_t)-1;
-    u64 l = a.light, r = a.arcs;
+__device__ __forceinline__ void block_add(u64 x, u64 y, u64* to_x, u64* to_y) {
+    __shared__ u64 s_sums[2][BLOCK / 32];
     for (int d = 16; d > 0; d >>= 1) {
-        l += __shfl_down_sync(0xffffffffu, l, d);
-        r += __shfl_down_sync(0xffffffffu, r, d);
+        x += __shfl_down_sync(0xffffffffu, x, d);
+        y += __shfl_down_sync(0xffffffffu, y, d);
     }
     const int w = threadIdx.x >> 5;
-    if (lane == 0) { s_counts[0][w] = a.emitted; s_counts[1][w] = l; s_counts[2][w] = r; }
+    if ((threadIdx.x & 31) == 0) { s_sums[0][w] = x; s_sums[1][w] = y; }
     __syncthreads();
-    if (threadIdx.x < 3) {
+    if (threadIdx.x < 2) {
         u64 sum = 0;
-        for (int k = 0; k < BLOCK / 32; ++k) sum += s_counts[threadIdx.x][k];
-        if (sum) atomicAdd(threadIdx.x == 0 ? emitted : threadIdx.x == 1 ? light : arcs, sum);
+        for (int k = 0; k < BLOCK / 32; ++k) sum += s_sums[threadIdx.x][k];
+        if (sum) atomicAdd(threadIdx.x == 0 ? to_x : to_y, sum);
     }
-    __syncthreads();  // read before the next level's flush writes
+    __syncthreads();  // read before the block's next call writes
+}
+
+// A warp's level ends: its unused slots marked as gaps; the block's count added to the level's, one atomic per
+// block (a counter every warp hits once per level costs a superstep's worth on a long-diameter graph).  Every
+// thread of the block calls it.
+__device__ __forceinline__ void block_flush(Appender& a, int lane, idx_t* out, u64* emitted) {
+    for (unsigned j = lane; j < a.left; j += 32) out[a.pos + j] = (idx_t)-1;
+    block_add(lane == 0 ? (u64)a.emitted : 0ull, 0ull, emitted, emitted);
     a.pos = a.left = a.emitted = 0;
-    a.light = a.arcs = 0;
+}
+
+// The out-arcs of a level's output (`slots` entries, gaps -1): all of them into `arcs`, those of vertices of at most
+// hub_degree arcs (what a push gives warps) into `light`.  Every thread of the grid calls it.
+__device__ __forceinline__ void count_arcs(const i64* __restrict__ indptr, const idx_t* out, i64 slots,
+                                           i64 hub_degree, u64* light, u64* arcs) {
+    const i64 tid = (i64)blockIdx.x * blockDim.x + threadIdx.x;
+    const i64 threads = (i64)gridDim.x * blockDim.x;
+    u64 l = 0, r = 0;
+    for (i64 k = tid; k < slots; k += threads) {
+        const i64 v = (i64)out[k];
+        if (v < 0) continue;
+        const i64 d = indptr[v + 1] - indptr[v];
+        r += (u64)d;
+        if (d <= hub_degree) l += (u64)d;
+    }
+    block_add(l, r, light, arcs);
 }
 
 // An unvisited vertex's first in-neighbour among the frontier's bits, from its row [beg, end) (-1: none).
@@ -395,9 +410,8 @@ __device__ __forceinline__ i64 first_in_bits(const idx_t* __restrict__ rindices,
 // that many chains of reads in flight (a pull is bound by those chains, label -> row -> first arc -> bit, not by
 // its arcs); the rest of a row is walked only where its first arc is not in the frontier.
 __device__ __forceinline__ Appender pull_level(const i64* __restrict__ rindptr, const idx_t* __restrict__ rindices,
-                                               const i64* __restrict__ indptr, int* label, idx_t* pred,
-                                               const unsigned* bits, i64 n, int level, idx_t* out, u64* slots,
-                                               i64 hub_degree, bool chunked, Appender a) {
+                                               int* label, idx_t* pred, const unsigned* bits, i64 n, int level,
+                                               idx_t* out, u64* slots, bool chunked, Appender a) {
     const int lane = threadIdx.x & 31;
     const i64 warp = ((i64)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
     const i64 warps = ((i64)gridDim.x * blockDim.x) >> 5;
@@ -420,7 +434,7 @@ __device__ __forceinline__ Appender pull_level(const i64* __restrict__ rindptr, 
         for (int w = 0; w < PULL_WAYS; ++w) {
             const i64 v = base + 32 * w + lane;
             if (u[w] >= 0) { label[v] = level; pred[v] = (idx_t)u[w]; }
-            warp_append(a, u[w] >= 0, (idx_t)v, lane, out, slots, indptr, hub_degree, chunked);
+            warp_append(a, u[w] >= 0, (idx_t)v, lane, out, slots, chunked);
         }
     }
     return a;
@@ -448,7 +462,7 @@ __device__ __forceinline__ void push_vertex(Appender& a, idx_t u, int lane, cons
             v = indices[e];
             if (label[v] == -1 && atomicCAS(&label[v], -1, level) == -1) { pred[v] = u; emit = true; }
         }
-        warp_append(a, emit, v, lane, out, slots, indptr, hub_degree, chunked);
+        warp_append(a, emit, v, lane, out, slots, chunked);
     }
 }
 
@@ -484,7 +498,7 @@ __device__ __forceinline__ Appender push_level(const i64* __restrict__ indptr, c
 __device__ __forceinline__ Appender hub_level(const i64* __restrict__ indptr, const idx_t* __restrict__ indices,
                                            int* label, idx_t* pred, int level, idx_t* out, u64* slots,
                                            const idx_t* hub_v, const i64* hub_at, i64 n_hubs, i64 hub_arcs,
-                                           i64 hub_degree, bool chunked, Appender a) {
+                                           bool chunked, Appender a) {
     const int lane = threadIdx.x & 31;
     const i64 warp = ((i64)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
     const i64 warps = ((i64)gridDim.x * blockDim.x) >> 5;
@@ -501,7 +515,7 @@ __device__ __forceinline__ Appender hub_level(const i64* __restrict__ indptr, co
                 v = indices[indptr[u] + (at - hub_at[h])];
                 if (label[v] == -1 && atomicCAS(&label[v], -1, level) == -1) { pred[v] = u; emit = true; }
             }
-            warp_append(a, emit, v, lane, out, slots, indptr, hub_degree, chunked);
+            warp_append(a, emit, v, lane, out, slots, chunked);
         }
     }
     return a;
@@ -519,7 +533,7 @@ __device__ __forceinline__ bool rule_pulls(i64 m, i64 visited, i64 rule_n, i64 r
 
 // state, per level parity p (0 even, 1 odd): [0 + p] slots used (vertices and gaps), [5 + p] light arcs, [12 + p]
 // vertices emitted, [16 + p] the level's hubs: their count (bits 40 and up) and arcs (below), taken by one atomic,
-// [18 + p] the out-arcs of the vertices emitted; [2] levels run; [3] the last level's slots; [4] vertices emitted
+// [18 + p] the out-arcs of the vertices emitted (both arc counts only where the next level pushes); [2] levels run; [3] the last level's slots; [4] vertices emitted
 // over all levels; [7] visited at the end; [9] pulling at the end; [10] the first level that pulled, plus one (0:
 // none); [11] the first that pushed after pulling, plus one; [14] the last level's vertices.  Level `it` zeroes the
 // words of parity it + 1 after its first sync, when every thread has read them (in level it - 1) and none writes
@@ -544,7 +558,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK, DIRECTIONS_MIN_BLOCKS) visit
     bool pulling = pulling0 != 0, switched = switched0 != 0;
     int first_pull = 0, first_push = 0;
     u64 emitted = 0;
-    Appender a = {0, 0, 0, 0, 0};
+    Appender a = {0, 0, 0};
     for (int it = 0;; ++it) {
         const int level = level0 + it, p = it & 1, q = p ^ 1;
         visited += m;
@@ -563,7 +577,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK, DIRECTIONS_MIN_BLOCKS) visit
                 if (u >= 0) atomicOr(&bits[u >> 5], 1u << (u & 31));
             }
             grid.sync();
-            a = pull_level(rindptr, rindices, indptr, label, pred, bits, n, level, out, slots, hub_degree, chunked, a);
+            a = pull_level(rindptr, rindices, label, pred, bits, n, level, out, slots, chunked, a);
         } else {
             a = push_level(indptr, indices, label, pred, in, in_slots, in_slots > m, level, out, slots, hub_v,
                            hub_at, &state[16 + p], hub_degree, chunked, a);
@@ -572,19 +586,22 @@ extern "C" __global__ void __launch_bounds__(BLOCK, DIRECTIONS_MIN_BLOCKS) visit
             const u64 hubs = *(volatile u64*)&state[16 + p];
             if (hubs)
                 a = hub_level(indptr, indices, label, pred, level, out, slots, hub_v, hub_at, (i64)(hubs >> 40),
-                              (i64)(hubs & HUB_ARCS), hub_degree, chunked, a);
+                              (i64)(hubs & HUB_ARCS), chunked, a);
         }
-        block_flush(a, lane, out, &state[12 + p], &state[5 + p], &state[18 + p]);
-        grid.sync();  // the level's appends, gaps and counts are in
+        block_flush(a, lane, out, &state[12 + p]);
+        grid.sync();  // the level's appends, gaps and count are in
         const i64 next = (i64)*(volatile u64*)&state[12 + p];
         const i64 next_slots = (i64)*(volatile u64*)slots;
-        const i64 next_light = (i64)*(volatile u64*)&state[5 + p];
         emitted += (u64)next;
         bool stop = next == 0 || it + 1 >= max_levels;
-        if (!stop)  // a push of more light arcs than limit, or of more vertices than the hubs' word counts, is the
-                    // load-balanced advance's, from the host
-            stop = !rule_pulls(next, visited + next, rule_n, rule_arcs, do_a, do_b, pulling, switched) &&
-                   (next_light > limit || next >= PUSH_MOST);
+        if (!stop && !rule_pulls(next, visited + next, rule_n, rule_arcs, do_a, do_b, pulling, switched)) {
+            // the next level pushes: its arcs size its appends, and a push of more light arcs than limit, or of more
+            // vertices than the hubs' word counts, is the load-balanced advance's, from the host
+            count_arcs(indptr, out, next_slots, hub_degree, &state[5 + p], &state[18 + p]);
+            grid.sync();
+            in_arcs = (i64)*(volatile u64*)&state[18 + p];
+            stop = (i64)*(volatile u64*)&state[5 + p] > limit || next >= PUSH_MOST;
+        }
         if (stop) {
             if (tid == 0) {
                 state[2] = it + 1; state[3] = next_slots; state[4] = emitted; state[7] = visited; state[9] = pulling;
@@ -592,7 +609,6 @@ extern "C" __global__ void __launch_bounds__(BLOCK, DIRECTIONS_MIN_BLOCKS) visit
             }
             return;
         }
-        in_arcs = (i64)*(volatile u64*)&state[18 + p];
         in = out;
         out = (out == buf_a) ? buf_b : buf_a;
         m = next;

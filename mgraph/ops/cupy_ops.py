@@ -406,7 +406,7 @@ def segment_min(seg, values, initial):
     return out
 
 
-def tree_spread(parent, label, tree_min, lowered, id_dtype):
+def tree_spread(parent, label, tree_min, lowered, id_dtype, emit):
     n = parent.shape[0]
     device = parent.device.id
     idx = np.dtype(id_dtype)
@@ -415,12 +415,14 @@ def tree_spread(parent, label, tree_min, lowered, id_dtype):
         return cp.empty(0, dtype=idx)  # nothing lowered: no label is above its tree's minimum
     words = cuda.counters(device, 2)  # the output's count, and whether the first pass lowered a minimum
     ids = cuda.dummy(idx) if lowered is None else cp.ascontiguousarray(lowered.astype(idx, copy=False))
+    roots = cuda.dummy(np.uint32) if lowered is None else cp.zeros((n + 31) // 32, dtype=np.uint32)  # lowered trees
     _function(idx, device, "tree_lower")(cuda.blocks(m), (BLOCK,), (parent, label, ids, np.int32(lowered is not None),
-                                                                 np.int64(m), tree_min, words[1:]))
-    out = cp.empty(max(n, 1), dtype=idx)
+                                                                 np.int64(m), tree_min, words[1:], roots))
+    out = cp.empty(max(n, 1) if emit else 1, dtype=idx)
     _function(idx, device, "tree_spread")(cuda.blocks(n), (BLOCK,), (parent, label, tree_min, np.int64(n), out,
-                                                                    words, words[1:], np.int32(lowered is not None)))
-    return out[: cuda.read_word(words)]
+                                                                    words, words[1:], np.int32(lowered is not None),
+                                                                    np.int32(emit), roots))
+    return out[: cuda.read_word(words)] if emit else out[:0]
 
 
 _translate = cp.ElementwiseKernel("I ids, raw J table", "I out", "out = ids >= 0 ? (I)table[ids] : (I)-1",

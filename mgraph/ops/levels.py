@@ -43,6 +43,7 @@ DIRECTIONS_HUB = 64
 PUSH_MOST = 1 << 24
 _MAX_DEGREE = weakref.WeakKeyDictionary()  # graph -> its largest out-degree, read once while the graph lives
 _FUSABLE = weakref.WeakKeyDictionary()  # graph -> fusable(graph)
+_WHOLE = weakref.WeakKeyDictionary()  # graph -> is_whole(graph)
 
 
 class PullRule:
@@ -87,8 +88,11 @@ def max_degree(graph) -> int:
 
 def is_whole(graph) -> bool:
     """Whether ``graph`` holds every vertex's arcs itself (one device), so that levels may follow each other
-    without an exchange between them."""
-    return int(graph.own_vertices.shape[0]) == graph.num_global_vertices
+    without an exchange between them.  Decided once while the graph lives: a superstep asks, and a whole graph's
+    own vertices are an array made on each request."""
+    if graph not in _WHOLE:
+        _WHOLE[graph] = int(graph.own_vertices.shape[0]) == graph.num_global_vertices
+    return _WHOLE[graph]
 
 
 def arcs_of(graph, frontier) -> int:

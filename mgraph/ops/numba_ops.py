@@ -951,13 +951,13 @@ def segment_min(seg, values, initial):
     return out
 
 
-def tree_spread(parent, label, tree_min, lowered, id_dtype):
+def tree_spread(parent, label, tree_min, lowered, id_dtype, emit):
     """ops.tree_spread: the trees' minima lowered through the compiled segment minimum, then numpy_ops' pass."""
     if lowered is None:
         _segment_min(parent, label, tree_min)
     else:
         _segment_min(parent[lowered], label[lowered], tree_min)
-    return numpy_ops._spread_down(parent, label, tree_min, id_dtype)
+    return numpy_ops._spread_down(parent, label, tree_min, id_dtype, emit)
 
 
 # ---- the generic advance ----------------------------------------------------------------------------------------

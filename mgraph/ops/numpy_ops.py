@@ -226,16 +226,19 @@ def segment_min(seg, values, initial):
     return out
 
 
-def tree_spread(parent, label, tree_min, lowered, id_dtype):
+def tree_spread(parent, label, tree_min, lowered, id_dtype, emit):
     """ops.tree_spread: the trees' minima lowered by the labels of ``lowered`` (every vertex where None), then every
-    vertex below its tree's minimum takes it; those vertices, in increasing order."""
+    vertex below its tree's minimum takes it; those vertices in increasing order where ``emit``, else none."""
     ids = slice(None) if lowered is None else lowered
     np.minimum.at(tree_min, parent[ids], label[ids])
-    return _spread_down(parent, label, tree_min, id_dtype)
+    return _spread_down(parent, label, tree_min, id_dtype, emit)
 
 
-def _spread_down(parent, label, tree_min, id_dtype):
+def _spread_down(parent, label, tree_min, id_dtype, emit):
     smallest = tree_min[parent]
+    if not emit:
+        np.minimum(label, smallest, out=label)
+        return np.empty(0, dtype=id_dtype)
     changed = np.flatnonzero(smallest < label)
     label[changed] = smallest[changed]
     return changed.astype(id_dtype)
