@@ -456,7 +456,7 @@ def test_tree_spread_matches_numpy_twin(lowered, emit):
     tree_min = label.copy()
     numpy_ops.tree_spread(parent, label, tree_min, None, np.int32, False)  # every tree uniform, as after the first spread
     ids = None
-    if lowered == "few":  # a few small trees lowered: the giant tree's vertices are passed over by their root's bit
+    if lowered == "few":  # a few small trees lowered, the giant tree not
         giant = np.bincount(parent).argmax()
         ids = rng.choice(np.flatnonzero(parent != giant), 20, replace=False).astype(np.int32)
         label[ids] -= rng.integers(1, n, 20)

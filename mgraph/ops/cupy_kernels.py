@@ -568,22 +568,17 @@ extern "C" __global__ void segment_min(const i64* __restrict__ seg, const i64* _
 }
 
 // CC's spread, first pass: each tree's minimum (tree_min at its root) lowered by the labels of the vertices `ids`
-// (every vertex where has_ids is 0), read before the atomic as segment_min does; *lowered set where any was, and
-// with ids the root's bit in `roots`.
+// (every vertex where has_ids is 0), read before the atomic as segment_min does; *lowered set where any was.
 extern "C" __global__ void tree_lower(const i64* __restrict__ parent, const i64* __restrict__ label,
                                       const idx_t* __restrict__ ids, int has_ids, i64 n,
-                                      i64* __restrict__ tree_min, u64* lowered, unsigned* __restrict__ roots) {
+                                      i64* __restrict__ tree_min, u64* lowered) {
     const i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x;
     bool low = false;
     if (i < n) {
         const i64 v = has_ids ? (i64)ids[i] : i;
         const i64 r = parent[v], l = label[v];
         low = l < tree_min[r];
-        if (low) {
-            atomicMin((long long*)&tree_min[r], (long long)l);
-            const unsigned bit = 1u << (r & 31);
-            if (has_ids && !(roots[r >> 5] & bit)) atomicOr(&roots[r >> 5], bit);
-        }
+        if (low) atomicMin((long long*)&tree_min[r], (long long)l);
     }
     // one store per warp, and none once set: every thread that lowers writing one word would queue on it
     if (__ballot_sync(0xffffffffu, low) && (threadIdx.x & 31) == 0 && *(volatile u64*)lowered == 0) *lowered = 1;
@@ -591,23 +586,18 @@ extern "C" __global__ void tree_lower(const i64* __restrict__ parent, const i64*
 
 // Second pass: every vertex whose tree's minimum is below its label takes it and, where `emit`, is appended to out
 // (a whole graph's spread has no output: no other device holds its vertices).  After a spread every tree's labels
-// are its minimum, so after the first pass of the next (`since` 1) only the trees whose roots it marked in `roots`
-// may hold a label above it: the others' vertices read their root's bit (in L2) instead of its minimum and their
-// own label, and where no minimum was lowered the blocks return at once (a superstep after the last change costs a
-// launch).  Most of a part's trees are single copies whose labels arrive from their owners.
+// are its minimum, so where the first pass of the next (`since` 1) lowered no minimum no label is above its tree's:
+// the blocks return at once (a superstep after the last change costs a launch).
 extern "C" __global__ void tree_spread(const i64* __restrict__ parent, i64* __restrict__ label,
                                        const i64* __restrict__ tree_min, i64 n, idx_t* __restrict__ out,
                                        u64* __restrict__ out_count, const u64* __restrict__ lowered, int since,
-                                       int emit, const unsigned* __restrict__ roots) {
+                                       int emit) {
     if (since && *lowered == 0) return;  // the same for every thread of the block, before its syncs
     const i64 v = (i64)blockIdx.x * blockDim.x + threadIdx.x;
     bool dropped = false;
     if (v < n) {
-        const i64 r = parent[v];
-        if (!since || ((roots[r >> 5] >> (r & 31)) & 1u)) {
-            const i64 m = tree_min[r];
-            if (m < label[v]) { label[v] = m; dropped = true; }
-        }
+        const i64 m = tree_min[parent[v]];
+        if (m < label[v]) { label[v] = m; dropped = true; }
     }
     if (!emit) return;  // the same for every thread of the launch, before block_append's syncs
     const idx_t got[1] = {(idx_t)v};

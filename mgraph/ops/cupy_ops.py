@@ -415,13 +415,12 @@ def tree_spread(parent, label, tree_min, lowered, id_dtype, emit):
         return cp.empty(0, dtype=idx)  # nothing lowered: no label is above its tree's minimum
     words = cuda.counters(device, 2)  # the output's count, and whether the first pass lowered a minimum
     ids = cuda.dummy(idx) if lowered is None else cp.ascontiguousarray(lowered.astype(idx, copy=False))
-    roots = cuda.dummy(np.uint32) if lowered is None else cp.zeros((n + 31) // 32, dtype=np.uint32)  # lowered trees
     _function(idx, device, "tree_lower")(cuda.blocks(m), (BLOCK,), (parent, label, ids, np.int32(lowered is not None),
-                                                                 np.int64(m), tree_min, words[1:], roots))
+                                                                 np.int64(m), tree_min, words[1:]))
     out = cp.empty(max(n, 1) if emit else 1, dtype=idx)
     _function(idx, device, "tree_spread")(cuda.blocks(n), (BLOCK,), (parent, label, tree_min, np.int64(n), out,
                                                                     words, words[1:], np.int32(lowered is not None),
-                                                                    np.int32(emit), roots))
+                                                                    np.int32(emit)))
     return out[: cuda.read_word(words)] if emit else out[:0]
 
 
