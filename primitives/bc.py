@@ -37,12 +37,9 @@ class BC(Primitive):
         self.depth = ops.unvisited(self.graph, np.int32)
         self.sigma = xp.zeros(n, dtype=np.float64)
         self.delta = xp.zeros(n, dtype=np.float64)
-        if source is not None:
-            self.depth[source] = 0
-            self.sigma[source] = 1.0
         self.levels = []
         self.phase = "forward"
-        return self.frontier_of(source)
+        return ops.start_at(self.graph, source, (self.depth, 0), (self.sigma, 1.0))
 
     def iterate(self, frontier):
         if self.phase == "forward":

@@ -38,12 +38,9 @@ class BFS(Primitive):
     def reset(self, source=None):
         self.depth = ops.unvisited(self.graph, np.int32)
         self.predecessor = ops.unvisited(self.graph, self.graph.indices.dtype)
-        if source is not None:
-            self.depth[source] = 0
-            self.predecessor[source] = source
         self.level = 0  # the depth of every vertex of the last returned frontier
         self.direction.reset()
-        return self.frontier_of(source)
+        return ops.start_at(self.graph, source, (self.depth, 0), (self.predecessor, source))
 
     def iterate(self, frontier):
         r = ops.visit_levels(self.graph, frontier, self.depth, self.predecessor, self.step + 1,

@@ -65,13 +65,11 @@ class SSSP(Primitive):
         self.label = ops.unvisited(self.graph, np.int32)
         self.marks = xp.zeros(n, dtype=np.int32)
         self.predecessor = ops.unvisited(self.graph, self.graph.indices.dtype)
-        if source is not None:
-            self.distance[source] = 0.0
         self.phase = "relax"
         self.tree_level = 0
         self.weight_floor = self._floor
         self._dijkstra = ops.whole_graph_kernel(self.graph, "shortest_distances")
-        return self.frontier_of(source)
+        return ops.start_at(self.graph, source, (self.distance, 0.0))
 
     def iterate(self, frontier):
         if self.phase == "relax":  # small frontiers relax several rounds at once on one device

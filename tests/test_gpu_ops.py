@@ -478,3 +478,19 @@ def cupy_ops_tree_spread(parent, label, tree_min, ids, emit=True):
     from mgraph.ops import cupy_ops
 
     return cupy_ops.tree_spread(parent, label, tree_min, ids, np.int32, emit)
+
+
+@pytest.mark.parametrize("id_dtype", [np.int32, np.int64])
+def test_start_at_matches_numpy_twin(id_dtype):
+    base = Graph.from_edges(np.array([0, 1, 2]), np.array([1, 2, 3]), num_vertices=300)
+    g = Graph(base.indptr, base.indices.astype(id_dtype), directed=False)
+    gg = g.to("cupy")
+    arrays = [(np.int32, 0), (id_dtype, 77), (np.float64, 1.25), (np.uint8, 3)]
+    host = [np.full(300, -1 if np.dtype(t).kind != "u" else 0, dtype=t) for t, _ in arrays]
+    dev = [cp.asarray(a) for a in host]
+    want = ops.start_at(g, 77, *[(a, v) for a, (_, v) in zip(host, arrays)])
+    got = ops.start_at(gg, 77, *[(a, v) for a, (_, v) in zip(dev, arrays)])
+    assert got.dtype == want.dtype == np.dtype(id_dtype) and cp.asnumpy(got).tolist() == want.tolist() == [77]
+    for a, b in zip(dev, host):
+        np.testing.assert_array_equal(cp.asnumpy(a), b)
+    assert ops.start_at(gg, None, (dev[0], 5)).shape == (0,)

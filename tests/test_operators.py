@@ -241,3 +241,16 @@ def test_tree_spread_gives_every_tree_its_smallest_label_then_follows_lowered_la
     assert ops.tree_spread(g, parent, label, tree_min, lowered=lowered[:0]).shape == (0,)
     with pytest.raises(ValueError, match="int64"):
         ops.tree_spread(g, parent.astype(np.int32), label, tree_min)
+
+
+def test_start_at_writes_the_sources_values_and_returns_its_frontier():
+    g = get_case("chesapeake").graph
+    depth, sigma = ops.unvisited(g, np.int32), np.zeros(g.num_vertices)
+    frontier = ops.start_at(g, 5, (depth, 0), (sigma, 1.5))
+    assert frontier.tolist() == [5] and frontier.dtype == g.indices.dtype
+    assert depth[5] == 0 and (np.delete(depth, 5) == ops.UNVISITED).all()
+    assert sigma[5] == 1.5 and np.count_nonzero(sigma) == 1
+    empty = ops.start_at(g, None, (depth, 7))  # a device that does not hold the source
+    assert empty.shape == (0,) and empty.dtype == g.indices.dtype and depth[5] == 0 and (depth != 7).all()
+    with pytest.raises(ValueError, match="contiguous 1-D"):
+        ops.start_at(g, 0, (depth[::2], 0))

@@ -50,7 +50,7 @@ UNVISITED = numpy_ops.UNVISITED
 Bits = numpy_ops.Bits
 __all__ = ["UNVISITED", "advance_visit", "advance_visit_pull", "advance_relax", "advance_count_paths",
            "advance_dependency", "tight_predecessors", "pull_sum", "prepare_pull", "l1_distance", "hook_components",
-           "compress", "bitmap", "Bits", "id_range", "bit_test", "unvisited", "filter", "segment_min", "tree_spread", "advance", "Functor", "first_claims",
+           "compress", "bitmap", "Bits", "id_range", "bit_test", "unvisited", "start_at", "filter", "segment_min", "tree_spread", "advance", "Functor", "first_claims",
            "functors", "neighbor_reduce", "intersect_count", "arcs", "advance_levels", "Levels", "visit_levels",
            "Direction", "own_map", "tree_of", "pair_sums", "pair_totals", "best_moves", "fused_moves", "unsettled_rows", "inside_change", "commit_sums", "best_per_row", "Queue", "Count", "counting", "plain", "read_counts",
            "whole_graph_kernel"]
@@ -524,6 +524,19 @@ def unvisited(graph, dtype):
     if dtype.kind != "i":
         raise ValueError(f"unvisited needs a signed integer dtype, got {dtype}")
     return _impl(graph.indptr).unvisited(graph.num_vertices, dtype)
+
+
+def start_at(graph, source, *writes):
+    """A traversal's start: each ``(array, value)`` of ``writes`` takes ``value`` at ``source``, and the frontier of
+    that one vertex is returned (the graph's id type; ``source`` None: nothing written, an empty frontier).  On a GPU
+    one launch: the setitems and the frontier's copy from the host were a CuPy call each on every run's path."""
+    if source is None:
+        return graph.xp.empty(0, dtype=graph.indices.dtype)
+    for array, _ in writes:
+        if not isinstance(array, graph.xp.ndarray) or array.ndim != 1 or not array.flags.c_contiguous:
+            raise ValueError(f"start_at writes into contiguous 1-D {graph.xp.__name__} arrays, got "
+                             f"{type(array).__name__}")
+    return _impl(graph.indptr).start_at(graph.indices.dtype, int(source), writes)
 
 
 def hook_components(graph, parent, pairs_below=None, *, arcs=None, skip=None):

@@ -369,6 +369,32 @@ def unvisited(n, dtype):
     return out
 
 
+_C_TYPES = {"i": {4: "int", 8: "long long"}, "u": {1: "unsigned char", 4: "unsigned", 8: "unsigned long long"},
+            "f": {4: "float", 8: "double"}, "b": {1: "bool"}}
+
+
+@lru_cache(maxsize=None)
+def _start_kernel(dtypes, idx_dtype, device_id):
+    """One thread writing each array's value at the source and the frontier's one entry, for these arrays' dtypes."""
+    ctype = [_C_TYPES[d.kind][d.itemsize] for d in dtypes]
+    params = "".join(f"{c}* a{k}, {c} v{k}, " for k, c in enumerate(ctype))
+    body = "".join(f"a{k}[s] = v{k}; " for k in range(len(ctype)))
+    idx = cuda.ID_CTYPES[idx_dtype]
+    source = f'extern "C" __global__ void start_at({params}{idx}* out, long long s) {{ {body}out[0] = ({idx})s; }}'
+    with cp.cuda.Device(device_id):
+        return cp.RawKernel(source, "start_at", options=cuda.OPTIONS)
+
+
+def start_at(idx_dtype, source, writes):
+    out = cp.empty(1, dtype=idx_dtype)
+    args = []
+    for array, value in writes:
+        args += [array, array.dtype.type(value)]
+    kernel = _start_kernel(tuple(a.dtype for a, _ in writes), np.dtype(idx_dtype), out.device.id)
+    kernel((1,), (1,), (*args, out, np.int64(source)))
+    return out
+
+
 def hook_components(graph, parent, pairs_below=None, arcs=None, skip=None):
     if arcs is None and skip is None:
         _advance("hook", graph, None, (parent, np.int64(pairs_below or 0)), emits=False)

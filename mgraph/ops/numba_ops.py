@@ -1727,6 +1727,7 @@ def pair_totals(rows, keys, weights, span):
 bitmap = numpy_ops.bitmap
 bit_test = numpy_ops.bit_test
 unvisited = numpy_ops.unvisited
+start_at = numpy_ops.start_at
 prepare_pull = numpy_ops.prepare_pull
 Bits = numpy_ops.Bits
 

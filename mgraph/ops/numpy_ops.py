@@ -193,6 +193,13 @@ def unvisited(n, dtype):
     return np.full(n, UNVISITED, dtype=dtype)
 
 
+def start_at(idx_dtype, source, writes):
+    """Each (array, value) of ``writes`` takes value at ``source``; the frontier [source]."""
+    for array, value in writes:
+        array[source] = value
+    return np.array([source], dtype=idx_dtype)
+
+
 def hook_components(graph, parent, pairs_below=None, arcs=None, skip=None):
     """Union the endpoints of every arc u -> v but those with v < u < pairs_below, hooking the larger root under
     the smaller, until nothing changes; with ``arcs`` (lo, hi) only each row's arcs at positions lo..hi - 1 (hi
