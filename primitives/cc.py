@@ -7,8 +7,6 @@ from mgraph import ops
 
 from mgraph.primitives.contract import Primitive
 
-_LATER = object()  # CC.outside before its first iterate
-
 
 class CC(Primitive):
     """Labels each vertex with the smallest vertex id (caller's numbering) of its weakly connected component.
@@ -93,17 +91,11 @@ class CC(Primitive):
         ops.compress(parent)
         self.phase = "spread"
         self.tree_min = self.label.copy()  # each tree's smallest label, at its root
-        self.outside = _LATER  # the vertices outside the pivot's tree, found at the first iterate (on one device none)
         return ops.tree_spread(g, parent, self.label, self.tree_min)
 
     def iterate(self, frontier):
-        """Labels lowered at copies (the frontier) lower their trees' minima, which spread through the trees: where
-        the pivot's tree keeps its minimum, through the trees outside it only."""
-        if self.outside is _LATER:
-            pivot = int(self.pivot) % (1 << self.PIVOT_ID_BITS) if np.isfinite(self.pivot) else None
-            self.outside = ops.tree_outside(self.graph, self.parent, ops.tree_of(self.graph, self.parent, pivot))
-        return ops.tree_spread(self.graph, self.parent, self.label, self.tree_min, lowered=frontier,
-                               outside=self.outside)
+        """Labels lowered at copies (the frontier) lower their trees' minima, which spread through the trees."""
+        return ops.tree_spread(self.graph, self.parent, self.label, self.tree_min, lowered=frontier)
 
     def result(self):
         return {"labels": self.label}

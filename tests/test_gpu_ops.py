@@ -494,38 +494,3 @@ def test_start_at_matches_numpy_twin(id_dtype):
     for a, b in zip(dev, host):
         np.testing.assert_array_equal(cp.asnumpy(a), b)
     assert ops.start_at(gg, None, (dev[0], 5)).shape == (0,)
-
-
-@pytest.mark.parametrize("lowers", ["small trees", "largest tree", "nothing new"])
-def test_tree_spread_outside_matches_numpy_twin(lowers):
-    from mgraph.parts.subgraph import build
-
-    rng = np.random.default_rng(10)
-    n_whole = 400_000
-    src = rng.integers(0, n_whole - 50_000, 600_000)
-    whole = Graph.from_edges(src, (src + rng.integers(1, 9, src.shape[0])) % (n_whole - 50_000), num_vertices=n_whole)
-    host = build(whole, np.arange(n_whole) % 2, 2)[0]  # own vertices first, then copies; some own without arcs
-    part = host.to(mgraph.backend.resolve("cupy"))
-    n = host.num_vertices
-    parent = np.where(rng.random(n) < 0.8, 0, rng.integers(1, 500, n)).astype(np.int64)
-    parent[np.arange(500)] = np.arange(500)
-    lonely = np.flatnonzero((np.diff(host.indptr) == 0) & (np.arange(n) < host.own_below))
-    parent[lonely] = lonely
-    label = rng.permutation(n).astype(np.int64)
-    tree_min = label.copy()
-    numpy_ops.tree_spread(parent, label, tree_min, None, np.int32, False)
-    want_out = numpy_ops.tree_outside(host, host.reverse(), parent, 0, host.own_below)
-    got_out = ops.tree_outside(part, cp.asarray(parent), 0)
-    assert np.sort(cp.asnumpy(got_out.vertices)).tolist() == want_out.tolist() and len(lonely) > 1000
-    pick = np.flatnonzero(parent != 0) if lowers != "largest tree" else np.flatnonzero(parent == 0)
-    ids = rng.choice(pick, 50, replace=False).astype(host.indices.dtype)
-    if lowers != "nothing new":
-        label[ids] -= rng.integers(1, n, 50)
-    d_parent, d_label, d_min = cp.asarray(parent), cp.asarray(label), cp.asarray(tree_min)
-    outside = ops.Outside(want_out, 0)
-    want = numpy_ops.tree_spread(parent, label, tree_min, ids, host.indices.dtype, True, outside)
-    got = ops.tree_spread(part, d_parent, d_label, d_min, lowered=cp.asarray(ids), outside=got_out)
-    np.testing.assert_array_equal(np.sort(cp.asnumpy(got)), want)
-    np.testing.assert_array_equal(cp.asnumpy(d_label), label)
-    np.testing.assert_array_equal(cp.asnumpy(d_min), tree_min)
-    assert (len(want) > 0) == (lowers != "nothing new")

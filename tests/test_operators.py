@@ -254,39 +254,3 @@ def test_start_at_writes_the_sources_values_and_returns_its_frontier():
     assert empty.shape == (0,) and empty.dtype == g.indices.dtype and depth[5] == 0 and (depth != 7).all()
     with pytest.raises(ValueError, match="contiguous 1-D"):
         ops.start_at(g, 0, (depth[::2], 0))
-
-
-@pytest.mark.parametrize("kernels", ["numpy", "compiled"])
-@pytest.mark.parametrize("lowers", ["small trees", "largest tree"])
-def test_tree_spread_outside_the_largest_tree_gives_the_full_spreads_result(kernels, lowers, monkeypatch):
-    from mgraph.ops import numpy_ops
-    from mgraph.parts.subgraph import build
-
-    if kernels == "numpy":
-        monkeypatch.setattr(ops, "_impl", lambda a: numpy_ops)
-    rng = np.random.default_rng(9)
-    src = rng.integers(0, 300, 400)
-    whole = mgraph.Graph.from_edges(src, (src + rng.integers(1, 5, 400)) % 300, num_vertices=320)  # 300..319: no arcs
-    g = build(whole, np.arange(320) % 2, 2)[0]  # a part: own vertices first, then copies
-    n, below = g.num_vertices, g.own_below
-    big = 0
-    parent = np.where(rng.random(n) < 0.7, big, rng.integers(1, 12, n)).astype(np.int64)
-    parent[np.arange(12)] = np.arange(12)  # roots 0 (the largest tree) .. 11
-    lonely = np.flatnonzero((np.diff(g.indptr) == 0) & (np.arange(n) < below))
-    parent[lonely] = lonely  # own vertices without arcs: trees of their own
-    out = ops.tree_outside(g, parent, big)
-    assert ops.tree_outside(g, parent, None) is None and out.root == big
-    want = np.flatnonzero((parent != big) & ((np.arange(n) >= below) | (np.diff(g.indptr) > 0)))
-    assert sorted(out.vertices.tolist()) == want.tolist() and len(lonely) > 0 and not set(lonely) & set(want.tolist())
-    label = rng.permutation(n).astype(np.int64) + 10_000
-    tree_min = label.copy()
-    ops.tree_spread(g, parent, label, tree_min)  # every tree uniform
-    pick = np.flatnonzero(parent != big) if lowers == "small trees" else np.flatnonzero(parent == big)
-    lowered = rng.choice(pick, 6, replace=False)
-    label[lowered] -= rng.integers(1, 20_000, 6)
-    plain_label, plain_min = label.copy(), tree_min.copy()
-    want_changed = ops.tree_spread(g, parent, plain_label, plain_min, lowered=lowered.astype(g.indices.dtype))
-    changed = ops.tree_spread(g, parent, label, tree_min, lowered=lowered.astype(g.indices.dtype), outside=out)
-    np.testing.assert_array_equal(label, plain_label)
-    np.testing.assert_array_equal(tree_min, plain_min)
-    assert sorted(changed.tolist()) == sorted(want_changed.tolist()) and len(want_changed) > 6

@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import functools
 import numbers
-from typing import NamedTuple
 
 import numpy as np
 
@@ -51,7 +50,7 @@ UNVISITED = numpy_ops.UNVISITED
 Bits = numpy_ops.Bits
 __all__ = ["UNVISITED", "advance_visit", "advance_visit_pull", "advance_relax", "advance_count_paths",
            "advance_dependency", "tight_predecessors", "pull_sum", "prepare_pull", "l1_distance", "hook_components",
-           "compress", "bitmap", "Bits", "id_range", "bit_test", "unvisited", "start_at", "filter", "segment_min", "tree_spread", "tree_outside", "Outside", "advance", "Functor", "first_claims",
+           "compress", "bitmap", "Bits", "id_range", "bit_test", "unvisited", "start_at", "filter", "segment_min", "tree_spread", "advance", "Functor", "first_claims",
            "functors", "neighbor_reduce", "intersect_count", "arcs", "advance_levels", "Levels", "visit_levels",
            "Direction", "own_map", "tree_of", "pair_sums", "pair_totals", "best_moves", "fused_moves", "unsettled_rows", "inside_change", "commit_sums", "best_per_row", "Queue", "Count", "counting", "plain", "read_counts",
            "whole_graph_kernel"]
@@ -576,42 +575,20 @@ def segment_min(seg, values, initial):
     return _impl(values).segment_min(seg, values, initial)
 
 
-def tree_spread(graph, parent, label, tree_min, lowered=None, outside=None):
+def tree_spread(graph, parent, label, tree_min, lowered=None):
     """Compute (CC's spread): every union-find tree takes the smallest label of its members; the vertices whose label
     dropped (the graph's id type) where another device may hold them, none on a whole graph (one device), where
-    nobody reads them: the labels are final once the trees are.  ``parent`` gives every vertex its root
-    (compressed); ``tree_min`` holds each root's tree minimum as the last call left it (a copy of ``label`` before
-    the first call) and is lowered by the labels of ``lowered``, the vertices whose label dropped since (None: every
-    vertex).  ``label`` and ``tree_min`` (int64) are updated in place: on a GPU two passes, where the minimum's
-    copy, its gather, the comparison and the compaction were one each over every vertex.  With ``outside``
-    (:func:`tree_outside` of the same ``parent``), a call whose ``lowered`` labels leave the largest tree's minimum
-    as it was passes over the vertices outside that tree only: the same result."""
+    nobody reads them: the labels are final once the trees are.  ``parent`` gives every vertex its root (compressed); ``tree_min`` holds each
+    root's tree minimum as the last call left it (a copy of ``label`` before the first call) and is lowered by the
+    labels of ``lowered``, the vertices whose label dropped since (None: every vertex).  ``label`` and ``tree_min``
+    (int64) are updated in place: on a GPU two passes, where the minimum's copy, its gather, the comparison and the
+    compaction were one each over every vertex."""
     xp = graph.xp
     for name, a in (("parent", parent), ("label", label), ("tree_min", tree_min)):
         if not isinstance(a, xp.ndarray) or a.dtype != np.int64 or a.shape != (graph.num_vertices,):
             raise ValueError(f"tree_spread: {name} must be an int64 {xp.__name__} array of one entry per vertex")
     lowered = None if lowered is None else plain(lowered)
-    return _impl(label).tree_spread(parent, label, tree_min, lowered, graph.indices.dtype, not levels.is_whole(graph),
-                                    outside)
-
-
-class Outside(NamedTuple):
-    """What :func:`tree_outside` returns: the vertices outside the tree of ``root`` that a spread may change."""
-
-    vertices: object  #: their ids (the graph's id type)
-    root: int         #: the largest tree's root
-
-
-def tree_outside(graph, parent, root):
-    """For :func:`tree_spread`'s ``outside``: the vertices outside the tree of ``root`` in ``parent`` (compressed, as
-    the spreads will see it; ``root`` as :func:`tree_of` gives it), but the own vertices without arcs, each a tree of
-    its own that no other label lowers.  On a part of a power-law graph the largest tree holds most vertices with
-    arcs, and the spreads after a part's first mostly lower its copies' small trees.  None where ``root`` is None."""
-    if root is None:
-        return None
-    below = graph.own_below  # None: own vertices are not first (duplicate-all), so every vertex may be a copy
-    below = 0 if below is None else below
-    return Outside(_impl(parent).tree_outside(graph, graph.reverse(), parent, int(root), int(below)), int(root))
+    return _impl(label).tree_spread(parent, label, tree_min, lowered, graph.indices.dtype, not levels.is_whole(graph))
 
 
 def id_range(ids):

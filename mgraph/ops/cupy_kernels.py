@@ -568,55 +568,34 @@ extern "C" __global__ void segment_min(const i64* __restrict__ seg, const i64* _
 }
 
 // CC's spread, first pass: each tree's minimum (tree_min at its root) lowered by the labels of the vertices `ids`
-// (every vertex where has_ids is 0), read before the atomic as segment_min does; lowered[0] set where any was,
-// lowered[1] where the tree of root `big` (-1: none) was.
+// (every vertex where has_ids is 0), read before the atomic as segment_min does; *lowered set where any was.
 extern "C" __global__ void tree_lower(const i64* __restrict__ parent, const i64* __restrict__ label,
                                       const idx_t* __restrict__ ids, int has_ids, i64 n,
-                                      i64* __restrict__ tree_min, u64* lowered, i64 big) {
+                                      i64* __restrict__ tree_min, u64* lowered) {
     const i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x;
-    bool low = false, low_big = false;
+    bool low = false;
     if (i < n) {
         const i64 v = has_ids ? (i64)ids[i] : i;
         const i64 r = parent[v], l = label[v];
         low = l < tree_min[r];
         if (low) atomicMin((long long*)&tree_min[r], (long long)l);
-        low_big = low && r == big;
     }
     // one store per warp, and none once set: every thread that lowers writing one word would queue on it
-    if (__ballot_sync(0xffffffffu, low) && (threadIdx.x & 31) == 0 && *(volatile u64*)lowered == 0) lowered[0] = 1;
-    if (low_big && *(volatile u64*)&lowered[1] == 0) lowered[1] = 1;
-}
-
-// The vertices outside the tree of root `big` that a spread may change: every copy (id own_below and up) and every
-// own vertex with an arc; an own vertex without arcs is a tree of its own, which only its own label lowers.
-extern "C" __global__ void tree_outside(const i64* __restrict__ parent, const i64* __restrict__ indptr,
-                                        const i64* __restrict__ rindptr, i64 n, i64 own_below, i64 big,
-                                        idx_t* __restrict__ out, u64* __restrict__ out_count) {
-    const i64 v = (i64)blockIdx.x * blockDim.x + threadIdx.x;
-    bool keep = false;
-    if (v < n && parent[v] != big)
-        keep = v >= own_below || indptr[v + 1] > indptr[v] || rindptr[v + 1] > rindptr[v];
-    const idx_t got[1] = {(idx_t)v};
-    block_append(got, keep ? 1u : 0u, out, out_count);
+    if (__ballot_sync(0xffffffffu, low) && (threadIdx.x & 31) == 0 && *(volatile u64*)lowered == 0) *lowered = 1;
 }
 
 // Second pass: every vertex whose tree's minimum is below its label takes it and, where `emit`, is appended to out
 // (a whole graph's spread has no output: no other device holds its vertices).  After a spread every tree's labels
 // are its minimum, so where the first pass of the next (`since` 1) lowered no minimum no label is above its tree's:
-// the blocks return at once (a superstep after the last change costs a launch).  `gate` says which pass runs after
-// a first pass: 0 over every vertex where any minimum was lowered; with the vertices outside the largest tree in
-// `list` (n of them), 1 over those where the largest tree's minimum was not lowered and 2 over every vertex where it
-// was, so that the spreads after the first, which mostly lower a part's copies' own small trees, pass over few.
+// the blocks return at once (a superstep after the last change costs a launch).
 extern "C" __global__ void tree_spread(const i64* __restrict__ parent, i64* __restrict__ label,
                                        const i64* __restrict__ tree_min, i64 n, idx_t* __restrict__ out,
                                        u64* __restrict__ out_count, const u64* __restrict__ lowered, int since,
-                                       int emit, const idx_t* __restrict__ list, int gate) {
-    // the same for every thread of the launch, before block_append's syncs
-    if (since && (lowered[0] == 0 || (gate == 1 && lowered[1] != 0) || (gate == 2 && lowered[1] == 0))) return;
-    const i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x;
-    const i64 v = gate == 1 && i < n ? (i64)list[i] : i;
+                                       int emit) {
+    if (since && *lowered == 0) return;  // the same for every thread of the block, before its syncs
+    const i64 v = (i64)blockIdx.x * blockDim.x + threadIdx.x;
     bool dropped = false;
-    if (i < n) {
+    if (v < n) {
         const i64 m = tree_min[parent[v]];
         if (m < label[v]) { label[v] = m; dropped = true; }
     }

@@ -432,44 +432,22 @@ def segment_min(seg, values, initial):
     return out
 
 
-def tree_spread(parent, label, tree_min, lowered, id_dtype, emit, outside=None):
+def tree_spread(parent, label, tree_min, lowered, id_dtype, emit):
     n = parent.shape[0]
     device = parent.device.id
     idx = np.dtype(id_dtype)
     m = n if lowered is None else lowered.shape[0]
     if not m:
         return cp.empty(0, dtype=idx)  # nothing lowered: no label is above its tree's minimum
-    # the output's count; whether the first pass lowered a minimum, and the largest tree's
-    words = cuda.counters(device, 3)
+    words = cuda.counters(device, 2)  # the output's count, and whether the first pass lowered a minimum
     ids = cuda.dummy(idx) if lowered is None else cp.ascontiguousarray(lowered.astype(idx, copy=False))
-    since = lowered is not None
-    big = -1 if outside is None or not since else outside.root
-    _function(idx, device, "tree_lower")(cuda.blocks(m), (BLOCK,), (parent, label, ids, np.int32(since), np.int64(m),
-                                                                 tree_min, words[1:], np.int64(big)))
+    _function(idx, device, "tree_lower")(cuda.blocks(m), (BLOCK,), (parent, label, ids, np.int32(lowered is not None),
+                                                                 np.int64(m), tree_min, words[1:]))
     out = cp.empty(max(n, 1) if emit else 1, dtype=idx)
-    spread = _function(idx, device, "tree_spread")
-    if big < 0:
-        spread(cuda.blocks(n), (BLOCK,), (parent, label, tree_min, np.int64(n), out, words, words[1:], np.int32(since),
-                                          np.int32(emit), cuda.dummy(idx), np.int32(0)))
-    else:  # only one of the two passes runs: over the vertices outside the largest tree, or where it was lowered all
-        k = outside.vertices.shape[0]
-        if k:
-            spread(cuda.blocks(k), (BLOCK,), (parent, label, tree_min, np.int64(k), out, words, words[1:], np.int32(1),
-                                              np.int32(emit), outside.vertices, np.int32(1)))
-        spread(cuda.blocks(n), (BLOCK,), (parent, label, tree_min, np.int64(n), out, words, words[1:], np.int32(1),
-                                          np.int32(emit), cuda.dummy(idx), np.int32(2)))
+    _function(idx, device, "tree_spread")(cuda.blocks(n), (BLOCK,), (parent, label, tree_min, np.int64(n), out,
+                                                                    words, words[1:], np.int32(lowered is not None),
+                                                                    np.int32(emit)))
     return out[: cuda.read_word(words)] if emit else out[:0]
-
-
-def tree_outside(graph, rgraph, parent, root, own_below):
-    n = parent.shape[0]
-    idx = np.dtype(graph.indices.dtype)
-    device = parent.device.id
-    count = cuda.counters(device, 1)
-    out = cp.empty(max(n, 1), dtype=idx)
-    _function(idx, device, "tree_outside")(cuda.blocks(n), (BLOCK,), (parent, graph.indptr, rgraph.indptr, np.int64(n),
-                                                                     np.int64(own_below), np.int64(root), out, count))
-    return out[: cuda.read_word(count)].copy()
 
 
 _translate = cp.ElementwiseKernel("I ids, raw J table", "I out", "out = ids >= 0 ? (I)table[ids] : (I)-1",

@@ -951,16 +951,13 @@ def segment_min(seg, values, initial):
     return out
 
 
-def tree_spread(parent, label, tree_min, lowered, id_dtype, emit, outside=None):
+def tree_spread(parent, label, tree_min, lowered, id_dtype, emit):
     """ops.tree_spread: the trees' minima lowered through the compiled segment minimum, then numpy_ops' pass."""
     if lowered is None:
         _segment_min(parent, label, tree_min)
-        return numpy_ops._spread_down(parent, label, tree_min, id_dtype, emit)
-    big = None if outside is None else tree_min[outside.root]
-    _segment_min(parent[lowered], label[lowered], tree_min)
-    if big is None or tree_min[outside.root] < big:
-        return numpy_ops._spread_down(parent, label, tree_min, id_dtype, emit)
-    return numpy_ops._spread_down(parent, label, tree_min, id_dtype, emit, np.sort(outside.vertices))
+    else:
+        _segment_min(parent[lowered], label[lowered], tree_min)
+    return numpy_ops._spread_down(parent, label, tree_min, id_dtype, emit)
 
 
 # ---- the generic advance ----------------------------------------------------------------------------------------
@@ -1730,7 +1727,6 @@ def pair_totals(rows, keys, weights, span):
 bitmap = numpy_ops.bitmap
 bit_test = numpy_ops.bit_test
 unvisited = numpy_ops.unvisited
-tree_outside = numpy_ops.tree_outside
 start_at = numpy_ops.start_at
 prepare_pull = numpy_ops.prepare_pull
 Bits = numpy_ops.Bits

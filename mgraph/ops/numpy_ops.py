@@ -233,39 +233,22 @@ def segment_min(seg, values, initial):
     return out
 
 
-def tree_spread(parent, label, tree_min, lowered, id_dtype, emit, outside=None):
+def tree_spread(parent, label, tree_min, lowered, id_dtype, emit):
     """ops.tree_spread: the trees' minima lowered by the labels of ``lowered`` (every vertex where None), then every
-    vertex below its tree's minimum takes it; those vertices in increasing order where ``emit``, else none.  With
-    ``outside`` (:func:`tree_outside`'s) and ``lowered``, the second pass goes over ``outside.vertices`` only where
-    the largest tree's minimum was not lowered, as the GPU's does."""
-    if lowered is None:
-        np.minimum.at(tree_min, parent, label)
-        return _spread_down(parent, label, tree_min, id_dtype, emit)
-    big = None if outside is None else tree_min[outside.root]
-    np.minimum.at(tree_min, parent[lowered], label[lowered])
-    if big is None or tree_min[outside.root] < big:
-        return _spread_down(parent, label, tree_min, id_dtype, emit)
-    return _spread_down(parent, label, tree_min, id_dtype, emit, np.sort(outside.vertices))
+    vertex below its tree's minimum takes it; those vertices in increasing order where ``emit``, else none."""
+    ids = slice(None) if lowered is None else lowered
+    np.minimum.at(tree_min, parent[ids], label[ids])
+    return _spread_down(parent, label, tree_min, id_dtype, emit)
 
 
-def _spread_down(parent, label, tree_min, id_dtype, emit, among=None):
-    """Every vertex (of ``among``, increasing ids) below its tree's minimum takes it; those vertices where ``emit``."""
-    if among is None:
-        smallest = tree_min[parent]
-        changed = np.flatnonzero(smallest < label)
-    else:
-        smallest = np.empty_like(label)  # read only at ``changed``
-        smallest[among] = tree_min[parent[among]]
-        changed = among[smallest[among] < label[among]]
+def _spread_down(parent, label, tree_min, id_dtype, emit):
+    smallest = tree_min[parent]
+    if not emit:
+        np.minimum(label, smallest, out=label)
+        return np.empty(0, dtype=id_dtype)
+    changed = np.flatnonzero(smallest < label)
     label[changed] = smallest[changed]
-    return changed.astype(id_dtype) if emit else np.empty(0, dtype=id_dtype)
-
-
-def tree_outside(graph, rgraph, parent, root, own_below):
-    """ops.tree_outside on NumPy arrays: the vertices outside root's tree, but own vertices without arcs."""
-    v = np.arange(parent.shape[0])
-    arcs = (np.diff(graph.indptr) > 0) | (np.diff(rgraph.indptr) > 0)
-    return np.flatnonzero((parent != root) & ((v >= own_below) | arcs)).astype(graph.indices.dtype)
+    return changed.astype(id_dtype)
 
 
 def pair_totals(rows, keys, weights, span):
