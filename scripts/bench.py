@@ -14,7 +14,10 @@ Modes (``--mode``, default ``bench``, the benchmark below):
 * ``profile``: cProfile of ``--runs`` runs of each primitive after a warm-up,
   in this process: one device, or under ``mpiexec`` each rank's own device
   (rank 0 prints every rank's).  The ``--top`` functions by own and by
-  cumulative time, in us summed over the runs.
+  cumulative time, in us summed over the runs.  Under ``mpiexec`` both
+  modes give each rank only its own part of the graph, as a run on the
+  ranks builds it (``mgraph.load`` of the spec), so that they reach the
+  scales that need every rank's GPU.
 * ``peer``: how fast a package goes from one device to the others through
   the transport the exchange uses (peer copies between the devices of one
   process, MPI or NCCL between ranks): every device sends ``--sizes`` MiB to
@@ -98,6 +101,7 @@ from mgraph.cli import (PR_L1_STOP, TRAVERSALS, on_device, process_device, rando
 from mgraph.graph500 import DEFAULT_WEIGHTS  # noqa: E402
 from mgraph.group import is_root, world  # noqa: E402
 from mgraph.io import generators  # noqa: E402
+from mgraph.parts.partitioned import PartitionedGraph  # noqa: E402
 from mgraph.report import code_version, fmt_figure, harmonic_mean, now, write_json  # noqa: E402
 
 MODES = ("bench", "trace", "profile", "peer", "hop", "load", "threads")
@@ -229,8 +233,14 @@ def _starts(name, sources) -> list:
     return [[s] for s in sources] if name == "bc" else sources if name in TRAVERSALS else [None]
 
 
-def _weighted(name, graph, args):
-    return generators.with_random_weights(graph, *SSSP_WEIGHTS, seed=args.seed) if name == "sssp" else graph
+def _weighted(name, graph, args, backend):
+    """SSSP's graph: ``graph`` with integer weights SSSP_WEIGHTS; on the ranks the same spec drawn with them."""
+    if name != "sssp":
+        return graph
+    if isinstance(graph, PartitionedGraph):
+        spec = args.graph or f"rmat:{args.scale}:{args.edge_factor}"
+        return mgraph.load(spec, backend=backend, seed=args.seed, weights=SSSP_WEIGHTS)
+    return generators.with_random_weights(graph, *SSSP_WEIGHTS, seed=args.seed)
 
 
 def bench(name, graph, sources, args, backend, check, beside=None):
@@ -1128,24 +1138,32 @@ def _main(args, argv, backend) -> int:
     if args.mode == "hop":
         return _report(args, argv, backend, device, None, {"hop": hop(args, backend)})
     graph_name = args.graph or f"R-MAT scale {args.scale}, edge factor {args.edge_factor}"
-    _log(f"generating {graph_name} on {backend.name} ({device})")
     t0 = time.perf_counter()
-    if args.graph is None:
-        graph = generators.rmat(args.scale, args.edge_factor, xp=backend.xp, seed=args.seed)
+    ranks = world() is not None and world().size > 1 and args.mode in ("trace", "profile")
+    if ranks:  # trace and profile on the ranks: each builds only its own part, as a run on P ranks does
+        _log(f"{graph_name} on {world().size} MPI ranks: each rank builds its own part")
+        graph = mgraph.load(args.graph or f"rmat:{args.scale}:{args.edge_factor}", backend=backend, seed=args.seed)
     else:
-        graph = mgraph.load(args.graph, backend=backend, seed=args.seed)
-    backend.synchronize()
+        _log(f"generating {graph_name} on {backend.name} ({device})")
+        if args.graph is None:
+            graph = generators.rmat(args.scale, args.edge_factor, xp=backend.xp, seed=args.seed)
+        else:
+            graph = mgraph.load(args.graph, backend=backend, seed=args.seed)
+        backend.synchronize()
     generate_s = time.perf_counter() - t0
-    _log(f"generated {graph.num_vertices:,} vertices, {graph.num_edges:,} edges in {generate_s:.3g} s")
     spec = {"generator": "rmat", "scale": args.scale, "edge_factor": args.edge_factor} if args.graph is None \
         else {"spec": args.graph}
     spec.update(name=graph_name, seed=args.seed)
-    sources = random_sources(graph, args.sources, args.seed)
+    sources = random_sources(graph, args.sources, args.seed, _run_options(args, backend))
+    if ranks:  # a PartitionedGraph knows its edges once a part is built (the sources' draw built them)
+        _log(f"built the parts of {graph.num_vertices:,} vertices, {graph.num_edges:,} edges in {generate_s:.3g} s")
+    else:
+        _log(f"generated {graph.num_vertices:,} vertices, {graph.num_edges:,} edges in {generate_s:.3g} s")
     if args.mode in ("trace", "profile", "threads"):
         step = {"trace": trace, "profile": profile, "threads": thread_counts}[args.mode]
         records = {}
         for name in args.primitives:
-            records[name] = step(name, _weighted(name, graph, args), sources, args, backend)
+            records[name] = step(name, _weighted(name, graph, args, backend), sources, args, backend)
             if args.mode == "threads":  # what the cores gave at this moment: a busy machine shows here first
                 _log(f"{name}: a compute-bound control loop on each thread count")
                 records[name]["control"] = control_speedups(args.threads, args.runs)
@@ -1155,7 +1173,7 @@ def _main(args, argv, backend) -> int:
     libraries = library_versions() if args.libraries else None
     lgraphs = {}  # weighted or not -> the graph as the libraries hold it, built once
     for name in args.primitives:
-        g = _weighted(name, graph, args)
+        g = _weighted(name, graph, args, backend)
         check = checker(name, g) if args.validate else None
         beside = None
         if args.libraries:

@@ -324,3 +324,18 @@ def test_thread_count_errors(capsys, argv):
     with pytest.raises(SystemExit) as e:
         bench.main([*TINY, *argv])
     assert e.value.code == 2 and "--threads" in capsys.readouterr().err
+
+
+def test_profile_and_trace_on_mpi_ranks_build_only_each_ranks_part(tmp_path):
+    script = os.path.join(ROOT, "scripts", "bench.py")
+    out_json = tmp_path / "profile.json"
+    out = run_mpi(2, ["python", script, *TINY, "--mode", "profile", "--primitives", "sssp,cc", "--runs", "1",
+                      "--top", "400", "--json", out_json])
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert "each rank builds its own part" in out.stderr and "generating" not in out.stderr
+    results = json.loads(out_json.read_text())["results"]
+    for name in ("sssp", "cc"):
+        ranks = results[name]["ranks"]
+        assert [r["rank"] for r in ranks] == [0, 1]
+        for r in ranks:  # each rank profiled its own device's drive of the run
+            assert any(row["function"].endswith("(_drive)") and row["calls"] == 1 for row in r["by_cumulative"])
