@@ -185,14 +185,17 @@ class NumpyLink(Link):
         while True:
             lev = level + it
             own, entries = self._advance(f, label, pred, lev)
-            posts = group.allgather((int(f.shape[0]), arcs_of(self.part, f)))  # the device barrier, and the posts
-            total = sum(n for n, _ in posts)
-            total_arcs = sum(a for _, a in posts)
+            # the device barrier: the level's entries, each with this device's post (its frontier's vertices and
+            # arcs) at the end, in one all-to-all (a collective costs two barriers of the threads)
+            post = np.array([f.shape[0], arcs_of(self.part, f)], dtype=np.int64)
+            got = group.alltoallv([np.concatenate([e, post]) for e in entries])
+            total = int(sum(g[-2] for g in got))
+            total_arcs = int(sum(g[-1] for g in got))
             if it > 0 and total == 0:  # the frontier just advanced was empty everywhere
                 return self._done(f, it, prior)
             if it > 0:
                 prior += total
-            f = self._claim(own, group.alltoallv(entries), label, pred, lev)
+            f = self._claim(own, [g[:-2] for g in got], label, pred, lev)
             it += 1
             if it >= max_levels or total_arcs > limit:
                 return self._done(f, it, prior)
