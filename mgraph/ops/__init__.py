@@ -578,9 +578,10 @@ def segment_min(seg, values, initial):
 def tree_spread(graph, parent, label, tree_min, lowered=None):
     """Compute (CC's spread): every union-find tree takes the smallest label of its members; the vertices whose label
     dropped (the graph's id type) where another device may hold them, none on a whole graph (one device), where
-    nobody reads them: the labels are final once the trees are.  ``parent`` gives every vertex its root (compressed); ``tree_min`` holds each
-    root's tree minimum as the last call left it (a copy of ``label`` before the first call) and is lowered by the
-    labels of ``lowered``, the vertices whose label dropped since (None: every vertex).  ``label`` and ``tree_min``
+    nobody reads them: the labels are final once the trees are.  ``parent`` gives every vertex its root
+    (compressed); ``tree_min`` holds each root's tree minimum as the last call left it (a copy of ``label`` before
+    the first call) and is lowered by the labels of ``lowered``, the vertices whose label dropped since (None: every
+    vertex).  ``label`` and ``tree_min``
     (int64) are updated in place: on a GPU two passes, where the minimum's copy, its gather, the comparison and the
     compaction were one each over every vertex."""
     xp = graph.xp
