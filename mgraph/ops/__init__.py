@@ -581,9 +581,8 @@ def tree_spread(graph, parent, label, tree_min, lowered=None):
     nobody reads them: the labels are final once the trees are.  ``parent`` gives every vertex its root
     (compressed); ``tree_min`` holds each root's tree minimum as the last call left it (a copy of ``label`` before
     the first call) and is lowered by the labels of ``lowered``, the vertices whose label dropped since (None: every
-    vertex).  ``label`` and ``tree_min``
-    (int64) are updated in place: on a GPU two passes, where the minimum's copy, its gather, the comparison and the
-    compaction were one each over every vertex."""
+    vertex).  ``label`` and ``tree_min`` (int64) are updated in place: on a GPU two passes, where the minimum's copy,
+    its gather, the comparison and the compaction were one each over every vertex."""
     xp = graph.xp
     for name, a in (("parent", parent), ("label", label), ("tree_min", tree_min)):
         if not isinstance(a, xp.ndarray) or a.dtype != np.int64 or a.shape != (graph.num_vertices,):

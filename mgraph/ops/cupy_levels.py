@@ -533,11 +533,12 @@ __device__ __forceinline__ bool rule_pulls(i64 m, i64 visited, i64 rule_n, i64 r
 
 // state, per level parity p (0 even, 1 odd): [0 + p] slots used (vertices and gaps), [5 + p] light arcs, [12 + p]
 // vertices emitted, [16 + p] the level's hubs: their count (bits 40 and up) and arcs (below), taken by one atomic,
-// [18 + p] the out-arcs of the vertices emitted (both arc counts only where the next level pushes); [2] levels run; [3] the last level's slots; [4] vertices emitted
-// over all levels; [7] visited at the end; [9] pulling at the end; [10] the first level that pulled, plus one (0:
-// none); [11] the first that pushed after pulling, plus one; [14] the last level's vertices.  Level `it` zeroes the
-// words of parity it + 1 after its first sync, when every thread has read them (in level it - 1) and none writes
-// them before its last sync: so a level ends with one sync.
+// [18 + p] the out-arcs of the vertices emitted (both arc counts only where the next level pushes); [2] levels run;
+// [3] the last level's slots; [4] vertices emitted over all levels; [7] visited at the end; [9] pulling at the end;
+// [10] the first level that pulled, plus one (0: none); [11] the first that pushed after pulling, plus one; [14] the
+// last level's vertices.  Level `it` zeroes the words of parity it + 1 after its first sync, when every thread has
+// read them (in level it - 1) and none writes them before its last sync: so a level ends with one sync (and one
+// more where the next level pushes, after its arcs are counted).
 extern "C" __global__ void __launch_bounds__(BLOCK, DIRECTIONS_MIN_BLOCKS) visit_directions(
     const i64* __restrict__ indptr, const idx_t* __restrict__ indices,
     const i64* __restrict__ rindptr, const idx_t* __restrict__ rindices,
