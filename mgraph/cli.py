@@ -222,6 +222,9 @@ def _parser() -> argparse.ArgumentParser:
         q.add_argument("--peer-levels", action=argparse.BooleanOptionalAction, default=True,
                        help="devices of one process run a push traversal's levels without the host, exchanging "
                             "through peer memory (default on; --no-peer-levels: every level through the host)")
+        q.add_argument("--peer-borders", action=argparse.BooleanOptionalAction, default=True,
+                       help="MPI ranks of one node write PageRank's border values straight into each other's GPUs "
+                            "(default on; --no-peer-borders: through the host)")
         q.add_argument("--seed", type=int, default=0, help="seed for random sources, weights and partitioning")
         q.add_argument("--threads", type=positive, metavar="N",
                        help="CPU backend: threads of the compiled kernels in this process, divided among --devices "
@@ -469,6 +472,8 @@ def _run(args) -> int:
         run["gather"] = False
     if not getattr(args, "peer_levels", True):
         run["peer_levels"] = False
+    if not getattr(args, "peer_borders", True):
+        run["peer_borders"] = False
     with on_device(graph_device(graph, run)):  # sources and checks where this process's graph or part lives
         sources, results, failures = _runs(args, graph, run, params)
     summary = _summary(name, results)
@@ -567,6 +572,10 @@ def _print_summary(args, graph, load_s, sources, results, summary, failures):
             print(f"levels      {fmt_count(stats['peer_levels'])} run on the devices, "
                   f"{', '.join(fmt_bytes(b) for b in stats['peer_bytes'])} sent through peer memory "
                   f"(--no-peer-levels: each level through the host)")
+        if stats.get("border_path") == "peer":
+            print(f"borders     {fmt_count(max(stats['border_hops']))} hops device to device, "
+                  f"{', '.join(fmt_bytes(b) for b in stats['border_bytes'])} sent "
+                  f"(--no-peer-borders: through the host)")
     build = stats.get("build_peak_bytes") or ([graph.load_peak_bytes] if hasattr(graph, "load_peak_bytes") else None)
     if build:
         print(f"peak memory {', '.join(fmt_bytes(b) for b in build)} building, "

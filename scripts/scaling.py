@@ -233,6 +233,9 @@ def _arguments(argv):
                    help="GPUs (or CPU devices) that reach each other run a push visit's levels and exchanges "
                         "themselves (mgraph.comm.peer; default on); --no-peer-levels: every superstep through "
                         "the host")
+    p.add_argument("--peer-borders", action=argparse.BooleanOptionalAction, default=True,
+                   help="MPI ranks of one node write fixed border lists (PageRank's) straight into each other's "
+                        "GPUs (mgraph.comm.borders; default on); --no-peer-borders: through the host")
     p.add_argument("--seed", type=int, default=0, help="seed for graphs, sources, weights and partitioning")
     p.add_argument("--backend", choices=BACKENDS, default="auto")
     p.add_argument("--validate", action=argparse.BooleanOptionalAction, default=True,
@@ -256,6 +259,8 @@ def _run_options(args, backend, n) -> dict:
                 if getattr(args, k)})
     if not args.peer_levels:
         run["peer_levels"] = False
+    if not args.peer_borders:
+        run["peer_borders"] = False
     return run
 
 
@@ -675,7 +680,8 @@ def _child_args(args, n, out) -> list[str]:
             str(args.runs), "--sources", str(args.sources), "--path-length", str(args.path_length), "--seed",
             str(args.seed), "--backend", args.backend, "--validate" if args.validate else "--no-validate",
             "--validate-max-scale", str(args.validate_max_scale), "--out", out,
-            "--peer-levels" if args.peer_levels else "--no-peer-levels"]
+            "--peer-levels" if args.peer_levels else "--no-peer-levels",
+            "--peer-borders" if args.peer_borders else "--no-peer-borders"]
     for key in ("partitioner", "duplication", "communication", "workers", "graph"):
         if getattr(args, key):
             argv += [f"--{key}", getattr(args, key)]

@@ -103,7 +103,8 @@ def test_the_runner_names_a_command_line_needs_are_public_in_the_api(g):
     from mgraph import api
 
     assert api.RUN_OPTIONS == ("backend", "devices", "partitioner", "duplication", "communication", "seed",
-                               "workers", "gather", "output", "max_supersteps", "threads", "peer_levels")
+                               "workers", "gather", "output", "max_supersteps", "threads", "peer_levels",
+                               "peer_borders")
     assert api.WORKERS == ("auto", "threads")
     b = api.run_backend(g, backend="numpy", devices=3)
     assert (b.name, b.device) == ("numpy", 0)

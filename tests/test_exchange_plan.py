@@ -108,11 +108,12 @@ def test_a_plan_is_derived_once_per_phase_on_each_device(monkeypatch, name, phas
 
 @pytest.mark.parametrize("shares, value_bytes", [("float64", 8), ("float32", 4)])
 def test_border_lists_send_their_ids_once_per_phase(shares, value_bytes):
-    """PageRank's fixed border lists: the first superstep sends ids (int32 here) and shares, the later ones the
-    shares alone, which each receiver places by the ids it kept; the ranks are those of one device."""
+    """PageRank's fixed border lists through the host: the first superstep sends ids (int32 here) and shares, the
+    later ones the shares alone, which each receiver places by the ids it kept; the ranks are those of one device
+    (the border link sends the shares alone from the first: tests/test_peer_borders.py)."""
     g = mgraph.io.generators.rmat(12, 8, seed=4)
     one = mgraph.pagerank(g, shares=shares)
-    r = mgraph.pagerank(g, devices=3, shares=shares)
+    r = mgraph.pagerank(g, devices=3, shares=shares, peer_borders=False)
     np.testing.assert_allclose(r.rank, one.rank, rtol=1e-6, atol=1e-12)
     for d in r.stats["per_device"]:
         first, later = d["bytes"][0], d["bytes"][1:-1]

@@ -66,10 +66,13 @@ class Exchange:
     bitmap instead of a sort, or not at all where no vertex can repeat.
     """
 
-    def __init__(self, sub, num_devices, transport, communication):
-        """``communication`` is a checked run option (mgraph.comm.plan.check_communication)."""
+    def __init__(self, sub, num_devices, transport, communication, borders=None):
+        """``communication`` is a checked run option (mgraph.comm.plan.check_communication); ``borders``: the
+        device's end of the run's border link (mgraph.comm.borders), where fixed border lists may go without the
+        host."""
         self.sub, self.me, self.p = sub, sub.index, num_devices
         self.transport, self.communication = transport, communication
+        self.borders = borders
         self.peers = [k for k in range(num_devices) if k != self.me]
         self.plan = None  # the current phase's (begin_phase)
         self._seen = None  # the merge's scratch bitmap, allocated on first use
@@ -102,6 +105,11 @@ class Exchange:
             return frontier
         frontier = ops.plain(frontier)
         plan = self.plan if self.plan is not None else self.begin_phase(prim)
+        if self.borders is not None:
+            self.borders.check()  # a hop queued at the last superstep, whose wait the device has since passed
+            if plan.hop0 == TO_NOBODY and plan.holders == HOLDERS_BORDERS and not self._stale \
+                    and self.borders.serves(prim, plan.fields):
+                return self._through_borders(prim, frontier, plan, stats)
         hop = _Hop(plan.combines, plan.carry, prim.frontier_values(), plan.dedupe)
         if plan.holders and self._stale:
             self._catch_up(prim, stats)
@@ -123,6 +131,21 @@ class Exchange:
                 raise allocation_error(e, "the packages of its changed vertices for the devices holding copies")
             frontier, _ = self._push_and_combine(prim, frontier, packages, hop, stats, t, tag=1, marked=marked)
         return frontier
+
+    def _through_borders(self, prim, frontier, plan, stats):
+        """The fixed border lists of a primitive whose every own vertex changed, through the border link: the
+        values written into each peer's block of copies, and this device's taken from its peers, with no host
+        handshake (one all-to-all for the NumPy twin).  The frontier stays the own vertices."""
+        t = time.perf_counter()
+        self.own_count = len(frontier)
+        stats["bytes"] += self.borders.exchange(prim, plan.fields)
+        stats["push_s"] += time.perf_counter() - t
+        return frontier
+
+    def check(self):
+        """At a run's end, once the device's stream has been waited for: raise what failed in its last hops."""
+        if self.borders is not None:
+            self.borders.check()
 
     def _outgoing(self, prim, plan, frontier):
         """Hop 0's packages: [(peer, package)] of the primitive's output ``frontier``; sets ``own_count`` where

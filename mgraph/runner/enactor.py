@@ -231,6 +231,7 @@ def _drive(d, prim, ex, backend, group, sources, progress, max_supersteps):
                 progress()
     clock["loop_end"] = time.perf_counter()
     backend.synchronize_stream()  # the run's work is on this stream (and what it waited for)
+    ex.check()  # what failed on the device in the last superstep's hops
     group.share(())  # the last device done ends the run
     clock["stop"] = time.perf_counter()
     clock["frontier_sizes"] = [f if isinstance(f, int) else len(f) for f in sizes]

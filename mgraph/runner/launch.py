@@ -51,7 +51,7 @@ def run(opts: RunOptions, make, sources=(None,), *, count=None, check=None):
         parts = workers.parts(declared(make, "proxy_arcs"))
         _refuse(workers.refusals(_on_devices(check, parts, backends) if check else []))
         prims = _on_devices(functools.partial(made, make), parts, backends)
-        exchanges = workers.exchanges(parts)
+        exchanges = workers.exchanges(parts, prims)
         for b in backends:
             reset_peak(b)
         records, clock, results = workers.drive(prims, exchanges, sources, None if bar is None else bar.update,

@@ -23,7 +23,7 @@ from mgraph.parts import subgraph
 from mgraph.parts.partitioned import PartitionedGraph
 
 RUN_OPTIONS = ("backend", "devices", "partitioner", "duplication", "communication", "seed", "workers", "gather",
-               "output", "max_supersteps", "threads", "peer_levels")
+               "output", "max_supersteps", "threads", "peer_levels", "peer_borders")
 OUTPUTS = ("numpy", "device")
 WORKERS = ("auto", "threads")
 
@@ -116,6 +116,10 @@ class RunOptions:
         if not isinstance(self.peer_levels, bool):
             raise ValueError(f"peer_levels must be True (a traversal's levels may run on the devices, exchanging "
                              f"through peer memory) or False (every level through the host), got {self.peer_levels!r}")
+        self.peer_borders = run.get("peer_borders", True)
+        if not isinstance(self.peer_borders, bool):
+            raise ValueError(f"peer_borders must be True (fixed border lists may go device to device) or False "
+                             f"(through the host), got {self.peer_borders!r}")
         ids, count = self._device_ids(run.get("devices", 1), graph.num_vertices)
         self.threads = self._threads(run.get("threads"))
         self.backends = self._backends(run.get("backend", "auto"), ids, count)

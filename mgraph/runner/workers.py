@@ -25,6 +25,7 @@ import time
 import numpy as np
 
 from mgraph.backend import PeakWatch
+from mgraph.comm import borders
 from mgraph.comm.exchange import Exchange
 from mgraph.comm.mpi import MpiTransport, NcclTransport, StagedTransport
 from mgraph.comm.peer import NumpyLink, PeerLevels
@@ -54,6 +55,7 @@ class Workers:
         self.part_set = None  # the parts' PartSet (mgraph.parts.cache) where parts were built
         self.reused = False
         self.peer_levels = None  # the devices' link for levels without the host (mgraph.comm.peer), where one serves
+        self.borders = [None] * len(self.backends)  # each device's border link (mgraph.comm.borders), where one serves
 
     def guard(self):
         """A context that turns a failure on this process's devices into what the other devices must see."""
@@ -68,7 +70,7 @@ class Workers:
         """Every device's refusal messages (None: none), so that all devices refuse alike."""
         return messages
 
-    def exchanges(self, parts) -> list:
+    def exchanges(self, parts, prims) -> list:
         """One Exchange per part, over this strategy's transport."""
         raise NotImplementedError
 
@@ -113,7 +115,7 @@ class Solo(Workers):
     def parts(self, proxy_arcs):
         return [self.opts.graph]
 
-    def exchanges(self, parts):
+    def exchanges(self, parts, prims):
         return [Exchange(parts[0], 1, None, self.opts.communication)]
 
     def drive(self, prims, exchanges, sources, progress, max_supersteps):
@@ -161,7 +163,7 @@ class Threads(Workers):
         parts, peaks = (list(x) for x in zip(*_in_threads(backends, build, "build")))
         return parts, {"partition_s": t1 - t0, "subgraph_s": time.perf_counter() - t1, "build_peak_bytes": peaks}
 
-    def exchanges(self, parts):
+    def exchanges(self, parts, prims):
         p = self.opts.num_devices
         shared = ThreadGroup.shared_state(p)
         self._groups = [ThreadGroup(shared, d) for d in range(p)]
@@ -170,7 +172,12 @@ class Threads(Workers):
         if self.peer_levels is not None:
             shared["on_abort"].append(self.peer_levels.abort)
             self.peer_levels.attach()  # before the exchanges' first phase, which arms each part's link
-        return [Exchange(part, p, transport, self.opts.communication) for part in parts]
+        # GPUs in threads keep the host's path: a worker's host read (a primitive's float()) holds the interpreter
+        # while its stream waits on the device for a peer's post, which the peer's thread could then never launch
+        links = borders.thread_links(parts, self._groups) \
+            if _wants_borders(self.opts, parts, prims) and not self.backends[0].is_gpu else None
+        self.borders = links or [None] * p
+        return [Exchange(part, p, transport, self.opts.communication, link) for part, link in zip(parts, self.borders)]
 
     def drive(self, prims, exchanges, sources, progress, max_supersteps):
         try:
@@ -182,11 +189,14 @@ class Threads(Workers):
 
     def where(self):
         """Which path a traversal's levels took between the devices: fused on the devices through peer memory
-        (``peer_levels``: how many levels ran so, on every device alike), or the host-driven exchange only."""
+        (``peer_levels``: how many levels ran so, on every device alike), or the host-driven exchange only; and
+        which path fixed border lists took (``border_path``)."""
         links = self.peer_levels.links if self.peer_levels is not None else ()
         return {"peer_levels": links[0].levels_run if links else 0,
                 "level_path": "peer" if links and links[0].levels_run else "host",
-                "peer_bytes": [link.bytes for link in links] if links else [0] * len(self.backends)}
+                "peer_bytes": [link.bytes for link in links] if links else [0] * len(self.backends),
+                **_border_stats([link.hops if link else 0 for link in self.borders],
+                                [link.bytes if link else 0 for link in self.borders])}
 
     def collect(self, parts, results, vertex_valued):
         pieces = []
@@ -240,13 +250,16 @@ class Ranks(Workers):
     def refusals(self, messages):
         return [m for ms in self.group.allgather(messages) for m in ms]
 
-    def exchanges(self, parts):
+    def exchanges(self, parts, prims):
         with self.backends[0].context():  # an NCCL communicator is set up on the current device
             transport = rank_transport(self.group, self.backends[0])
         self.peer_levels = rank_levels_for(parts[0], self.backends[0], self.group) if self.opts.peer_levels else None
         if self.peer_levels is not None:
             self.peer_levels.attach()
-        return [Exchange(parts[0], self.opts.num_devices, transport, self.opts.communication)]
+        link = rank_borders_for(parts[0], self.backends[0], self.group) \
+            if _wants_borders(self.opts, parts, prims) else None
+        self.borders = [link]
+        return [Exchange(parts[0], self.opts.num_devices, transport, self.opts.communication, link)]
 
     def drive(self, prims, exchanges, sources, progress, max_supersteps):
         rank = self.group.rank
@@ -259,6 +272,9 @@ class Ranks(Workers):
                 self.peer_levels.detach()
         if self.peer_levels is not None:  # after a failure the job ends, and the peers' memory with it
             self.peer_levels.close()
+        if self.borders[0] is not None:
+            with self.backends[0].context():
+                self.borders[0].close()
         return [records], clock, [results]
 
     def everyone(self, values):
@@ -292,7 +308,9 @@ class Ranks(Workers):
         return {"hosts": self.everyone([socket.gethostname()]),
                 "device_ids": self.everyone([b.device for b in self.backends]),
                 "peer_levels": levels, "level_path": "peer" if levels else "host",
-                "peer_bytes": self.everyone([link.bytes if link is not None else 0])}
+                "peer_bytes": self.everyone([link.bytes if link is not None else 0]),
+                **_border_stats(self.everyone([b.hops if b else 0 for b in self.borders]),
+                                self.everyone([b.bytes if b else 0 for b in self.borders]))}
 
 
 @contextlib.contextmanager
@@ -365,6 +383,43 @@ def peer_levels_for(parts, backends, groups):
     if len(parts) > cupy_peer.MAX_PEERS or not cupy_peer.reachable([b.device for b in backends]):
         return None
     return PeerLevels(parts, backends, cupy_peer.CupyLink)
+
+
+def _wants_borders(opts, parts, prims) -> bool:
+    """Whether a run may send fixed border lists through a border link (mgraph.comm.borders): several 1-hop parts
+    and a primitive whose every own vertex changes every superstep, exchanged selectively (its copies then take
+    fixed lists), unless the run keeps them on the host (``peer_borders=False``)."""
+    return (opts.peer_borders and opts.num_devices > 1 and opts.communication == "selective"
+            and bool(getattr(prims[0], "every_own_vertex", False))
+            and all(part.id_on is not None for part in parts))
+
+
+def _border_stats(hops, sent) -> dict:
+    """``border_path``: "peer" where fixed border lists went through the border link, else "host"; with each
+    device's hops and bytes on it."""
+    return {"border_path": "peer" if any(hops) else "host", "border_hops": hops, "border_bytes": sent}
+
+
+def rank_borders_for(part, backend, group):
+    """This rank's border link (mgraph.comm.borders): the NumPy twin through the ranks' collectives on CPUs; on
+    GPUs, IPC between ranks of one node on GPUs of their own that reach each other (mgraph.comm.cupy_borders);
+    else None.  Collective: every rank decides alike."""
+    with backend.context():
+        lists, blocks, ok = borders.rank_layout(part, group)
+    if not ok:
+        return None
+    if not backend.is_gpu:
+        return borders.NumpyBorders(part, group.rank, group.size, lists, blocks, group)
+    if getattr(group, "local_size", None) != group.size:
+        return None
+    from mgraph.comm import cupy_borders, cupy_peer
+
+    devices = group.allgather(backend.device)
+    if not (len(set(devices)) == len(devices) and cupy_peer.reachable(devices)):
+        return None
+    with backend.context():
+        link = cupy_borders.CupyBorders(part, group.rank, group.size, lists, blocks, group)
+    return link if link.ok else None
 
 
 def rank_levels_for(part, backend, group):
