@@ -240,6 +240,42 @@ class NcclTransport(_MpiBase):
             nccl.groupEnd()
         return out
 
+    def gatherv(self, array, root=0):
+        """Every rank's 1-D CuPy ``array`` concatenated in rank order on ``root``'s GPU (None elsewhere), GPU to GPU:
+        the lengths and dtypes over MPI (promoted to a common dtype), the bytes through NCCL in one group straight
+        into their place, queued on the current stream.  A run's results: through the host, their copies to the
+        hosts, ``gatherv`` and the scatter into whole arrays took 250 ms of a 262 ms CC call on two H100 ranks at
+        R-MAT 25."""
+        import cupy
+
+        meta = self.comm.allgather((int(array.shape[0]), array.dtype.str))
+        counts = np.array([m[0] for m in meta], dtype=np.int64)
+        dtype = np.result_type(*(np.dtype(m[1]) for m in meta))
+        mine = cupy.ascontiguousarray(array.reshape(-1).astype(dtype, copy=False))
+        nccl, comm = self.nccl, self.nccl_comm
+        stream = cupy.cuda.get_current_stream().ptr
+        if self.me != root:
+            if mine.nbytes:
+                nccl.groupStart()
+                try:
+                    comm.send(mine.data.ptr, mine.nbytes, nccl.NCCL_UINT8, root, stream)
+                finally:
+                    nccl.groupEnd()
+            return None
+        at = np.concatenate([[0], np.cumsum(counts)])
+        out = cupy.empty(int(at[-1]), dtype=dtype)
+        if mine.nbytes:
+            out[at[root]: at[root + 1]] = mine
+        nccl.groupStart()
+        try:
+            for k in range(self.p):
+                if k != root and counts[k]:
+                    place = out[at[k]: at[k + 1]]  # a contiguous view of out: received in place
+                    comm.recv(place.data.ptr, place.nbytes, nccl.NCCL_UINT8, k, stream)
+        finally:
+            nccl.groupEnd()
+        return out
+
     def send(self, src, packages, tag=0):
         self.outgoing[tag] = packages
         return bytes_of(packages)

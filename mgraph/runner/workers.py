@@ -252,7 +252,7 @@ class Ranks(Workers):
 
     def exchanges(self, parts, prims):
         with self.backends[0].context():  # an NCCL communicator is set up on the current device
-            transport = rank_transport(self.group, self.backends[0])
+            transport = self._transport = rank_transport(self.group, self.backends[0])
         self.peer_levels = rank_levels_for(parts[0], self.backends[0], self.group) if self.opts.peer_levels else None
         if self.peer_levels is not None:
             self.peer_levels.attach()
@@ -288,6 +288,10 @@ class Ranks(Workers):
 
     def collect(self, parts, results, vertex_valued):
         part, group = parts[0], self.group
+        if self.opts.gather and getattr(self, "_transport", None) is not None and self._transport.gathers_on_device:
+            gathered = self._collect_on_devices(part, results[0], vertex_valued)
+            if gathered is not None:
+                return gathered
         with self.backends[0].context():
             ids, arrays = part.own_values(results[0], vertex_valued)
         if not self.opts.gather:
@@ -301,6 +305,32 @@ class Ranks(Workers):
             return dict.fromkeys(arrays)  # the names, so that every rank's Result has the same fields
         return subgraph.assemble([(all_ids[k], {name: pieces[name][k] for name in pieces})
                                   for k in range(group.size)], self.opts.graph.num_vertices)
+
+    def _collect_on_devices(self, part, results, vertex_valued):
+        """The results gathered GPU to GPU (NCCL) and placed on rank 0's GPU, where one scatter per array makes
+        the whole arrays (the caller's copy to the host, if any, is then one per array); None on every rank where
+        rank 0's GPU has no room for them, and the host gathers instead.  Collective."""
+        import cupy
+
+        group, backend, n = self.group, self.backends[0], self.opts.graph.num_vertices
+        with backend.context():
+            mine = {name: part.to_global(part.own(a)) if name in vertex_valued else part.own(a)
+                    for name, a in sorted(results.items())}
+            room = True
+            if group.rank == 0:  # the whole arrays, and room for the gathered ids and values (freed to the pool,
+                try:               # which the gathers then take), before any transfer
+                    out = {name: cupy.empty(n, dtype=a.dtype) for name, a in mine.items()}
+                    cupy.empty(2 * n, dtype=np.int64)  # freed at once: the pool keeps it for the gathers
+                except cupy.cuda.memory.OutOfMemoryError:
+                    out, room = None, False
+            if not all(group.allgather(room)):
+                return None
+            all_ids = self._transport.gatherv(part.own(part.vertex_ids).astype(np.int64, copy=False))
+            for name, values in mine.items():
+                values = self._transport.gatherv(values)
+                if group.rank == 0:
+                    out[name][all_ids] = values
+        return out if group.rank == 0 else dict.fromkeys(mine)
 
     def where(self):
         link = self.peer_levels.links[0] if self.peer_levels is not None else None
