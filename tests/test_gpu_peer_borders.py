@@ -60,3 +60,31 @@ def test_gpus_in_threads_keep_the_hosts_path():
     r = mgraph.pagerank(g, devices=[0, 1], backend="cupy")
     assert r.stats["border_path"] == "host"
     np.testing.assert_allclose(r.rank, mgraph.pagerank(g, devices=2).rank, rtol=1e-9)
+
+
+FAILING = """
+import mgraph
+from mgraph.comm import cupy_borders
+cupy_borders.WAIT_S = 2.0
+real = cupy_borders.CupyBorders.exchange
+def skipping(self, prim, names):
+    if self.d == 1 and self.tag == 2:  # rank 1 never sends its third hop
+        self.tag += 1
+        return 0
+    return real(self, prim, names)
+cupy_borders.CupyBorders.exchange = skipping
+mgraph.pagerank(mgraph.load("rmat:12", backend="cupy"))
+"""
+
+
+def test_a_post_that_never_comes_ends_the_job_with_an_error_naming_the_hop(tmp_path):
+    """Rank 0's stream waits on the device for rank 1's post of hop 3, which never comes: the wait gives up after
+    WAIT_S, the host raises at its next check with the hop's number, and the job ends (no hang, no traceback
+    from rank 1)."""
+    from conftest import run_mpi
+
+    script = tmp_path / "fail.py"
+    script.write_text(textwrap.dedent(FAILING))
+    out = run_mpi(2, ["python", str(script)], env={"MGRAPH_BACKEND": "cupy"}, timeout=120)
+    assert out.returncode != 0
+    assert "rank 0 of 2: RuntimeError: device 0: no post of border hop 3 from a peer device within 2 s" in out.stderr

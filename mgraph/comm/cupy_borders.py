@@ -105,27 +105,31 @@ class CupyBorders(Borders):
         self.group = group
         self.device = part.indptr.device.id
         self.slot = [FIELDS * max(blocks[k][1], 1) * ITEM for k in range(p)]  # bytes of one hop from peer k
-        self.inbox = [None if k == d else _own_allocation(2 * self.slot[k], np.uint8) for k in range(p)]
-        self.mail = _own_allocation(2 * p, np.uint64)
-        self.mail.fill(0)
+        self.inbox, self.mail, self.remote, self._opened = [None] * p, None, [None] * p, []
         self.done = cp.zeros(p, dtype=np.uint32)  # per peer: the blocks of a push that have finished
         self.failed = cupyx.zeros_pinned(2, dtype=np.int64)
         self.abort_flag = cupyx.zeros_pinned(1, dtype=np.int32)
         self.tag = 0
         self.grid = BLOCKS_PER_SM * cp.cuda.Device(self.device).attributes["MultiProcessorCount"]  # read once: slow
-        self._opened = []
-        get = cp.cuda.runtime.ipcGetMemHandle
-        cp.cuda.Device(self.device).synchronize()  # the mail's zeros are in place before a peer may write
-        handles = group.allgather(([None if a is None else get(a.data.ptr) for a in self.inbox],
-                                   get(self.mail.data.ptr), self.slot))
-        self.remote, failed = [None] * p, None
-        try:
-            for k in self.peers:
-                inboxes, mail, slots = handles[k]
-                self.remote[k] = (self._open(inboxes[d]), self._open(mail), slots[d])
-        except cp.cuda.runtime.CUDARuntimeError as e:  # IPC refused here (a container, a driver setting)
+        get, mine, failed = cp.cuda.runtime.ipcGetMemHandle, None, None
+        try:  # a part that fills its GPU leaves no room for inboxes: then every rank takes the host's path
+            self.inbox = [None if k == d else _own_allocation(2 * self.slot[k], np.uint8) for k in range(p)]
+            self.mail = _own_allocation(2 * p, np.uint64)
+            self.mail.fill(0)
+            cp.cuda.Device(self.device).synchronize()  # the mail's zeros are in place before a peer may write
+            mine = ([None if a is None else get(a.data.ptr) for a in self.inbox], get(self.mail.data.ptr), self.slot)
+        except (cp.cuda.memory.OutOfMemoryError, cp.cuda.runtime.CUDARuntimeError) as e:  # cudaMalloc's refusal
             failed = f"rank {d}: {e}"
-        self.ok = not any(group.allgather(failed))
+        handles = group.allgather(mine)
+        if failed is None and all(h is not None for h in handles):
+            try:
+                for k in self.peers:
+                    inboxes, mail, slots = handles[k]
+                    self.remote[k] = (self._open(inboxes[d]), self._open(mail), slots[d])
+            except cp.cuda.runtime.CUDARuntimeError as e:  # IPC refused here (a container, a driver setting)
+                failed = f"rank {d}: {e}"
+        self.ok = failed is None and all(h is not None for h in handles)
+        self.ok = all(group.allgather(self.ok))
         if not self.ok:
             self.close()
 
