@@ -26,6 +26,9 @@ One :class:`Exchange` per device.  Per superstep, :meth:`Exchange.run`:
 The new frontier is the device's own output plus every vertex whose value
 changed by what arrived.  Which of these steps apply, what a package holds and
 whether a merge dedupes are decided once per phase (:mod:`mgraph.comm.plan`).
+Where the run has a border link (:mod:`mgraph.comm.borders`), a primitive whose
+every own vertex changed sends its fixed border lists through it instead of
+steps 1-4: the values alone, device to device, with no host handshake.
 """
 from __future__ import annotations
 

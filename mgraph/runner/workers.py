@@ -216,6 +216,7 @@ class Ranks(Workers):
     def __init__(self, opts):
         super().__init__(opts)
         self.group = opts.world
+        self._transport = None  # set with the exchanges: NCCL's also gathers the results (collect)
 
     def guard(self):
         return _rank_failures(self.group)
@@ -288,7 +289,7 @@ class Ranks(Workers):
 
     def collect(self, parts, results, vertex_valued):
         part, group = parts[0], self.group
-        if self.opts.gather and getattr(self, "_transport", None) is not None and self._transport.gathers_on_device:
+        if self.opts.gather and self._transport is not None and self._transport.gathers_on_device:
             gathered = self._collect_on_devices(part, results[0], vertex_valued)
             if gathered is not None:
                 return gathered
