@@ -223,8 +223,9 @@ def _parser() -> argparse.ArgumentParser:
                        help="devices of one process run a push traversal's levels without the host, exchanging "
                             "through peer memory (default on; --no-peer-levels: every level through the host)")
         q.add_argument("--peer-borders", action=argparse.BooleanOptionalAction, default=True,
-                       help="MPI ranks of one node write PageRank's border values straight into each other's GPUs "
-                            "(default on; --no-peer-borders: through the host)")
+                       help="PageRank's border values go device to device: GPU ranks of one node write them into "
+                            "each other's memory, CPU devices send them in one all-to-all (default on; "
+                            "--no-peer-borders: through the host's exchange)")
         q.add_argument("--seed", type=int, default=0, help="seed for random sources, weights and partitioning")
         q.add_argument("--threads", type=positive, metavar="N",
                        help="CPU backend: threads of the compiled kernels in this process, divided among --devices "
