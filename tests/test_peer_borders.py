@@ -134,3 +134,22 @@ def test_mpi_ranks_send_their_borders_through_the_link(tmp_path, ranks, spec):
     a, b = np.load(tmp_path / "r-peer.npy"), np.load(tmp_path / "r-host.npy")
     np.testing.assert_array_equal(a, b)
     np.testing.assert_allclose(a, nx_ranks(mgraph.load(spec, backend="numpy")), atol=1e-9)
+
+
+def test_parts_that_share_no_border_still_take_part():
+    """A path on device 0 joined to a cycle on device 1, and device 2 holding isolated vertices: lists and blocks of
+    length 0 between some pairs, every device still taking each superstep's hop."""
+    from mgraph.graph import Graph
+
+    a = np.arange(0, 39)
+    src = np.concatenate([a, [39], a + 40, [79]])
+    dst = np.concatenate([a + 1, [40], a + 41, [40]])
+    g = Graph.from_edges(src, dst, num_vertices=120)  # 0..39 a path, on to 40..79 a cycle; 80..119 alone
+    thirds = lambda graph, parts, seed: np.arange(graph.num_vertices) * parts // graph.num_vertices  # noqa: E731
+    peer = mgraph.pagerank(g, devices=3, partitioner=thirds, tol=1e-10, max_iter=500)
+    host = mgraph.pagerank(g, devices=3, partitioner=thirds, tol=1e-10, max_iter=500, peer_borders=False)
+    assert peer.stats["border_path"] == "peer"
+    sent = peer.stats["border_bytes"]
+    assert sent[0] > 0 and sent[1] > 0 and sent[2] == 0
+    np.testing.assert_array_equal(peer.rank, host.rank)
+    np.testing.assert_allclose(peer.rank, nx_ranks(g), atol=1e-9)
