@@ -52,7 +52,8 @@ def test_two_gpu_ranks_write_their_borders_into_each_other(tmp_path, spec, share
     np.testing.assert_allclose(a[0], twin.rank, rtol=1e-5 if shares == "float32" else 1e-9)
     G = nx.from_scipy_sparse_array(g.to_scipy(), create_using=nx.DiGraph if g.directed else nx.Graph)
     ref = nx.pagerank(G, tol=1e-10, max_iter=500, weight=None)
-    np.testing.assert_allclose(a[0], [ref[v] for v in range(g.num_vertices)], atol=1e-6 if shares == "float32" else 1e-9)
+    np.testing.assert_allclose(a[0], [ref[v] for v in range(g.num_vertices)],
+                               atol=1e-6 if shares == "float32" else 1e-9)
 
 
 def test_gpus_in_threads_keep_the_hosts_path():

@@ -64,14 +64,15 @@ class Borders:
         self.bytes = 0  # values it sent on it
 
     def serves(self, prim, names) -> bool:
-        """Whether a hop of ``prim``'s arrays ``names`` fits: at most FIELDS arrays, one value of at most ITEM bytes
-        per local vertex in one contiguous array, none holding vertex ids (those travel in caller ids).  The same answer on every device."""
+        """Whether a hop of ``prim``'s arrays ``names`` fits: at most FIELDS arrays, one value of 4 or 8 (ITEM)
+        bytes per local vertex in one contiguous array, none holding vertex ids (those travel in caller ids).  The
+        same answer on every device."""
         if not names or len(names) > FIELDS:
             return False
         for name in names:
             a = getattr(prim, name, None)
             if name in prim.vertex_valued or a is None or a.ndim != 1 or a.shape[0] != self.part.num_vertices \
-                    or not a.flags.c_contiguous or a.dtype.itemsize > ITEM or a.dtype.itemsize not in (4, 8):
+                    or not a.flags.c_contiguous or a.dtype.itemsize not in (4, ITEM):
                 return False
         return True
 

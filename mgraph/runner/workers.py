@@ -172,8 +172,9 @@ class Threads(Workers):
         if self.peer_levels is not None:
             shared["on_abort"].append(self.peer_levels.abort)
             self.peer_levels.attach()  # before the exchanges' first phase, which arms each part's link
-        # GPUs in threads keep the host's path: a worker's host read (a primitive's float()) holds the interpreter
-        # while its stream waits on the device for a peer's post, which the peer's thread could then never launch
+        # GPUs in threads keep the host's path: a worker's host read (a primitive's float()) can hold the
+        # interpreter while its stream waits on the device for a peer's post, which the peer's thread could then
+        # never launch (the levels link polls events instead of reading for this reason)
         links = borders.thread_links(parts, self._groups) \
             if _wants_borders(self.opts, parts, prims) and not self.backends[0].is_gpu else None
         self.borders = links or [None] * p
