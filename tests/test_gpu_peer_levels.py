@@ -170,3 +170,56 @@ def test_mpi_ranks_batch_their_visits_through_ipc(tmp_path):
         host = mgraph.run(LevelBFS, g, source=7, backend="cupy", peer_levels=False)
     """, names=("hops", "via"))
     assert stats["sizes"] == [int((ref == k).sum()) for k in range(1, int(ref.max()) + 2)]
+
+
+# -- graphs with hubs: the gated kernel -----------------------------------------------------------------------------
+@pytest.mark.parametrize("spec, source, bounds", [("rmat:12", 0, (16, 2000)), ("rmat:12:8", 3, (16, 2000)),
+                                                  ("rmat:18", 0, None)])
+def test_a_graph_with_hubs_matches_scipy_and_the_twin(monkeypatch, spec, source, bounds):
+    """Hubs' arcs spread over the grid and each level's arcs agreed before it runs: the GPUs' levels give scipy's
+    depths and a tree Graph500 accepts, and run the same levels and send the same entries as the NumPy twin.
+    ``bounds``: a hub's arcs and a gated frontier's that make a small graph mix the paths; None: the shipped ones
+    (R-MAT 18 has hubs of more than FUSE_DEGREE arcs, and levels of more than GATED_ARCS)."""
+    from mgraph.ops import levels
+
+    if bounds:
+        monkeypatch.setattr(levels, "FUSE_DEGREE", bounds[0])
+        monkeypatch.setattr(levels, "GATED_ARCS", bounds[1])
+    g = mgraph.load(spec, backend="numpy")
+    assert int(g.out_degree().max()) > levels.FUSE_DEGREE
+    gpu = mgraph.bfs(g, source, devices=[0, 1], backend="cupy")
+    twin = mgraph.bfs(g, source, devices=2, backend="numpy")
+    ref = hops(g, source)
+    for r in (gpu, twin):
+        np.testing.assert_array_equal(r.depth, ref)
+        validate_bfs(g, source, r.depth, r.predecessor)
+    assert gpu.stats["level_path"] == "peer" and 0 < gpu.stats["peer_levels"] < int(ref.max()) + 1
+    assert gpu.stats["peer_levels"] == twin.stats["peer_levels"]
+    assert gpu.stats["peer_bytes"] == twin.stats["peer_bytes"]
+    assert gpu.stats["supersteps"] == twin.stats["supersteps"]
+
+
+def test_mpi_ranks_gate_the_levels_of_a_graph_with_hubs(tmp_path):
+    """Two GPU ranks through IPC on R-MAT 18 (hubs): scipy's depths, Graph500's rules, some levels on the devices."""
+    from conftest import run_mpi
+
+    script = tmp_path / "hubs.py"
+    script.write_text(textwrap.dedent("""
+        import json, sys
+        import numpy as np
+        import mgraph
+        g = mgraph.load("rmat:18", backend="cupy")
+        r = mgraph.bfs(g, 0, backend="cupy")
+        if r.depth is not None:
+            np.save(sys.argv[1], np.stack([r.depth, r.predecessor]))
+            print(json.dumps({"path": r.stats["level_path"], "levels": r.stats["peer_levels"]}))
+    """))
+    out = run_mpi(2, ["python", str(script), str(tmp_path / "r.npy")], env={"MGRAPH_BACKEND": "cupy"}, timeout=180)
+    assert out.returncode == 0, out.stderr[-3000:]
+    stats = json.loads(out.stdout.strip().splitlines()[-1])
+    g = mgraph.load("rmat:18", backend="numpy")
+    ref = hops(g, 0)
+    depth, pred = np.load(tmp_path / "r.npy")
+    np.testing.assert_array_equal(depth, ref)
+    validate_bfs(g, 0, depth, pred)
+    assert stats["path"] == "peer" and 0 < stats["levels"] < int(ref.max()) + 1

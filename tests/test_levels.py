@@ -118,9 +118,13 @@ def test_a_graph_with_a_hub_runs_its_levels_one_at_a_time():
     g = mgraph.load("rmat:12", backend="numpy")  # a vertex of 1360 arcs: a warp would walk them alone
     assert np.diff(g.indptr).max() > levels.FUSE_DEGREE
     source = int(np.flatnonzero(np.diff(g.indptr) == 1)[0])
-    one, parts = mgraph.bfs(g, source), mgraph.bfs(g, source, devices=2)
+    one, parts = mgraph.bfs(g, source), mgraph.bfs(g, source, devices=2, peer_levels=False)
     np.testing.assert_array_equal(one.depth, scipy_depths(g, source))
     assert one.stats["supersteps"] == parts.stats["supersteps"]  # no superstep ran two levels
+    # across devices the link's gated levels run the small ones on the devices (tests/test_peer_levels.py)
+    linked = mgraph.bfs(g, source, devices=2)
+    np.testing.assert_array_equal(linked.depth, one.depth)
+    assert linked.stats["level_path"] == "peer" and linked.stats["supersteps"] < parts.stats["supersteps"]
     assert one.stats["iterations"] == int(one.depth.max()) + 1
 
 

@@ -201,9 +201,12 @@ def test_without_frontier_values_the_host_exchanges():
 def test_eligibility_on_several_devices():
     g = mgraph.load("grid:4x4")
     two = type("G", (), {"size": 2})()
-    link = object()
+    link = type("Link", (), {"gated": False})()
     assert enactor.batches(LevelBFS(g), two, link)
     assert not enactor.batches(LevelBFS(g), two)  # no link: each superstep's exchange is the host's
+    link.gated = True  # a graph with hubs: the link serves no one-level visit
+    assert not enactor.batches(LevelBFS(g), two, link)
+    link.gated = False
     assert not enactor.batches(type("Own", (LevelBFS,), {"batches": False})(g), two, link)
 
 

@@ -14,6 +14,7 @@ import scipy.sparse.csgraph as csgraph
 import mgraph
 from mgraph.check.validate import validate_bfs
 from mgraph.comm import peer
+from mgraph.ops import levels
 
 
 def hops(g, source):
@@ -77,20 +78,85 @@ def test_several_sources_in_one_run_reuse_the_link():
     assert r.stats["peer_levels"] == sum(int(hops(g, s).max()) + 1 for s in sources)
 
 
-@pytest.mark.parametrize("what", ["hub", "all", "auto"])
+@pytest.mark.parametrize("what", ["all", "auto"])
 def test_the_host_path_where_the_link_cannot_serve(what):
-    """A hub of more than FUSE_DEGREE arcs (the kernel's warp per vertex), duplicate-all parts (no id maps), and
-    direction-optimizing BFS (it pulls, reading copies kept current): the host-driven exchange, right results."""
-    if what == "hub":
-        n = 1100
-        g = mgraph.Graph.from_edges(np.zeros(n - 1, dtype=np.int64), np.arange(1, n), num_vertices=n)
-        kwargs = {}
-    else:
-        g = mgraph.load("grid:30x20")
-        kwargs = {"duplication": "all"} if what == "all" else {"direction": "auto"}
+    """Duplicate-all parts (no id maps) and direction-optimizing BFS (it pulls, reading copies kept current): the
+    host-driven exchange, right results."""
+    g = mgraph.load("grid:30x20")
+    kwargs = {"duplication": "all"} if what == "all" else {"direction": "auto"}
     r = mgraph.bfs(g, 1, devices=2, **kwargs)
     np.testing.assert_array_equal(r.depth, hops(g, 1))
     validate_bfs(g, 1, r.depth, r.predecessor)
+    assert r.stats["level_path"] == "host"
+
+
+# -- graphs with hubs: the link is gated ---------------------------------------------------------------------------
+def test_a_hub_in_a_small_frontier_runs_on_the_devices():
+    """A star's centre has more than FUSE_DEGREE arcs: the link is gated (each level agrees on its frontier's arcs
+    first) and every level still runs on the devices, the hub's arcs among them."""
+    n = levels.FUSE_DEGREE + 76
+    g = mgraph.Graph.from_edges(np.zeros(n - 1, dtype=np.int64), np.arange(1, n), num_vertices=n)
+    for devices in (2, 3):
+        r = mgraph.bfs(g, 1, devices=devices)
+        np.testing.assert_array_equal(r.depth, hops(g, 1))
+        validate_bfs(g, 1, r.depth, r.predecessor)
+        assert r.stats["level_path"] == "peer" and r.stats["peer_levels"] == 3  # the centre, the leaves, nothing
+
+
+@pytest.fixture
+def small_bounds(monkeypatch):
+    """Bounds that make a small R-MAT graph's BFS mix the paths: vertices of more than 16 arcs are hubs, and a
+    frontier of more than 2000 arcs is the load-balanced advance's.  Every call of the twin's levels is recorded
+    with what it returned (None: it found the frontier over the bound before any level)."""
+    monkeypatch.setattr(levels, "FUSE_DEGREE", 16)
+    monkeypatch.setattr(levels, "GATED_ARCS", 2000)
+    calls, real = [], peer.NumpyLink.visit_levels
+
+    def recorded(self, *args, **kwargs):
+        r = real(self, *args, **kwargs)
+        calls.append(None if r is None else r.levels)
+        return r
+
+    monkeypatch.setattr(peer.NumpyLink, "visit_levels", recorded)
+    return calls
+
+
+@pytest.mark.parametrize("spec, devices, source", [("rmat:11", 2, 0), ("rmat:11", 3, 5), ("rmat:12:8", 2, 3)])
+def test_levels_of_a_graph_with_hubs_mix_the_devices_and_the_host(small_bounds, spec, devices, source):
+    """R-MAT's first levels and its tail run on the devices, its large levels through the host's exchange: scipy's
+    depths, a tree Graph500 accepts, and the host path's depths; some calls declined before any level."""
+    g = mgraph.load(spec)
+    r = mgraph.bfs(g, source, devices=devices)
+    host = mgraph.bfs(g, source, devices=devices, peer_levels=False)
+    ref = hops(g, source)
+    for x in (r, host):
+        np.testing.assert_array_equal(x.depth, ref)
+        validate_bfs(g, source, x.depth, x.predecessor)
+    assert r.stats["level_path"] == "peer" and host.stats["level_path"] == "host"
+    ran = [c for c in small_bounds if c]
+    assert ran and 0 < r.stats["peer_levels"] < int(ref.max()) + 1  # some levels on the devices, not all
+    assert r.stats["peer_levels"] * devices == sum(ran)  # every device ran the same levels
+    assert r.stats["supersteps"] < host.stats["supersteps"]
+    assert None in small_bounds  # a frontier of few vertices and many arcs went to the host's advance
+
+
+def test_a_graph_with_hubs_gets_a_link_only_for_a_push_visit(small_bounds):
+    """The link's buffers are as large as a part: on a graph with hubs only a primitive that may be a push visit
+    gets one (peer.may_serve); and a user's one-level visits are not batched on a gated link (nothing bounds
+    their frontiers), so they keep the host's exchange."""
+    import test_peer_batches
+    from mgraph.primitives.bfs import BFS
+    from mgraph.primitives.cc import CC
+    from mgraph.primitives.pagerank import PageRank
+    from mgraph.primitives.sssp import SSSP
+
+    g = mgraph.load("rmat:11")
+    assert peer.may_serve(BFS(g)) and not peer.may_serve(BFS(g, direction="auto"))
+    assert not any(peer.may_serve(cls(g)) for cls in (CC, PageRank, SSSP))
+    r = mgraph.sssp(g, 0, devices=2)
+    assert r.stats["level_path"] == "host" and not small_bounds
+    r = mgraph.run(test_peer_batches.LevelBFS, g, source=0, devices=2)
+    np.testing.assert_array_equal(r.hops, hops(g, 0))
     assert r.stats["level_path"] == "host"
 
 
@@ -161,3 +227,41 @@ def test_mpi_ranks_run_the_levels_through_their_collectives(tmp_path, ranks, spe
         depth, pred = np.load(tmp_path / f"r-{name}.npy")
         np.testing.assert_array_equal(depth, ref)
         validate_bfs(g, source, depth, pred)
+
+
+HUBS_SCRIPT = """
+import json, sys
+import numpy as np
+import mgraph
+from mgraph.ops import levels
+levels.FUSE_DEGREE, levels.GATED_ARCS = 16, 2000  # as the small_bounds fixture: R-MAT's levels mix the paths
+g = mgraph.load(sys.argv[1])
+for peer in (True, False):
+    r = mgraph.bfs(g, int(sys.argv[2]), peer_levels=peer)
+    if r.depth is not None:
+        np.save(sys.argv[3] + ("-peer" if peer else "-host") + ".npy", np.stack([r.depth, r.predecessor]))
+        print(json.dumps({"path": r.stats["level_path"], "levels": r.stats["peer_levels"],
+                          "supersteps": r.stats["supersteps"]}), flush=True)
+"""
+
+
+@pytest.mark.parametrize("ranks", [2, 3])
+def test_mpi_ranks_gate_the_levels_of_a_graph_with_hubs(tmp_path, ranks):
+    """CPU ranks agree that the graph has hubs (one rank's part suffices) and gate their levels alike: scipy's
+    depths and a tree Graph500 accepts, with some levels on the devices and fewer supersteps than the host's."""
+    from conftest import run_mpi
+    import json
+
+    script = tmp_path / "hubs.py"
+    script.write_text(HUBS_SCRIPT)
+    out = run_mpi(ranks, ["python", str(script), "rmat:11", "0", str(tmp_path / "r")], timeout=240)
+    assert out.returncode == 0, out.stderr[-3000:]
+    peer_run, host = (json.loads(line) for line in out.stdout.strip().splitlines()[-2:])
+    g = mgraph.load("rmat:11", backend="numpy")
+    ref = hops(g, 0)
+    assert peer_run["path"] == "peer" and 0 < peer_run["levels"] < int(ref.max()) + 1
+    assert host["path"] == "host" and peer_run["supersteps"] < host["supersteps"]
+    for name in ("peer", "host"):
+        depth, pred = np.load(tmp_path / f"r-{name}.npy")
+        np.testing.assert_array_equal(depth, ref)
+        validate_bfs(g, 0, depth, pred)

@@ -26,13 +26,16 @@ import numpy as np
 
 from mgraph.backend import to_host
 from mgraph.ops import cuda, cupy_kernels
+from mgraph.ops import levels as fusing
 from mgraph.ops.levels import Levels
 from mgraph.ops.queue import Queue, plain, word
 from mgraph.comm.peer import Link, PeerAborted
 
 BLOCK = cuda.BLOCK
 HEAD = 16  # state words before the per-peer counts: see the kernel's comment
-STICKY = 13  # the first state word a call leaves as it was (a failure, kept until the phase ends)
+HUBS = 13  # the state word of a level's hubs (see the kernel's comment)
+STICKY = 14  # the first state word a call leaves as it was (a failure, kept until the phase ends)
+HUB_RUN = 128  # a warp's consecutive positions among a level's hubs' arcs: one search for the run's first hub
 MAX_PEERS = 64  # devices a link joins at most (each block keeps a word per peer in shared memory)
 # the kernel's grid: at most this many blocks per multiprocessor (None: as many as fit).  Its levels are small
 # (a long-diameter graph's wavefronts) and every grid sync and gate costs in proportion to the blocks.
@@ -49,17 +52,155 @@ namespace cg = cooperative_groups;
 // [5] vertices of the whole graph's frontiers after the first and before the last; [6], [7], [8] the out-arcs of
 // the next frontiers, as [0..2]; [9] barriers passed; [10] 1 where a peer failed, 2 where a peer's post did not
 // come within wait_ns (then [3] is the level it waited at); [11] the input frontier's arcs;
-// [12] the gate: the tag of the last level whose posts have all arrived; [STICKY] [10]'s failure, kept from call to
-// call (a call after it returns at once: the host reads it when a batch of one-level calls ends) and [STICKY + 1] the
-// level it came at; the words from STICKY on are zeroed when a phase begins, the others at every call.
+// [12] the gate: the tag of the last barrier whose posts have all arrived; [HUBS] the level's hubs set aside: their
+// count (bits 40 and up) and arcs (below), taken by one atomic; [STICKY] [10]'s failure, kept from call to call (a
+// call after it returns at once: the host reads it when a batch of one-level calls ends) and [STICKY + 1] the level
+// it came at; the words from STICKY on are zeroed when a phase begins, the others at every call.
 // [HEAD + k]: entries written into peer k's inbox in this phase, [HEAD + p + k]: entries of peer k's inbox claimed
 // here in this phase (the inboxes fill up within a phase, never wrap: each copy is claimed once in a traversal).
-// mail (this GPU's memory, written by the peers): [(k * 2 + parity) * 4 + j]: k's post at a level whose tag has that
-// parity: j = 0 the level's tag, 1 its inbox entries written here, 2 the size and 3 the arcs of the frontier it
-// advanced.  The parity is the tag's, which grows across calls, so that one-level calls alternate the slots too.
+// mail (this GPU's memory, written by the peers): [(k * 2 + parity) * 4 + j]: k's post at a barrier whose tag has
+// that parity: j = 0 the tag, 1 its inbox entries written here, 2 the size and 3 the arcs of its frontier.  The
+// parity is the tag's, which grows across calls, so that one-level calls alternate the slots too.
 // n_word: where not null, the input frontier's length in device memory (a Queue's count word), read here;
 // first_count: where not null, the first level's output count (the output Queue's word), else state[0].
-extern "C" __global__ void __launch_bounds__(BLOCK) peer_visit(
+// gated (a graph with hubs): each level first agrees on its frontier's size and arcs (a barrier of its own), and
+// none is advanced here whose arcs exceed `limit`: the load-balanced advance takes it (at the first level: nothing
+// ran, levels 0).  Then a frontier vertex of more than hub_degree arcs is a hub, whose arcs the whole grid takes.
+
+// The visit's claim of arc u -> v: 1 where v is this GPU's own (it joins the next frontier), 2 where v is a copy of a
+// peer's vertex (it goes to that peer's inbox: send_one or warp_send), 0 where v was visited already.
+__device__ __forceinline__ int visit_arc(idx_t u, idx_t v, int level, int* label, idx_t* pred, i64 own_below)
+{
+    if (label[v] != -1 || atomicCAS(&label[v], -1, level) != -1) return 0;
+    pred[v] = u;
+    return (i64)v < own_below ? 1 : 2;
+}
+
+// A claimed copy written into its owner's inbox by its own thread: a slot from the owner's counter (a light graph's
+// level claims few copies, and a warp's round of votes costs more than their atomics).
+__device__ __forceinline__ void send_one(idx_t u, idx_t v, const int* __restrict__ owner,
+                                         const u64* __restrict__ id_on, const i64* __restrict__ caller,
+                                         const u64* __restrict__ out_ids, const u64* __restrict__ out_preds,
+                                         u64* sent, int carry, bool& wrote)
+{
+    const int k = owner[v];
+    const u64 slot = atomicAdd(&sent[k], 1ull);
+    ((idx_t*)out_ids[k])[slot] = ((const idx_t*)id_on[k])[v];
+    if (carry) ((i64*)out_preds[k])[slot] = caller[u];
+    wrote = true;
+}
+
+// A warp's claimed copies (warp-uniform call: every lane passes whether its v is one) written into their owners'
+// inboxes, in the owners' ids, with their predecessors' caller ids: one slot-taking atomic per owner among them, not
+// one per copy (a level that claims 10^5 copies would otherwise queue them all on the one counter of each peer).
+__device__ __forceinline__ void warp_send(bool copy, idx_t u, idx_t v, int lane, const int* __restrict__ owner,
+                                          const u64* __restrict__ id_on, const i64* __restrict__ caller,
+                                          const u64* __restrict__ out_ids, const u64* __restrict__ out_preds,
+                                          u64* sent, int carry, bool& wrote)
+{
+    unsigned todo = __ballot_sync(0xffffffffu, copy);
+    if (!todo) return;
+    const int k = copy ? owner[v] : -1;
+    while (todo) {  // warp-uniform: a round per owner among the warp's copies
+        const int leader = __ffs(todo) - 1;
+        const int to = __shfl_sync(0xffffffffu, k, leader);
+        const unsigned group = __ballot_sync(0xffffffffu, copy && k == to);
+        u64 base = 0;
+        if (lane == leader) base = atomicAdd(&sent[to], (u64)__popc(group));
+        base = __shfl_sync(0xffffffffu, base, leader);
+        if (copy && k == to) {
+            const u64 slot = base + __popc(group & ((1u << lane) - 1u));
+            ((idx_t*)out_ids[to])[slot] = ((const idx_t*)id_on[to])[v];
+            if (carry) ((i64*)out_preds[to])[slot] = caller[u];
+            wrote = true;
+        }
+        todo &= ~group;
+    }
+}
+
+// A warp's claimed own vertices (warp-uniform call: every lane passes its `mine`) appended to the next frontier with
+// one atomic, their out-arcs added to the next frontier's.
+__device__ __forceinline__ void warp_emit(bool mine, idx_t v, int lane, u64* count, idx_t* out, u64* out_arcs,
+                                          const i64* __restrict__ indptr)
+{
+    const unsigned hits = __ballot_sync(0xffffffffu, mine);
+    if (!hits) return;
+    const int leader = __ffs(hits) - 1;
+    u64 at = 0;
+    if (lane == leader) at = atomicAdd(count, (u64)__popc(hits));
+    at = __shfl_sync(0xffffffffu, at, leader);
+    unsigned long long deg = 0;
+    if (mine) {
+        out[at + __popc(hits & ((1u << lane) - 1u))] = v;
+        deg = (u64)(indptr[v + 1] - indptr[v]);
+    }
+    for (int d = 16; d > 0; d >>= 1) deg += __shfl_down_sync(0xffffffffu, deg, d);
+    if (lane == 0 && deg) atomicAdd(out_arcs, (u64)deg);
+}
+
+// The devices' barrier `tag`: thread 0 posts to every peer how far this GPU has written into its inbox and its
+// frontier's size and arcs, waits for every peer's post of the tag and opens the gate (a word of this GPU's) that
+// each block's thread 0 waits for before it reads the posts (one waiter on the words the peers write: a thousand
+// blocks spinning there slowed the peers' writes tenfold).  Every thread of the grid calls it; on return the block's
+// shared words hold the posts and the totals (this GPU's included), or s_failed.
+__device__ __forceinline__ void agree(u64 tag, i64 tid, const u64* __restrict__ peer_mail, u64* mail, u64* state,
+                      const u64* sent, i64 n, i64 arcs, int p, int me, int level, int it,
+                      const volatile int* abort_flag, u64 wait_ns,
+                      u64* s_posted, u64& s_total, u64& s_arcs, int& s_failed)
+{
+    const int par = (int)(tag & 1);
+    if (tid == 0) {
+        __threadfence_system();
+        for (int k = 0; k < p; ++k) {
+            if (k == me) continue;
+            volatile u64* box = (volatile u64*)((u64*)peer_mail[k] + (me * 2 + par) * 4);
+            box[1] = sent[k];
+            box[2] = (u64)n;
+            box[3] = (u64)arcs;
+            __threadfence_system();
+            box[0] = tag;
+        }
+        int failed = 0;
+        u64 start;
+        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
+        for (int k = 0; k < p && !failed; ++k) {
+            if (k == me) continue;
+            volatile u64* box = (volatile u64*)(mail + (k * 2 + par) * 4);
+            for (unsigned spins = 1; box[0] != tag; ++spins) {
+                if ((spins & 1023u) == 0) {
+                    if (*abort_flag) { failed = 1; break; }
+                    u64 now;  // a peer that never posts (a fault of this protocol) is an error, not a hang
+                    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+                    if (now - start > wait_ns) { failed = 2; state[3] = (u64)it; break; }
+                }
+            }
+        }
+        state[10] = (u64)failed;
+        if (failed) { state[STICKY] = (u64)failed; state[STICKY + 1] = (u64)level; }
+        __threadfence();
+        *(volatile u64*)&state[12] = tag;
+    }
+    if (threadIdx.x == 0) {
+        while (*(volatile u64*)&state[12] != tag) { }
+        __threadfence();
+        u64 total = (u64)n, total_arcs = (u64)arcs;
+        const int failed = (int)*(volatile u64*)&state[10];
+        for (int k = 0; k < p && !failed; ++k) {
+            if (k == me) continue;
+            volatile u64* box = (volatile u64*)(mail + (k * 2 + par) * 4);
+            s_posted[k] = box[1];
+            total += box[2];
+            total_arcs += box[3];
+        }
+        s_total = total;
+        s_arcs = total_arcs;
+        s_failed = failed;
+    }
+    __syncthreads();
+}
+
+template <bool GATED>
+__device__ __forceinline__ void visit_body(
     const i64* __restrict__ indptr, const idx_t* __restrict__ indices,
     const idx_t* __restrict__ frontier, i64 n_given, const u64* __restrict__ n_word, u64* first_count,
     idx_t* __restrict__ buf_a, idx_t* __restrict__ buf_b,
@@ -68,7 +209,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK) peer_visit(
     const i64* __restrict__ g2l, const u64* __restrict__ out_ids, const u64* __restrict__ out_preds,
     const u64* __restrict__ peer_mail, u64* mail, const u64* __restrict__ in_ids,
     const u64* __restrict__ in_preds, u64* __restrict__ state, u64 tag0, const volatile int* abort_flag,
-    u64 wait_ns, int carry, int p, int me)
+    u64 wait_ns, int carry, int p, int me, i64 hub_degree, idx_t* __restrict__ hub_v, i64* __restrict__ hub_at)
 {
     cg::grid_group grid = cg::this_grid();
     if (*(volatile u64*)&state[STICKY]) return;  // a failure in an earlier call of this phase: the host raises it
@@ -78,9 +219,10 @@ extern "C" __global__ void __launch_bounds__(BLOCK) peer_visit(
     const i64 threads = (i64)gridDim.x * blockDim.x;
     const i64 warp = tid >> 5;
     const i64 warps = threads >> 5;
+    const u64 HUB_ARCS = (1ull << 40) - 1ull;
     u64* sent = state + HEAD;
     u64* claimed = state + HEAD + p;
-    // per block: what each peer had posted at the last level (what this block has claimed of its inbox) and now
+    // per block: what each peer had posted at the last barrier (what this block has claimed of its inbox) and now
     __shared__ u64 s_read[MAX_PEERS], s_posted[MAX_PEERS], s_total, s_arcs;
     __shared__ int s_failed;
     if (threadIdx.x < MAX_PEERS) s_read[threadIdx.x] = threadIdx.x < p ? claimed[threadIdx.x] : 0;
@@ -99,107 +241,79 @@ extern "C" __global__ void __launch_bounds__(BLOCK) peer_visit(
     i64 n = n_front;
     i64 in_arcs = (i64)*(volatile u64*)&state[11];
     u64 prior = 0;
+    u64 tag = tag0;
     for (int it = 0;; ++it) {
         const int level = level0 + it;
-        const u64 tag = tag0 + (u64)it + 1;
-        const int par = (int)(tag & 1);
         u64* count = (it == 0 && first_count) ? first_count : &state[it % 3];
         u64* out_arcs = &state[6 + it % 3];
+        if (GATED) {  // agree on the frontier before advancing it: empty everywhere, or the load-balanced advance's
+            agree(++tag, tid, peer_mail, mail, state, sent, n, in_arcs, p, me, level, it, abort_flag, wait_ns,
+                  s_posted, s_total, s_arcs, s_failed);
+            if (s_failed) return;
+            if (s_total == 0 || (i64)s_arcs > limit) {
+                if (tid == 0) { state[3] = it; state[4] = n; state[5] = prior; state[9] = tag - tag0; }
+                if (blockIdx.x == 0 && threadIdx.x < p) claimed[threadIdx.x] = s_read[threadIdx.x];
+                return;
+            }
+        }
         bool wrote = false;  // into a peer's inbox: one system-wide fence after the level, not one per entry
         for (i64 k = warp; k < n; k += warps) {  // warp-uniform: every lane takes the same vertex
             const idx_t u = in[k];
             const i64 beg = indptr[u], end = indptr[u + 1];
+            if (GATED && end - beg > hub_degree) {  // a hub: its arcs go to the whole grid, after a sync
+                if (lane == 0) {
+                    const u64 slot = atomicAdd(&state[HUBS], (1ull << 40) | (u64)(end - beg));
+                    hub_v[slot >> 40] = u;
+                    hub_at[slot >> 40] = (i64)(slot & HUB_ARCS);
+                }
+                continue;
+            }
             for (i64 base = beg; base < end; base += 32) {
                 const i64 e = base + lane;
-                bool mine = false;
+                int got = 0;
                 idx_t v = 0;
                 if (e < end) {
                     v = indices[e];
-                    if (label[v] == -1 && atomicCAS(&label[v], -1, level) == -1) {
-                        pred[v] = u;
-                        if ((i64)v < own_below) {
-                            mine = true;
-                        } else {  // a copy: to its owner's inbox, in the owner's ids
-                            const int k2 = owner[v];
-                            const u64 slot = atomicAdd(&sent[k2], 1ull);
-                            ((idx_t*)out_ids[k2])[slot] = ((const idx_t*)id_on[k2])[v];
-                            if (carry) ((i64*)out_preds[k2])[slot] = caller[u];
-                            wrote = true;
-                        }
-                    }
+                    got = visit_arc(u, v, level, label, pred, own_below);
+                    if (!GATED && got == 2)
+                        send_one(u, v, owner, id_on, caller, out_ids, out_preds, sent, carry, wrote);
                 }
-                const unsigned hits = __ballot_sync(0xffffffffu, mine);
-                if (hits) {
-                    const int leader = __ffs(hits) - 1;
-                    u64 at = 0;
-                    if (lane == leader) at = atomicAdd(count, (u64)__popc(hits));
-                    at = __shfl_sync(0xffffffffu, at, leader);
-                    unsigned long long deg = 0;
-                    if (mine) {
-                        out[at + __popc(hits & ((1u << lane) - 1u))] = v;
-                        deg = (u64)(indptr[v + 1] - indptr[v]);
+                warp_emit(got == 1, v, lane, count, out, out_arcs, indptr);
+                if (GATED)
+                    warp_send(got == 2, u, v, lane, owner, id_on, caller, out_ids, out_preds, sent, carry, wrote);
+            }
+        }
+        if (GATED) {  // the hubs' arcs as one run of positions, HUB_RUN consecutive ones to a warp
+            grid.sync();
+            const u64 hubs = *(volatile u64*)&state[HUBS];
+            const i64 n_hubs = (i64)(hubs >> 40), hub_arcs = (i64)(hubs & HUB_ARCS);
+            for (i64 run = warp * HUB_RUN; run < hub_arcs; run += warps * HUB_RUN) {
+                i64 h = lb_search(hub_at, 0, n_hubs - 1, run);  // the run's first hub, found once
+                const i64 run_end = run + HUB_RUN < hub_arcs ? run + HUB_RUN : hub_arcs;
+                for (i64 e0 = run; e0 < run_end; e0 += 32) {  // warp-uniform trips
+                    const i64 at = e0 + lane;
+                    int got = 0;
+                    idx_t u = 0, v = 0;
+                    if (at < run_end) {
+                        while (h + 1 < n_hubs && hub_at[h + 1] <= at) ++h;  // lanes move on to the next hubs
+                        u = hub_v[h];
+                        v = indices[indptr[u] + (at - hub_at[h])];
+                        got = visit_arc(u, v, level, label, pred, own_below);
                     }
-                    for (int d = 16; d > 0; d >>= 1) deg += __shfl_down_sync(0xffffffffu, deg, d);
-                    if (lane == 0 && deg) atomicAdd(out_arcs, (u64)deg);
+                    warp_emit(got == 1, v, lane, count, out, out_arcs, indptr);
+                    warp_send(got == 2, u, v, lane, owner, id_on, caller, out_ids, out_preds, sent, carry, wrote);
                 }
             }
         }
         if (wrote) __threadfence_system();  // the entries reach the peer before the post that follows the sync
         grid.sync();
-        if (tid == 0) {  // post this level to every peer: how far this GPU wrote into its inbox, what it advanced
-            __threadfence_system();
-            for (int k = 0; k < p; ++k) {
-                if (k == me) continue;
-                volatile u64* box = (volatile u64*)((u64*)peer_mail[k] + (me * 2 + par) * 4);
-                box[1] = sent[k];
-                box[2] = (u64)n;
-                box[3] = (u64)in_arcs;
-                __threadfence_system();
-                box[0] = tag;
-            }
-        }
-        if (tid == 0) {  // wait for every peer's post of this level, then open the gate for this GPU's blocks
-            int failed = 0;
-            u64 start;
-            asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
-            for (int k = 0; k < p && !failed; ++k) {
-                if (k == me) continue;
-                volatile u64* box = (volatile u64*)(mail + (k * 2 + par) * 4);
-                for (unsigned spins = 1; box[0] != tag; ++spins) {
-                    if ((spins & 1023u) == 0) {
-                        if (*abort_flag) { failed = 1; break; }
-                        u64 now;  // a peer that never posts (a fault of this protocol) is an error, not a hang
-                        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
-                        if (now - start > wait_ns) { failed = 2; state[3] = (u64)it; break; }
-                    }
-                }
-            }
-            state[10] = (u64)failed;
-            if (failed) { state[STICKY] = (u64)failed; state[STICKY + 1] = (u64)level; }
-            __threadfence();
-            *(volatile u64*)&state[12] = tag;
-        }
-        if (threadIdx.x == 0) {  // each block reads the posts once the gate is open: one waiter on the NVLink side
-            while (*(volatile u64*)&state[12] != tag) { }
-            __threadfence();
-            u64 total = (u64)n, total_arcs = (u64)in_arcs;
-            const int failed = (int)*(volatile u64*)&state[10];
-            for (int k = 0; k < p && !failed; ++k) {
-                if (k == me) continue;
-                volatile u64* box = (volatile u64*)(mail + (k * 2 + par) * 4);
-                s_posted[k] = box[1];
-                total += box[2];
-                total_arcs += box[3];
-            }
-            s_total = total;
-            s_arcs = total_arcs;
-            s_failed = failed;
-        }
-        __syncthreads();
+        if (GATED && tid == 0) state[HUBS] = 0;  // read by none after that sync; appended to after the next ones
+        agree(++tag, tid, peer_mail, mail, state, sent, n, in_arcs, p, me, level, it, abort_flag, wait_ns,
+              s_posted, s_total, s_arcs, s_failed);
         if (s_failed) return;  // every block sees it: the host raises
         const i64 total = (i64)s_total, total_arcs = (i64)s_arcs;
         if (it > 0 && total == 0) {  // the frontier just advanced was empty everywhere (nothing was sent either)
-            if (tid == 0) { state[3] = it; state[4] = 0; state[5] = prior; state[9] = it + 1; }
+            if (tid == 0) { state[3] = it; state[4] = 0; state[5] = prior; state[9] = tag - tag0; }
             if (blockIdx.x == 0 && threadIdx.x < p) claimed[threadIdx.x] = s_read[threadIdx.x];
             return;
         }
@@ -209,13 +323,29 @@ extern "C" __global__ void __launch_bounds__(BLOCK) peer_visit(
             const i64 lo = (i64)s_read[k], hi = (i64)s_posted[k];
             const volatile idx_t* ids = (const volatile idx_t*)in_ids[k];
             const volatile i64* preds = (const volatile i64*)in_preds[k];
-            for (i64 j = lo + tid; j < hi; j += threads) {
-                const idx_t v = ids[j];
-                if (label[v] == -1 && atomicCAS(&label[v], -1, level) == -1) {
-                    if (carry) pred[v] = (idx_t)g2l[preds[j]];
-                    const u64 at = atomicAdd(count, 1ull);
-                    out[at] = v;
-                    atomicAdd(out_arcs, (u64)(indptr[v + 1] - indptr[v]));
+            if constexpr (!GATED) {  // a light graph's few arrivals: a thread each
+                for (i64 j = lo + tid; j < hi; j += threads) {
+                    const idx_t v = ids[j];
+                    if (label[v] == -1 && atomicCAS(&label[v], -1, level) == -1) {
+                        if (carry) pred[v] = (idx_t)g2l[preds[j]];
+                        const u64 at = atomicAdd(count, 1ull);
+                        out[at] = v;
+                        atomicAdd(out_arcs, (u64)(indptr[v + 1] - indptr[v]));
+                    }
+                }
+            } else {  // up to a level's worth of copies: one atomic per warp (warp_emit), warp-uniform trips
+                for (i64 base = lo + warp * 32; base < hi; base += warps * 32) {
+                    const i64 j = base + lane;
+                    bool mine = false;
+                    idx_t v = 0;
+                    if (j < hi) {
+                        v = ids[j];
+                        if (label[v] == -1 && atomicCAS(&label[v], -1, level) == -1) {
+                            if (carry) pred[v] = (idx_t)g2l[preds[j]];
+                            mine = true;
+                        }
+                    }
+                    warp_emit(mine, v, lane, count, out, out_arcs, indptr);
                 }
             }
         }
@@ -223,8 +353,8 @@ extern "C" __global__ void __launch_bounds__(BLOCK) peer_visit(
         const i64 m = (i64)*(volatile u64*)count;
         const i64 next_arcs = (i64)*(volatile u64*)out_arcs;
         if (threadIdx.x < p) s_read[threadIdx.x] = s_posted[threadIdx.x];  // every thread of the block is past it
-        if (it + 1 >= max_levels || total_arcs > limit) {
-            if (tid == 0) { state[3] = it + 1; state[4] = m; state[5] = prior; state[9] = it + 1; }
+        if (it + 1 >= max_levels || (!GATED && total_arcs > limit)) {
+            if (tid == 0) { state[3] = it + 1; state[4] = m; state[5] = prior; state[9] = tag - tag0; }
             if (blockIdx.x == 0 && threadIdx.x < p) claimed[threadIdx.x] = s_read[threadIdx.x];
             return;
         }
@@ -238,6 +368,24 @@ extern "C" __global__ void __launch_bounds__(BLOCK) peer_visit(
         in_arcs = next_arcs;
     }
 }
+
+#define VISIT_PARAMS \
+    const i64* __restrict__ indptr, const idx_t* __restrict__ indices, \
+    const idx_t* __restrict__ frontier, i64 n_given, const u64* __restrict__ n_word, u64* first_count, \
+    idx_t* __restrict__ buf_a, idx_t* __restrict__ buf_b, \
+    int* __restrict__ label, idx_t* __restrict__ pred, int level0, int max_levels, i64 limit, i64 own_below, \
+    const int* __restrict__ owner, const u64* __restrict__ id_on, const i64* __restrict__ caller, \
+    const i64* __restrict__ g2l, const u64* __restrict__ out_ids, const u64* __restrict__ out_preds, \
+    const u64* __restrict__ peer_mail, u64* mail, const u64* __restrict__ in_ids, \
+    const u64* __restrict__ in_preds, u64* __restrict__ state, u64 tag0, const volatile int* abort_flag, \
+    u64 wait_ns, int carry, int p, int me, i64 hub_degree, idx_t* __restrict__ hub_v, i64* __restrict__ hub_at
+#define VISIT_ARGS indptr, indices, frontier, n_given, n_word, first_count, buf_a, buf_b, label, pred, level0, \
+    max_levels, limit, own_below, owner, id_on, caller, g2l, out_ids, out_preds, peer_mail, mail, in_ids, in_preds, \
+    state, tag0, abort_flag, wait_ns, carry, p, me, hub_degree, hub_v, hub_at
+
+// A light graph's levels (no hubs: hub_degree, hub_v and hub_at unused) and a gated link's (a graph with hubs)
+extern "C" __global__ void __launch_bounds__(BLOCK) peer_visit(VISIT_PARAMS) { visit_body<false>(VISIT_ARGS); }
+extern "C" __global__ void __launch_bounds__(BLOCK) peer_visit_hubs(VISIT_PARAMS) { visit_body<true>(VISIT_ARGS); }
 """
 
 
@@ -249,6 +397,11 @@ def _own_allocation(n, dtype):
     return cp.ndarray((max(int(n), 1),), dtype, cp.cuda.MemoryPointer(mem, 0))
 
 
+def _or_null(a):
+    """A kernel's pointer argument: ``a``, or null where the kernel does not read it."""
+    return a if a is not None else np.uintp(0)
+
+
 def reachable(devices) -> bool:
     """Whether every pair of ``devices`` can reach each other's memory (peer access)."""
     rt = cp.cuda.runtime
@@ -258,19 +411,22 @@ def reachable(devices) -> bool:
 
 def source(idx_ctype: str) -> str:
     return (f"#define IDX_T {idx_ctype}\n#define ITEMS {cupy_kernels.ITEMS}\n#define BLOCK {BLOCK}\n"
-            f"#define HEAD {HEAD}\n#define STICKY {STICKY}\n#define MAX_PEERS {MAX_PEERS}\n"
+            f"#define HEAD {HEAD}\n#define STICKY {STICKY}\n#define MAX_PEERS {MAX_PEERS}\n#define HUBS {HUBS}\n"
+            f"#define HUB_RUN {HUB_RUN}\n"
             + cupy_kernels.PRELUDE + PEER_VISIT)
 
 
 @lru_cache(maxsize=None)
-def _kernel(idx_dtype, device_id):
+def _kernel(idx_dtype, device_id, name="peer_visit"):
     """The kernel and the largest grid that can be resident at once (a cooperative launch needs it)."""
-    return cuda.cooperative(source(cuda.ID_CTYPES[np.dtype(idx_dtype)]), "peer_visit", device_id)
+    return cuda.cooperative(source(cuda.ID_CTYPES[np.dtype(idx_dtype)]), name, device_id)
 
 
-def _grid(idx_dtype, device_id):
-    kernel, most = _kernel(idx_dtype, device_id)
-    if BLOCKS_PER_SM is None:
+def _grid(idx_dtype, device_id, gated=False):
+    """The kernel and its grid; a gated link's (a graph with hubs) on as many blocks as fit: its few levels may each
+    claim up to FUSE_VISIT_ARCS arcs, which want every warp that fits, and its grid syncs are few."""
+    kernel, most = _kernel(idx_dtype, device_id, "peer_visit_hubs" if gated else "peer_visit")
+    if BLOCKS_PER_SM is None or gated:
         return kernel, most
     return kernel, min(most, BLOCKS_PER_SM * cp.cuda.Device(device_id).attributes["MultiProcessorCount"])
 
@@ -302,6 +458,12 @@ class CupyLink(Link):
         self.id_on = cp.array([0 if k == d else self._id_on[k].data.ptr for k in range(p)], dtype=np.uint64)
         self.words = cupyx.empty_pinned(HEAD + p, dtype=np.int64)
         self.bufs = (cp.empty(max(part.num_vertices, 1), dtype=idx), cp.empty(max(part.num_vertices, 1), dtype=idx))
+        self.hub_v = self.hub_at = None  # a level's hubs, set aside for the whole grid: at most every hub of the part
+        self.hub_degree = 1 << 62
+        if self.gated:
+            self.hub_degree = fusing.FUSE_DEGREE
+            hubs = max(int((part.out_degree() > self.hub_degree).sum()), 1)
+            self.hub_v, self.hub_at = cp.empty(hubs, dtype=idx), cp.empty(hubs, dtype=np.int64)
         shared["links"].append(self)
         self._tables = None
         self._sent = 0  # inbox entries this device had written in this phase when the state was last read
@@ -342,6 +504,7 @@ class CupyLink(Link):
         super().release()
         cp.cuda.Device(self.device).synchronize()  # a kernel that saw the abort word may still be returning
         self.in_ids = self.in_preds = self.mail = self.state = self.bufs = self.id_on = self._id_on = None
+        self.hub_v = self.hub_at = None
         self.words = self._tables = None
         self.shared = {"abort": self.shared["abort"]}  # not the other links: each releases its own
 
@@ -406,7 +569,7 @@ class CupyLink(Link):
     def _launch(self, f, n, n_word, first_count, buf_a, buf_b, label, pred, level, max_levels, limit):
         sub = self.part
         out_ids, out_preds, peer_mail, in_ids, in_preds = self._peer_tables()
-        kernel, grid = _grid(self.idx, self.device)
+        kernel, grid = _grid(self.idx, self.device, self.gated)
         stream = cp.cuda.get_current_stream()
         cp.cuda.runtime.memsetAsync(self.state.data.ptr, 0, STICKY * self.state.itemsize, stream.ptr)
         abort = self.shared["abort"]
@@ -417,7 +580,8 @@ class CupyLink(Link):
                                    out_preds, peer_mail, self.mail, in_ids, in_preds, self.state, np.uint64(self.tag),
                                    np.intp(abort.ctypes.data), np.uint64(int(WAIT_S * 1e9)),
                                    np.int32(self.pred_name is not None),
-                                   np.int32(self.peers.p), np.int32(self.d)))
+                                   np.int32(self.peers.p), np.int32(self.d), np.int64(self.hub_degree),
+                                   _or_null(self.hub_v), _or_null(self.hub_at)))
 
     def _read_state(self):
         """The state's first words, once the kernel has ended.  The host polls an event and sleeps between polls
@@ -433,7 +597,10 @@ class CupyLink(Link):
         return self.words.tolist()
 
     def visit_levels(self, frontier, label, pred, level, limit, max_levels):
-        """As :meth:`mgraph.comm.peer.NumpyLink.visit_levels`, in one cooperative launch and one read."""
+        """As :meth:`mgraph.comm.peer.NumpyLink.visit_levels`, in one cooperative launch and one read (None where a
+        gated link found the frontier's arcs over ``limit``)."""
+        if self.left_to_host(level, None):
+            return None
         f = plain(frontier).astype(self.idx, copy=False)
         buf_a, buf_b = self.bufs
         self._launch(f, int(f.shape[0]), 0, 0, buf_a, buf_b, label, pred, level, max_levels, limit)
@@ -443,6 +610,9 @@ class CupyLink(Link):
         if error is not None:
             raise error
         self.tag += barriers
+        self.left_to_host(level, levels)
+        if not levels:
+            return None
         self.levels_run += levels
         self._account(words)
         self.calls += 1
@@ -456,8 +626,9 @@ class RankLevels:
     peers' (peer access enabled as they open).  A rank that fails ends the job (mgraph.group.fail_job), so
     nothing here waits for a dead peer: its process is gone with its kernel."""
 
-    def __init__(self, part, backend, group):
+    def __init__(self, part, backend, group, gated=False):
         self.p, me = group.size, group.rank
+        self.gated = gated  # the run's graph has hubs (mgraph.comm.peer.has_hubs), alike on every rank
         with backend.context():
             owner = to_host(part.owner[part.own_below:])
         row = np.bincount(owner.astype(np.int64), minlength=self.p).tolist()  # this part's copies of each one's

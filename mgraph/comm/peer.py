@@ -42,10 +42,11 @@ import numpy as np
 from mgraph import ops
 from mgraph.backend import to_host
 from mgraph.comm.plan import TO_EVERY_PEER, TO_NOBODY
-from mgraph.ops.levels import Levels, arcs_of
+from mgraph.ops import levels as fusing
+from mgraph.ops.levels import Levels, arcs_of, max_degree
 from mgraph.ops.queue import Queue
 
-__all__ = ["Link", "NumpyLink", "PeerAborted", "PeerLevels"]
+__all__ = ["Link", "NumpyLink", "PeerAborted", "PeerLevels", "has_hubs", "may_serve"]
 
 
 class PeerAborted(threading.BrokenBarrierError):
@@ -57,10 +58,12 @@ class PeerLevels:
     """One run's link between its devices in this process: each part's link (``links[d]``, also set as the part's
     ``levels_link`` while the run lasts), and what they share."""
 
-    def __init__(self, parts, backends, link_type, groups=None, index=None):
+    def __init__(self, parts, backends, link_type, groups=None, index=None, gated=False):
         """``parts`` on ``backends``, this process's; ``groups``: their groups (a NumPy twin's collectives);
-        ``index``: under MPI, the rank of this process's one part among ``groups[0].size``."""
+        ``index``: under MPI, the rank of this process's one part among ``groups[0].size``; ``gated``: some part
+        of the run has a hub (:func:`has_hubs`), the same on every device."""
         self.p = len(parts) if index is None else groups[0].size
+        self.gated = gated
         self.parts, self.groups, self.backends = parts, groups, backends
         # entries each device may receive from each other: its copies of their vertices (proxies are local ids
         # from own_below on, owned by someone else)
@@ -102,16 +105,23 @@ class PeerLevels:
 
 
 class Link:
-    """Device ``d``'s end of a :class:`PeerLevels`: armed for a phase whose exchange plan it can stand in for."""
+    """Device ``d``'s end of a :class:`PeerLevels`: armed for a phase whose exchange plan it can stand in for.
+
+    ``gated``: the run's graph has hubs (:func:`has_hubs`).  Then every level first agrees on its frontier's size
+    and arcs, and a frontier of more arcs than the fused levels serve is left to the load-balanced advance
+    (:meth:`visit_levels` returns None where that is the first one); a hub's arcs are spread over the whole grid
+    on a GPU; and one-level calls (:meth:`visit`) are not offered, since nothing bounds their frontier."""
 
     def __init__(self, peers, d, part):
         self.peers, self.d, self.part = peers, d, part
+        self.gated = peers.gated
         self.prim = None  # the armed phase's primitive, and the names of its level and carried arrays
         self.label_name = self.pred_name = None
         self.levels_run = 0  # fused levels so far in this run (.stats)
         self.calls = 0
         self.bytes = 0  # written into the peers' inboxes so far in this run (.stats)
         self.exchanged = None  # the last frontier visit() returned: its exchange has run (Exchange.run passes it on)
+        self.stopped_at = None  # gated: the level whose frontier the last call left to the host for its arcs
 
     def arm(self, prim, plan):
         """Serve ``prim``'s phase where its exchange ``plan`` is a push visit's: frontier vertices to their owners
@@ -141,6 +151,17 @@ class Link:
     def restart(self):
         """A phase begins (a source's reset, a next_phase): what the last one exchanged is done with."""
         self.exchanged = None
+        self.stopped_at = None
+
+    def left_to_host(self, level, levels) -> bool:
+        """Gated: whether the frontier of ``level`` is one a call has already found over the arcs bound (so the
+        host's advance takes it without another launch); else note where a call of ``levels`` levels from
+        ``level`` stopped (a gated call runs until a frontier's arcs exceed the bound or the frontiers empty)."""
+        if levels is None:
+            return self.gated and level == self.stopped_at
+        if self.gated:
+            self.stopped_at = level + levels
+        return False
 
     def visit(self, frontier, label, pred, level):
         """One level of the armed visit across the devices with no host read: the output as a
@@ -157,6 +178,24 @@ class Link:
 
     def abort(self):
         pass
+
+
+def has_hubs(part) -> bool:
+    """Whether ``part`` has a vertex of more than ``levels.FUSE_DEGREE`` out-arcs (a power-law hub): its link is then
+    gated (:class:`Link`).  Read once per part (a host read on a GPU)."""
+    return max_degree(part) > fusing.FUSE_DEGREE
+
+
+def may_serve(prim) -> bool:
+    """Whether a phase of ``prim`` may be a push visit's, as its declarations read before its first reset (one array
+    combined by min or max, at most one array carried, copies not read): on a graph with hubs a link is made only
+    for such a primitive, since the link's buffers are as large as the part's vertices."""
+    try:
+        combine, carry, reads = prim.combine, prim.carry, prim.reads_proxies
+    except AttributeError:  # declarations that depend on a phase the primitive has yet to begin
+        return False
+    return isinstance(combine, dict) and len(combine) == 1 and next(iter(combine.values())) in ("min", "max") \
+        and len(carry) <= 1 and not reads
 
 
 class NumpyLink(Link):
@@ -177,13 +216,22 @@ class NumpyLink(Link):
     def visit_levels(self, frontier, label, pred, level, limit, max_levels):
         """Visit levels from ``frontier`` (own vertices), the first labelled ``level``, across every device:
         :class:`~mgraph.ops.levels.Levels` with the next frontier (own vertices), the levels run, and as
-        ``emitted`` the whole graph's vertices of every level but the last plus this device's of the last."""
+        ``emitted`` the whole graph's vertices of every level but the last plus this device's of the last.  A
+        gated link first agrees on each frontier's size and arcs, and stops before one of more arcs than ``limit``
+        (None where that is the first)."""
+        if self.left_to_host(level, None):
+            return None
         group = self.group
         f = ops.plain(frontier)
         prior = 0
         it = 0
         while True:
             lev = level + it
+            if self.gated:
+                posts = group.allgather((int(f.shape[0]), arcs_of(self.part, f)))
+                if sum(n for n, _ in posts) == 0 or sum(a for _, a in posts) > limit:
+                    self.left_to_host(level, it)
+                    return self._done(f, it, prior) if it else None
             own, entries = self._advance(f, label, pred, lev)
             # the device barrier: the level's entries, each with this device's post (its frontier's vertices and
             # arcs) at the end, in one all-to-all (a collective costs two barriers of the threads)
@@ -197,7 +245,7 @@ class NumpyLink(Link):
                 prior += total
             f = self._claim(own, [g[:-2] for g in got], label, pred, lev)
             it += 1
-            if it >= max_levels or total_arcs > limit:
+            if it >= max_levels or (total_arcs > limit and not self.gated):
                 return self._done(f, it, prior)
 
     def visit(self, frontier, label, pred, level):

@@ -214,7 +214,7 @@ def advance_visit(graph, frontier, label, pred, level, dist=None, *, direction="
                          f"'auto' decides from superstep to superstep), got {direction!r}")
     if direction == "push":
         link = getattr(graph, "levels_link", None)  # one device's part in batched supersteps: exchanged on the devices
-        if link is not None and dist is None and queue.wanted(frontier) and link.serves(label, pred):
+        if link is not None and not link.gated and dist is None and queue.wanted(frontier) and link.serves(label, pred):
             return link.visit(frontier, label, pred, int(level))
         if queue.wanted(frontier) and levels.fusable(graph):  # the step kernel: the output's count stays on the device
             if dist is None:
@@ -256,12 +256,15 @@ def visit_levels(graph, frontier, label, pred, level, *, direction, frontier_tot
         if fuse and before_switch:  # push on while the policy would, and stop where it would pull
             rule = (policy.visited, policy.do_a)
     link = getattr(graph, "levels_link", None)  # one device's part: levels run across the devices where it serves
+    limit = levels.GATED_ARCS if link is not None and link.gated else levels.FUSE_VISIT_ARCS
     if link is not None and frontier_total and link.serves(label, pred) and \
-            (way == "push" if policy is None else way == "push" and policy.pushes_to_the_end()):
-        r = link.visit_levels(frontier, label, pred, int(level), levels.FUSE_VISIT_ARCS, 1 << 30)
-        if policy is not None:
-            policy.pushed(r.levels - 1, r.emitted - int(r.frontier.shape[0]))
-        return r
+            (way == "push" if policy is None else way == "push" and policy.pushes_to_the_end()) and \
+            (not link.gated or int(frontier_total) <= limit):  # more vertices than that: more arcs, nearly always
+        r = link.visit_levels(frontier, label, pred, int(level), limit, 1 << 30)
+        if r is not None:  # None: a gated link found more arcs than its levels serve; the host's advance takes them
+            if policy is not None:
+                policy.pushed(r.levels - 1, r.emitted - int(r.frontier.shape[0]))
+            return r
     if not fuse:  # a plain array out: a traversal that fuses its levels reads their counts anyway
         out = plain(advance_visit(graph, frontier, label, pred, level, direction=way))
         return Levels(out, 1, int(out.shape[0]))

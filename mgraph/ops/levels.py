@@ -30,6 +30,9 @@ FUSE_ARCS = 1 << 16  # arcs: a frontier with more out-arcs than this leaves the 
 # kernel's work stays the graph's arcs however large the frontiers; a random geometric graph's wavefronts hold 10^5
 # arcs and more, and below this bound they fuse (a relaxation, which may revisit vertices, keeps FUSE_ARCS)
 FUSE_VISIT_ARCS = 1 << 20
+# arcs: on a graph with hubs the levels across devices (mgraph.comm.peer, gated) run a frontier of at most this many
+# out-arcs, and leave a larger one to the load-balanced advance and the host's exchange
+GATED_ARCS = FUSE_VISIT_ARCS
 # arcs: the fused kernel gives each frontier vertex one warp, so a graph with a vertex of more out-arcs than this (a
 # power-law hub, which may sit in a small frontier) runs its levels one at a time through the load-balanced advance
 FUSE_DEGREE = 1024

@@ -46,10 +46,11 @@ BATCH_MOST = 32
 def batches(prim, group, link=None) -> bool:
     """Whether ``prim``'s supersteps may run in batches: one device (no exchange, nothing to agree on between
     supersteps) or devices joined by a ``link`` (mgraph.comm.peer: the push visits it serves exchange on the
-    devices; other supersteps take the host's exchange as before), the default stop condition (an empty frontier,
-    which the device counts), no totals to share, and a primitive that does not refuse it (``batches = False``:
-    its iterate on an empty frontier changes something)."""
-    return ((group.size == 1 or link is not None) and type(prim).converged is Primitive.converged
+    devices; other supersteps take the host's exchange as before; not a gated link, whose graph has hubs), the
+    default stop condition (an empty frontier, which the device counts), no totals to share, and a primitive that
+    does not refuse it (``batches = False``: its iterate on an empty frontier changes something)."""
+    joined = group.size == 1 or (link is not None and not link.gated)
+    return (joined and type(prim).converged is Primitive.converged
             and getattr(prim, "batches", True) and not prim.global_sums and not prim.global_mins
             and not prim.every_own_vertex)
 

@@ -25,7 +25,7 @@ import time
 import numpy as np
 
 from mgraph.backend import PeakWatch
-from mgraph.comm import borders
+from mgraph.comm import borders, peer
 from mgraph.comm.exchange import Exchange
 from mgraph.comm.mpi import MpiTransport, NcclTransport, StagedTransport
 from mgraph.comm.peer import NumpyLink, PeerLevels
@@ -37,7 +37,6 @@ from mgraph.parts.build import Owners, build_part
 from mgraph.parts.partitioned import PartitionedGraph
 from mgraph.parts.proxyarcs import with_proxy_arcs
 from mgraph.runner.enactor import drive, enact_devices, on_threads
-from mgraph.ops.levels import FUSE_DEGREE, max_degree
 from mgraph.runner.owners import owner_table, rank_owners
 
 
@@ -168,7 +167,8 @@ class Threads(Workers):
         shared = ThreadGroup.shared_state(p)
         self._groups = [ThreadGroup(shared, d) for d in range(p)]
         transport = LocalTransport(self.backends, shared["barrier"])
-        self.peer_levels = peer_levels_for(parts, self.backends, self._groups) if self.opts.peer_levels else None
+        self.peer_levels = peer_levels_for(parts, self.backends, self._groups, prims[0]) \
+            if self.opts.peer_levels else None
         if self.peer_levels is not None:
             shared["on_abort"].append(self.peer_levels.abort)
             self.peer_levels.attach()  # before the exchanges' first phase, which arms each part's link
@@ -255,7 +255,8 @@ class Ranks(Workers):
     def exchanges(self, parts, prims):
         with self.backends[0].context():  # an NCCL communicator is set up on the current device
             transport = self._transport = rank_transport(self.group, self.backends[0])
-        self.peer_levels = rank_levels_for(parts[0], self.backends[0], self.group) if self.opts.peer_levels else None
+        self.peer_levels = rank_levels_for(parts[0], self.backends[0], self.group, prims[0]) \
+            if self.opts.peer_levels else None
         if self.peer_levels is not None:
             self.peer_levels.attach()
         link = rank_borders_for(parts[0], self.backends[0], self.group) \
@@ -397,24 +398,26 @@ def _in_threads(backends, work, what):
     return on_threads(backends, lambda d: work(d, ThreadGroup(shared, d)), what, failed)
 
 
-def peer_levels_for(parts, backends, groups):
+def peer_levels_for(parts, backends, groups, prim):
     """The link that lets the devices of this process run a traversal's levels without the host
     (mgraph.comm.peer) for ``parts`` (one per device of ``backends``), or None where it cannot: other layouts
-    than 1-hop, a vertex of more than FUSE_DEGREE arcs on some part (the kernel gives a vertex one warp, and a
-    hub in a small frontier would hold the rest of the grid), GPUs that cannot reach each other's memory."""
+    than 1-hop, GPUs that cannot reach each other's memory, or a graph with hubs (gated: its levels agree on each
+    frontier's arcs first) and a primitive that cannot be a push visit (``peer.may_serve``)."""
     if len(parts) < 2 or any(part.id_on is None or part.caller_ids is None for part in parts):
         return None
+    gated = False
     for part, b in zip(parts, backends):
         with b.context():  # each part read on its own device
-            if max_degree(part) > FUSE_DEGREE:
-                return None
+            gated = gated or peer.has_hubs(part)
+    if gated and not peer.may_serve(prim):
+        return None
     if not backends[0].is_gpu:
-        return PeerLevels(parts, backends, NumpyLink, groups)
+        return PeerLevels(parts, backends, NumpyLink, groups, gated=gated)
     from mgraph.comm import cupy_peer
 
     if len(parts) > cupy_peer.MAX_PEERS or not cupy_peer.reachable([b.device for b in backends]):
         return None
-    return PeerLevels(parts, backends, cupy_peer.CupyLink)
+    return PeerLevels(parts, backends, cupy_peer.CupyLink, gated=gated)
 
 
 def _wants_borders(opts, parts, prims) -> bool:
@@ -454,26 +457,29 @@ def rank_borders_for(part, backend, group):
     return link if link.ok else None
 
 
-def rank_levels_for(part, backend, group):
+def rank_levels_for(part, backend, group, prim):
     """This rank's link to the other ranks' devices (mgraph.comm.cupy_peer.RankLevels on GPUs, the NumPy twin's on
     CPUs), or None where the ranks take the host's path: GPU ranks on several nodes or sharing a GPU, GPUs that
-    cannot reach each other, other layouts than 1-hop, a vertex of more than FUSE_DEGREE arcs on some part.
-    Collective: every rank decides alike."""
+    cannot reach each other, other layouts than 1-hop, or a graph with hubs (gated) and a primitive that cannot be
+    a push visit.  Collective: every rank decides alike."""
     if group.size < 2:
         return None
     with backend.context():
-        fits = part.id_on is not None and part.caller_ids is not None and max_degree(part) <= FUSE_DEGREE
+        fits = part.id_on is not None and part.caller_ids is not None
+        hubs = fits and peer.has_hubs(part)
+    rows = group.allgather((fits, hubs))
+    fits, gated = all(f for f, _ in rows), any(h for _, h in rows)
+    if not fits or (gated and not peer.may_serve(prim)):
+        return None
     if not backend.is_gpu:  # the NumPy twin, through the ranks' collectives: any nodes
-        if not all(group.allgather(fits)):
-            return None
-        return PeerLevels([part], [backend], NumpyLink, [group], index=group.rank)
+        return PeerLevels([part], [backend], NumpyLink, [group], index=group.rank, gated=gated)
     if getattr(group, "local_size", None) != group.size:
         return None
     from mgraph.comm import cupy_peer
 
     devices = group.allgather(backend.device)
-    ok = fits and group.size <= cupy_peer.MAX_PEERS and cupy_peer.reachable(devices)
+    ok = group.size <= cupy_peer.MAX_PEERS and cupy_peer.reachable(devices)
     if not all(group.allgather(ok)):
         return None
-    levels = cupy_peer.RankLevels(part, backend, group)
+    levels = cupy_peer.RankLevels(part, backend, group, gated)
     return levels if levels.ok else None
