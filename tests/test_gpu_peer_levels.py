@@ -223,3 +223,51 @@ def test_mpi_ranks_gate_the_levels_of_a_graph_with_hubs(tmp_path):
     np.testing.assert_array_equal(depth, ref)
     validate_bfs(g, 0, depth, pred)
     assert stats["path"] == "peer" and 0 < stats["levels"] < int(ref.max()) + 1
+
+
+def test_a_link_that_does_not_fit_leaves_the_levels_to_the_host(monkeypatch):
+    """A GPU that refuses the link's buffers (its part fills it): the levels take the host's path, same depths."""
+    from mgraph.comm import cupy_peer
+
+    def refused(n, dtype):
+        raise cp.cuda.runtime.CUDARuntimeError(2)  # cudaErrorMemoryAllocation, as cudaMalloc gives it
+
+    monkeypatch.setattr(cupy_peer, "_own_allocation", refused)
+    g = mgraph.load("grid:100x60", backend="numpy")
+    r = mgraph.bfs(g, 0, devices=[0, 1], backend="cupy")
+    np.testing.assert_array_equal(r.depth, hops(g, 0))
+    validate_bfs(g, 0, r.depth, r.predecessor)
+    assert r.stats["level_path"] == "host"
+
+
+def test_mpi_ranks_take_the_host_path_where_one_rank_cannot_fit_the_link(tmp_path):
+    """Rank 1 alone refuses the link's buffers: every rank agrees to take the host's path, and the run is right."""
+    from conftest import run_mpi
+
+    script = tmp_path / "refused.py"
+    script.write_text(textwrap.dedent("""
+        import json, sys
+        import cupy as cp
+        import numpy as np
+        import mgraph
+        from mgraph.comm import cupy_peer
+        from mgraph.group import world
+        real = cupy_peer._own_allocation
+        def refused(n, dtype):
+            if world().rank == 1:
+                raise cp.cuda.runtime.CUDARuntimeError(2)
+            return real(n, dtype)
+        cupy_peer._own_allocation = refused
+        g = mgraph.load("grid:120x80", backend="cupy")
+        r = mgraph.bfs(g, 7, backend="cupy")
+        if r.depth is not None:
+            np.save(sys.argv[1], np.stack([r.depth, r.predecessor]))
+            print(json.dumps({"path": r.stats["level_path"]}))
+    """))
+    out = run_mpi(2, ["python", str(script), str(tmp_path / "r.npy")], env={"MGRAPH_BACKEND": "cupy"}, timeout=180)
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert json.loads(out.stdout.strip().splitlines()[-1])["path"] == "host"
+    g = mgraph.load("grid:120x80", backend="numpy")
+    depth, pred = np.load(tmp_path / "r.npy")
+    np.testing.assert_array_equal(depth, hops(g, 7))
+    validate_bfs(g, 7, depth, pred)

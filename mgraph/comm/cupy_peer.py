@@ -42,6 +42,8 @@ MAX_PEERS = 64  # devices a link joins at most (each block keeps a word per peer
 BLOCKS_PER_SM = 2
 POLL_S = 20e-6  # seconds between two looks at whether fused levels have ended
 WAIT_S = 60.0  # seconds a device waits for a peer's post of a level before it gives up with an error
+# a link's allocations refused: CuPy's pool, or cudaMalloc itself for an allocation of its own (_own_allocation)
+ALLOCATION_ERRORS = (cp.cuda.memory.OutOfMemoryError, cp.cuda.runtime.CUDARuntimeError)
 
 PEER_VISIT = r"""
 #include <cooperative_groups.h>
@@ -206,7 +208,7 @@ __device__ __forceinline__ void visit_body(
     idx_t* __restrict__ buf_a, idx_t* __restrict__ buf_b,
     int* __restrict__ label, idx_t* __restrict__ pred, int level0, int max_levels, i64 limit, i64 own_below,
     const int* __restrict__ owner, const u64* __restrict__ id_on, const i64* __restrict__ caller,
-    const i64* __restrict__ g2l, const u64* __restrict__ out_ids, const u64* __restrict__ out_preds,
+    const idx_t* __restrict__ g2l, const u64* __restrict__ out_ids, const u64* __restrict__ out_preds,
     const u64* __restrict__ peer_mail, u64* mail, const u64* __restrict__ in_ids,
     const u64* __restrict__ in_preds, u64* __restrict__ state, u64 tag0, const volatile int* abort_flag,
     u64 wait_ns, int carry, int p, int me, i64 hub_degree, idx_t* __restrict__ hub_v, i64* __restrict__ hub_at)
@@ -327,7 +329,7 @@ __device__ __forceinline__ void visit_body(
                 for (i64 j = lo + tid; j < hi; j += threads) {
                     const idx_t v = ids[j];
                     if (label[v] == -1 && atomicCAS(&label[v], -1, level) == -1) {
-                        if (carry) pred[v] = (idx_t)g2l[preds[j]];
+                        if (carry) pred[v] = g2l[preds[j]];
                         const u64 at = atomicAdd(count, 1ull);
                         out[at] = v;
                         atomicAdd(out_arcs, (u64)(indptr[v + 1] - indptr[v]));
@@ -341,7 +343,7 @@ __device__ __forceinline__ void visit_body(
                     if (j < hi) {
                         v = ids[j];
                         if (label[v] == -1 && atomicCAS(&label[v], -1, level) == -1) {
-                            if (carry) pred[v] = (idx_t)g2l[preds[j]];
+                            if (carry) pred[v] = g2l[preds[j]];
                             mine = true;
                         }
                     }
@@ -375,7 +377,7 @@ __device__ __forceinline__ void visit_body(
     idx_t* __restrict__ buf_a, idx_t* __restrict__ buf_b, \
     int* __restrict__ label, idx_t* __restrict__ pred, int level0, int max_levels, i64 limit, i64 own_below, \
     const int* __restrict__ owner, const u64* __restrict__ id_on, const i64* __restrict__ caller, \
-    const i64* __restrict__ g2l, const u64* __restrict__ out_ids, const u64* __restrict__ out_preds, \
+    const idx_t* __restrict__ g2l, const u64* __restrict__ out_ids, const u64* __restrict__ out_preds, \
     const u64* __restrict__ peer_mail, u64* mail, const u64* __restrict__ in_ids, \
     const u64* __restrict__ in_preds, u64* __restrict__ state, u64 tag0, const volatile int* abort_flag, \
     u64 wait_ns, int carry, int p, int me, i64 hub_degree, idx_t* __restrict__ hub_v, i64* __restrict__ hub_at
@@ -452,7 +454,7 @@ class CupyLink(Link):
         self.state = cp.zeros(HEAD + 2 * p, dtype=np.uint64)
         self.tag = 0  # levels' tags so far: every device passes as many barriers, so all hold the same
         self.caller = part.caller_ids.astype(np.int64, copy=False)
-        self.g2l = part.global_to_local.astype(np.int64, copy=False)
+        self.g2l = part.global_to_local.astype(idx, copy=False)  # the id type: a caller-sized table, not copied
         self.owner = part.owner.astype(np.int32, copy=False)
         self._id_on = [part.id_on[k].astype(idx, copy=False) if k != d else None for k in range(p)]
         self.id_on = cp.array([0 if k == d else self._id_on[k].data.ptr for k in range(p)], dtype=np.uint64)
@@ -636,20 +638,26 @@ class RankLevels:
         self.capacity = [[0 if s == d else int(rows[s][d]) for d in range(self.p)] for s in range(self.p)]
         self.parts, self.group, self.backend = [part], group, backend
         self._opened = []
+        link, mine, failed = None, None, None
         with backend.context():
             shared = CupyLink.shared(self)
-            link = CupyLink(self, me, part, shared)
-            handles = group.allgather(link.exported())
-            remote, failed = {}, None
-            try:
-                for k in range(self.p):
-                    if k != me:
-                        ids, preds, mail = handles[k]
-                        remote[k] = (self._open(ids[me]), self._open(preds[me]), self._open(mail))
-            except cp.cuda.runtime.CUDARuntimeError as e:  # IPC refused here (a container, a driver setting)
+            try:  # a part that fills its GPU leaves no room for the link: then every rank takes the host's path
+                link = CupyLink(self, me, part, shared)
+                mine = link.exported()
+            except ALLOCATION_ERRORS as e:
                 failed = f"rank {me}: {e}"
+            handles = group.allgather(mine)
+            remote = {}
+            if failed is None and all(h is not None for h in handles):
+                try:
+                    for k in range(self.p):
+                        if k != me:
+                            ids, preds, mail = handles[k]
+                            remote[k] = (self._open(ids[me]), self._open(preds[me]), self._open(mail))
+                except cp.cuda.runtime.CUDARuntimeError as e:  # IPC refused here (a container, a driver setting)
+                    failed = f"rank {me}: {e}"
             shared["remote"] = remote
-        self.links = [link]
+        self.links = [link] if link is not None else []
         refused = [f for f in group.allgather(failed) if f]
         self.ok = not refused  # else every rank takes the host's path
         if refused:
@@ -676,6 +684,7 @@ class RankLevels:
             cp.cuda.runtime.deviceSynchronize()
             for ptr in self._opened:
                 cp.cuda.runtime.ipcCloseMemHandle(ptr)
-            self.links[0].release()
+            for link in self.links:
+                link.release()
         self._opened = []
         self.group.barrier()

@@ -401,8 +401,9 @@ def _in_threads(backends, work, what):
 def peer_levels_for(parts, backends, groups, prim):
     """The link that lets the devices of this process run a traversal's levels without the host
     (mgraph.comm.peer) for ``parts`` (one per device of ``backends``), or None where it cannot: other layouts
-    than 1-hop, GPUs that cannot reach each other's memory, or a graph with hubs (gated: its levels agree on each
-    frontier's arcs first) and a primitive that cannot be a push visit (``peer.may_serve``)."""
+    than 1-hop, GPUs that cannot reach each other's memory or have no room left for the link's buffers, or a graph
+    with hubs (gated: its levels agree on each frontier's arcs first) and a primitive that cannot be a push visit
+    (``peer.may_serve``)."""
     if len(parts) < 2 or any(part.id_on is None or part.caller_ids is None for part in parts):
         return None
     gated = False
@@ -417,7 +418,10 @@ def peer_levels_for(parts, backends, groups, prim):
 
     if len(parts) > cupy_peer.MAX_PEERS or not cupy_peer.reachable([b.device for b in backends]):
         return None
-    return PeerLevels(parts, backends, cupy_peer.CupyLink, gated=gated)
+    try:
+        return PeerLevels(parts, backends, cupy_peer.CupyLink, gated=gated)
+    except cupy_peer.ALLOCATION_ERRORS:  # parts that fill their GPUs leave no room for the link's buffers (nothing
+        return None  # runs on them yet, so the collector may free those made): the host's path
 
 
 def _wants_borders(opts, parts, prims) -> bool:
@@ -460,8 +464,9 @@ def rank_borders_for(part, backend, group):
 def rank_levels_for(part, backend, group, prim):
     """This rank's link to the other ranks' devices (mgraph.comm.cupy_peer.RankLevels on GPUs, the NumPy twin's on
     CPUs), or None where the ranks take the host's path: GPU ranks on several nodes or sharing a GPU, GPUs that
-    cannot reach each other, other layouts than 1-hop, or a graph with hubs (gated) and a primitive that cannot be
-    a push visit.  Collective: every rank decides alike."""
+    cannot reach each other or where some rank has no room left for the link's buffers, other layouts than 1-hop,
+    or a graph with hubs (gated) and a primitive that cannot be a push visit.  Collective: every rank decides
+    alike."""
     if group.size < 2:
         return None
     with backend.context():
