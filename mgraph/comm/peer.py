@@ -20,6 +20,12 @@ empty everywhere, a level bound is reached, or the frontier that was just advanc
 levels serve (the load-balanced advance takes the next level).  The host launches the kernels and reads one block
 of words when they end.
 
+On a graph with hubs (a power-law graph) the link is *gated* (:class:`Link`): a level's frontier may hold a hub's
+million arcs, or be one of the few levels of millions of vertices, which the load-balanced advance and the host's
+exchange serve better; so each level first agrees on its frontier's size and arcs, before anyone advances it, and
+the call ends at a frontier of more arcs than its bound.  Its small levels (from the source to the hubs, and the
+tail) are what it runs: on two GPUs each costs a superstep's reads and handshakes through the host.
+
 Which inbox a vertex goes to and what it carries follow the exchange's plan: the link serves only a phase whose
 plan is the one a push visit has (each frontier vertex goes to its owner with the level implied and at most the
 predecessor carried, copies not kept current), so the result is the one the host-driven exchange gives.

@@ -235,7 +235,9 @@ def visit_levels(graph, frontier, label, pred, level, *, direction, frontier_tot
     every level, pushing and pulling as the policy chooses, in one cooperative kernel (its NumPy twin:
     :func:`levels.visit_directions`), until the frontier empties or would push more arcs than the bound.  Returns
     :class:`Levels`: the last level's output, how many levels ran (the last of them labelled ``level + levels -
-    1``) and what they emitted."""
+    1``) and what they emitted.  On a part whose devices are linked (``graph.levels_link``: mgraph.comm.peer) the
+    pushed levels run across the devices; a gated link (a graph with hubs) takes a frontier of at most
+    ``levels.GATED_ARCS`` vertices and runs levels while their arcs stay within that bound."""
     policy = direction if isinstance(direction, Direction) else None
     frontier = plain(frontier)
     rule = None
