@@ -103,6 +103,22 @@ def test_a_hub_in_a_small_frontier_runs_on_the_devices():
         assert r.stats["level_path"] == "peer" and r.stats["peer_levels"] == 3  # the centre, the leaves, nothing
 
 
+def test_a_long_diameter_graph_with_one_hub_runs_its_small_levels_gated(monkeypatch):
+    """A grid with one vertex joined to 1,100 of its vertices: the link is gated, and with its bound at 2,000 arcs
+    the wavefronts that stay under it run on the devices, hundreds of levels, the others through the host."""
+    monkeypatch.setattr(levels, "GATED_ARCS", 2000)
+    side, spokes = 60, 1100
+    grid = mgraph.load(f"grid:{side}x{side}").to_scipy().tocoo()
+    n = side * side
+    g = mgraph.Graph.from_edges(np.r_[grid.row, np.full(spokes, n)], np.r_[grid.col, np.arange(spokes)],
+                                num_vertices=n + 1)
+    for devices in (2, 3):
+        r = mgraph.bfs(g, n - 1, devices=devices)
+        np.testing.assert_array_equal(r.depth, hops(g, n - 1))
+        validate_bfs(g, n - 1, r.depth, r.predecessor)
+        assert r.stats["level_path"] == "peer" and r.stats["peer_levels"] > 50 and r.stats["supersteps"] < 10
+
+
 @pytest.fixture
 def small_bounds(monkeypatch):
     """Bounds that make a small R-MAT graph's BFS mix the paths: vertices of more than 16 arcs are hubs, and a
