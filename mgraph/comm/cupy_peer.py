@@ -426,7 +426,7 @@ def _kernel(idx_dtype, device_id, name="peer_visit"):
 
 def _grid(idx_dtype, device_id, gated=False):
     """The kernel and its grid; a gated link's (a graph with hubs) on as many blocks as fit: its few levels may each
-    claim up to FUSE_VISIT_ARCS arcs, which want every warp that fits, and its grid syncs are few."""
+    claim up to GATED_ARCS arcs, which want every warp that fits, and its grid syncs are few."""
     kernel, most = _kernel(idx_dtype, device_id, "peer_visit_hubs" if gated else "peer_visit")
     if BLOCKS_PER_SM is None or gated:
         return kernel, most
