@@ -113,3 +113,32 @@ def test_hook_components_refuses_what_does_not_combine():
         ops.hook_components(g, parent, arcs=(-1, None))
     with pytest.raises(ValueError, match="skip must be a vertex id below 50"):
         ops.hook_components(g, parent, skip=50)
+
+
+def _hub_and_chain(directed):
+    """A hub (10, with leaves 20..59 on device 0 and leaf 60 on device 1), a chain 0 - 1 - 2 - 3 - 10 whose first two
+    vertices are device 1's, a pair 63 - 64 split between the devices, isolated 61 and 62, and (directed) 70 on device
+    1 whose one arc comes from leaf 21.  Device 1 holds the hub's tree as {60, 10} only: the component's smallest id,
+    0, lies outside the hub's tree on every device, and 70 lies in it on device 0 but not on its own device (Afforest
+    skips the hub's rows, and their arcs are hooked only from their other end)."""
+    src = list(range(20, 61)) + [0, 1, 2, 3, 63, 21]
+    dst = [10] * 41 + [1, 2, 3, 10, 64, 70]
+    owners = np.zeros(71, dtype=np.int64)
+    owners[[0, 1, 60, 62, 64, 70]] = 1
+    g = Graph.from_edges(np.array(src), np.array(dst), num_vertices=71, directed=directed)
+    return g, (lambda graph, parts, seed: owners)
+
+
+@pytest.mark.parametrize("directed", [False, True])
+@pytest.mark.parametrize("duplication", ["1-hop", "all"])
+def test_parts_agree_where_the_hubs_trees_miss_the_smallest_id(directed, duplication):
+    """Labels that must cross the devices through vertices outside the hub's tree: the component's smallest id, 0,
+    reaches the hub's trees on both devices, and 70, alone in a tree of its own device, takes the label of the hub's
+    tree on device 0."""
+    g, owners = _hub_and_chain(directed)
+    src, dst = arcs_of(g)
+    want = smallest_ids(g.num_vertices, src, dst)
+    assert want[10] == 0 and want[70] == 0 and want[64] == 63 and want[61] == 61
+    got = mgraph.connected_components(g, devices=2, partitioner=owners,
+                                      duplication=duplication).labels
+    assert got.tolist() == want.tolist()
