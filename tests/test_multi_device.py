@@ -144,12 +144,13 @@ def test_stats_break_each_superstep_down_per_device():
     levels = [k for k in r.stats["frontier_sizes"] if k]
     depth = mgraph.bfs(g, 0).depth
     assert levels == np.bincount(depth[depth > 0]).tolist()[1:]
-    # and where frontiers are broadcast (the own counts come from the broadcast's read or the merge)
+    # and where frontiers are broadcast through the host (the own counts come from the broadcast's read or the merge)
     for direction in ("pull", "auto"):
         depth = mgraph.bfs(g, 0, direction=direction).depth
         one = np.bincount(depth[depth > 0]).tolist()[1:]
         for duplication in ("1-hop", "all"):
-            r = mgraph.bfs(g, 0, devices=3, direction=direction, communication="broadcast", duplication=duplication)
+            r = mgraph.bfs(g, 0, devices=3, direction=direction, communication="broadcast", duplication=duplication,
+                           peer_levels=False)
             assert [k for k in r.stats["frontier_sizes"] if k] == one, (direction, duplication)
 
 

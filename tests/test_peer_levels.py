@@ -78,12 +78,12 @@ def test_several_sources_in_one_run_reuse_the_link():
     assert r.stats["peer_levels"] == sum(int(hops(g, s).max()) + 1 for s in sources)
 
 
-@pytest.mark.parametrize("what", ["all", "auto"])
+@pytest.mark.parametrize("what", ["all", "auto selective"])
 def test_the_host_path_where_the_link_cannot_serve(what):
-    """Duplicate-all parts (no id maps) and direction-optimizing BFS (it pulls, reading copies kept current): the
-    host-driven exchange, right results."""
+    """Duplicate-all parts (no id maps) and a direction-optimizing BFS whose owners keep copies current (selective,
+    where the link sends no frontier to the copies): the host-driven exchange, right results."""
     g = mgraph.load("grid:30x20")
-    kwargs = {"duplication": "all"} if what == "all" else {"direction": "auto"}
+    kwargs = {"duplication": "all"} if what == "all" else {"direction": "auto", "communication": "selective"}
     r = mgraph.bfs(g, 1, devices=2, **kwargs)
     np.testing.assert_array_equal(r.depth, hops(g, 1))
     validate_bfs(g, 1, r.depth, r.predecessor)
@@ -167,13 +167,33 @@ def test_a_graph_with_hubs_gets_a_link_only_for_a_push_visit(small_bounds):
     from mgraph.primitives.sssp import SSSP
 
     g = mgraph.load("rmat:11")
-    assert peer.may_serve(BFS(g)) and not peer.may_serve(BFS(g, direction="auto"))
+    assert peer.may_serve(BFS(g)) and peer.may_serve(BFS(g, direction="auto"))  # the twin runs its levels
+    assert not peer.may_serve(BFS(g, direction="pull"))
     assert not any(peer.may_serve(cls(g)) for cls in (CC, PageRank, SSSP))
     r = mgraph.sssp(g, 0, devices=2)
     assert r.stats["level_path"] == "host" and not small_bounds
     r = mgraph.run(test_peer_batches.LevelBFS, g, source=0, devices=2)
     np.testing.assert_array_equal(r.hops, hops(g, 0))
     assert r.stats["level_path"] == "host"
+
+
+@pytest.mark.parametrize("spec, devices, source", [("rmat:11", 2, 0), ("rmat:12:8", 3, 3), ("rmat:14", 2, 7),
+                                                   ("grid:30x20", 2, 5)])
+def test_direction_optimizing_levels_run_across_the_devices(spec, devices, source):
+    """A direction-optimizing BFS on linked parts runs every level across the devices in one call (pushes sending
+    claimed copies to their owners, pulls reading the copies' bits their owners send): scipy's depths, a tree
+    Graph500 accepts, the host path's directions level by level, in far fewer supersteps."""
+    g = mgraph.load(spec)
+    r = mgraph.bfs(g, source, devices=devices, direction="auto")
+    host = mgraph.bfs(g, source, devices=devices, direction="auto", peer_levels=False)
+    ref = hops(g, source)
+    for x in (r, host):
+        np.testing.assert_array_equal(x.depth, ref)
+        validate_bfs(g, source, x.depth, x.predecessor)
+    assert r.stats["level_path"] == "peer" and host.stats["level_path"] == "host"
+    assert r.stats["directions"] == host.stats["directions"] and "pull" in r.stats["directions"]
+    assert r.stats["peer_levels"] == len(host.stats["directions"]) == int(ref.max()) + 1
+    assert r.stats["supersteps"] <= 3 < host.stats["supersteps"]
 
 
 def test_a_failing_device_inside_fused_levels_ends_the_run_with_its_error(monkeypatch):
@@ -259,6 +279,43 @@ for peer in (True, False):
         print(json.dumps({"path": r.stats["level_path"], "levels": r.stats["peer_levels"],
                           "supersteps": r.stats["supersteps"]}), flush=True)
 """
+
+
+DIRECTIONS_SCRIPT = """
+import json, sys
+import numpy as np
+import mgraph
+g = mgraph.load(sys.argv[1])
+for peer in (True, False):
+    r = mgraph.bfs(g, int(sys.argv[2]), direction="auto", peer_levels=peer)
+    if r.depth is not None:
+        np.save(sys.argv[3] + ("-peer" if peer else "-host") + ".npy", np.stack([r.depth, r.predecessor]))
+        print(json.dumps({"path": r.stats["level_path"], "levels": r.stats["peer_levels"],
+                          "supersteps": r.stats["supersteps"], "directions": r.stats["directions"]}), flush=True)
+"""
+
+
+@pytest.mark.parametrize("ranks", [2, 3])
+def test_mpi_ranks_run_direction_optimizing_levels_across_the_ranks(tmp_path, ranks):
+    """CPU ranks, each building its own part, run a direction-optimizing BFS's levels in one call: scipy's depths,
+    a tree Graph500 accepts, and the directions of the host's path."""
+    from conftest import run_mpi
+    import json
+
+    script = tmp_path / "directions.py"
+    script.write_text(DIRECTIONS_SCRIPT)
+    out = run_mpi(ranks, ["python", str(script), "rmat:12", "3", str(tmp_path / "r")], timeout=240)
+    assert out.returncode == 0, out.stderr[-3000:]
+    peer_run, host = (json.loads(line) for line in out.stdout.strip().splitlines()[-2:])
+    g = mgraph.load("rmat:12", backend="numpy")
+    ref = hops(g, 3)
+    assert peer_run["path"] == "peer" and peer_run["levels"] == int(ref.max()) + 1
+    assert host["path"] == "host" and peer_run["supersteps"] < host["supersteps"]
+    assert peer_run["directions"] == host["directions"] and "pull" in host["directions"]
+    for name in ("peer", "host"):
+        depth, pred = np.load(tmp_path / f"r-{name}.npy")
+        np.testing.assert_array_equal(depth, ref)
+        validate_bfs(g, 3, depth, pred)
 
 
 @pytest.mark.parametrize("ranks", [2, 3])

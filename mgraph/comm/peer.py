@@ -132,11 +132,15 @@ class Link:
     def arm(self, prim, plan):
         """Serve ``prim``'s phase where its exchange ``plan`` is a push visit's: frontier vertices to their owners
         with one level value implied (a min or a max), at most one vertex-valued array carried, copies not kept
-        current; else stand aside (the host-driven exchange runs)."""
+        current; else stand aside (the host-driven exchange runs).  A broadcast of such a frontier (a
+        direction-optimizing traversal's, whose pulls read which neighbours are in the frontier) is served by
+        :meth:`visit_directions`, which sends each pull the frontier's bits at the copies itself."""
         self.prim = None
         self.restart()
-        if plan is None or plan.hop0 in (TO_EVERY_PEER, TO_NOBODY) or plan.holders or plan.track_stale \
-                or plan.function or plan.caller_ids or plan.fields or len(plan.combines) != 1 or len(plan.carry) > 1:
+        broadcast = plan is not None and plan.hop0 == TO_EVERY_PEER
+        if plan is None or plan.hop0 == TO_NOBODY or plan.holders or plan.track_stale or plan.function \
+                or (plan.caller_ids and not broadcast) or plan.fields or len(plan.combines) != 1 \
+                or len(plan.carry) > 1 or (broadcast and (plan.dedupe or not self._directions(prim))):
             return
         (name, op), = plan.combines.items()
         if op not in ("min", "max") or name not in plan.implied:
@@ -145,6 +149,12 @@ class Link:
             return
         self.prim, self.label_name = prim, name
         self.pred_name = plan.carry[0] if plan.carry else None
+
+    def _directions(self, prim) -> bool:
+        """Whether this link runs ``prim``'s levels as a direction-optimizing traversal (:meth:`visit_directions`):
+        an "auto" :class:`mgraph.ops.Direction`, whose broadcast frontier only its pulls read."""
+        direction = getattr(prim, "direction", None)
+        return hasattr(self, "visit_directions") and isinstance(direction, ops.Direction) and direction.mode == "auto"
 
     def serves(self, label, pred) -> bool:
         """Whether a visit of ``label`` and ``pred`` is the armed phase's: its level array is ``label`` and what
@@ -193,13 +203,18 @@ def has_hubs(part) -> bool:
 
 
 def may_serve(prim) -> bool:
-    """Whether a phase of ``prim`` may be a push visit's, as its declarations read before its first reset (one array
-    combined by min or max, at most one array carried, copies not read): on a graph with hubs a link is made only
-    for such a primitive, since the link's buffers are as large as the part's vertices."""
+    """Whether a phase of ``prim`` may be a push visit's, or a direction-optimizing traversal's, as its declarations
+    read before its first reset (one array combined by min or max, at most one array carried, copies not read but by
+    the pulls of an "auto" :class:`mgraph.ops.Direction`): on a graph with hubs a link is made only for such a
+    primitive, since the link's buffers are as large as the part's vertices."""
     try:
         combine, carry, reads = prim.combine, prim.carry, prim.reads_proxies
     except AttributeError:  # declarations that depend on a phase the primitive has yet to begin
         return False
+    # a direction-optimizing traversal's levels run across the devices where the link has visit_directions: the
+    # NumPy twin's (a GPU's link has no such kernel, and its runs keep the host's exchange)
+    direction = getattr(prim, "direction", None)
+    reads = reads and not (isinstance(direction, ops.Direction) and direction.mode == "auto" and prim.xp is np)
     return isinstance(combine, dict) and len(combine) == 1 and next(iter(combine.values())) in ("min", "max") \
         and len(carry) <= 1 and not reads
 
@@ -253,6 +268,51 @@ class NumpyLink(Link):
             it += 1
             if it >= max_levels or (total_arcs > limit and not self.gated):
                 return self._done(f, it, prior)
+
+    def visit_directions(self, frontier, label, pred, level, policy, max_levels):
+        """A direction-optimizing traversal's levels from ``frontier`` (its own vertices, labelled ``level`` - 1) across
+        every device, each level's direction the one ``policy`` (an "auto" :class:`~mgraph.ops.Direction`, alike on
+        every device) chooses for the whole frontier: a push sends the claimed copies to their owners as
+        :meth:`visit_levels` does; a pull has each own unvisited vertex look for a frontier vertex among its
+        in-neighbours, the copies' bits sent first by their owners (the bits of each peer's block of copies of its
+        vertices, as the host's broadcast sends a frontier of own vertices).  Runs until the frontiers empty
+        everywhere or ``max_levels`` levels ran: :class:`~mgraph.ops.levels.Levels` (the policy has chosen every
+        level itself)."""
+        group, sub = self.group, self.part
+        f = ops.plain(frontier)
+        f = f[f < sub.own_below]  # a broadcast frontier holds copies too: each vertex is its owner's
+        levels = emitted = 0
+        while levels < max_levels:
+            total = sum(group.allgather(int(f.shape[0])))  # the device barrier: every device sees the same total
+            if total == 0:
+                break
+            lev = level + levels
+            if policy.choose(total) == "push":
+                own, entries = self._advance(f, label, pred, lev)
+                f = self._claim(own, group.alltoallv(entries), label, pred, lev)
+            else:
+                f = ops.advance_visit_pull(sub.reverse(), label, pred, lev, self._frontier_bits(f))
+            levels += 1
+            emitted += int(f.shape[0])
+        self.levels_run += levels
+        self.calls += 1
+        return Levels(f, levels, emitted)
+
+    def _frontier_bits(self, f):
+        """A bitmap over this part's vertices of the whole frontier it holds: ``f`` (own vertices) and the copies of
+        the peers' frontier vertices, whose bits each owner sends for the block of copies the receiver keeps."""
+        sub, me, p = self.part, self.d, self.peers.p
+        blocks = []
+        for k in range(p):
+            first, held = sub.copies_on(k) if k != me else (0, 0)
+            blocks.append(ops.bitmap(f, held, sub.id_on[k], first) if held else np.zeros(0, dtype=np.uint32))
+        got = self.group.alltoallv(blocks)
+        ids = [f.astype(np.int64, copy=False)]
+        for src in range(p):
+            if src != me and got[src].shape[0]:
+                bits = np.unpackbits(got[src].view(np.uint8), bitorder="little")
+                ids.append(sub.copies_of(src) + np.flatnonzero(bits))
+        return ops.bitmap(np.concatenate(ids), sub.num_vertices)
 
     def visit(self, frontier, label, pred, level):
         """One level, as :meth:`visit_levels` runs it, its output a Queue (its count a NumPy word the host has not
