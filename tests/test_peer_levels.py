@@ -216,6 +216,24 @@ def test_a_failing_device_inside_fused_levels_ends_the_run_with_its_error(monkey
     assert threading.active_count() == before
 
 
+def test_a_device_failing_in_a_pull_across_the_devices_ends_the_run_with_its_error(monkeypatch):
+    """Device 1 raises in a direction-optimizing traversal's first pull while device 0 is in its collectives (the
+    copies' bits): the run raises device 1's error, and no thread is left behind."""
+    real = peer.NumpyLink._frontier_bits
+
+    def failing(self, f):
+        if self.d == 1:
+            raise RuntimeError("device 1 broke before its pull")
+        return real(self, f)
+
+    monkeypatch.setattr(peer.NumpyLink, "_frontier_bits", failing)
+    g = mgraph.load("rmat:12")
+    before = threading.active_count()
+    with pytest.raises(RuntimeError, match="device 1 broke before its pull"):
+        mgraph.bfs(g, 3, devices=2, direction="auto")
+    assert threading.active_count() == before
+
+
 def test_peer_levels_is_checked():
     with pytest.raises(ValueError, match="peer_levels must be True"):
         mgraph.bfs(mgraph.load("grid:4x4"), 0, devices=2, peer_levels="yes")
