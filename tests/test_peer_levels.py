@@ -313,46 +313,40 @@ for peer in (True, False):
 """
 
 
+def _peer_and_host_on_ranks(tmp_path, ranks, script, spec, source):
+    """``script`` (a run with levels across the devices, then one through the host) on CPU ranks: each run's record,
+    its depths and predecessors checked against scipy and Graph500's rules; the two records and scipy's depths."""
+    from conftest import run_mpi
+    import json
+
+    path = tmp_path / "job.py"
+    path.write_text(script)
+    out = run_mpi(ranks, ["python", str(path), spec, str(source), str(tmp_path / "r")], timeout=240)
+    assert out.returncode == 0, out.stderr[-3000:]
+    peer_run, host = (json.loads(line) for line in out.stdout.strip().splitlines()[-2:])
+    g = mgraph.load(spec, backend="numpy")
+    ref = hops(g, source)
+    for name in ("peer", "host"):
+        depth, pred = np.load(tmp_path / f"r-{name}.npy")
+        np.testing.assert_array_equal(depth, ref)
+        validate_bfs(g, source, depth, pred)
+    return peer_run, host, ref
+
+
 @pytest.mark.parametrize("ranks", [2, 3])
 def test_mpi_ranks_run_direction_optimizing_levels_across_the_ranks(tmp_path, ranks):
     """CPU ranks, each building its own part, run a direction-optimizing BFS's levels in one call: scipy's depths,
     a tree Graph500 accepts, and the directions of the host's path."""
-    from conftest import run_mpi
-    import json
-
-    script = tmp_path / "directions.py"
-    script.write_text(DIRECTIONS_SCRIPT)
-    out = run_mpi(ranks, ["python", str(script), "rmat:12", "3", str(tmp_path / "r")], timeout=240)
-    assert out.returncode == 0, out.stderr[-3000:]
-    peer_run, host = (json.loads(line) for line in out.stdout.strip().splitlines()[-2:])
-    g = mgraph.load("rmat:12", backend="numpy")
-    ref = hops(g, 3)
+    peer_run, host, ref = _peer_and_host_on_ranks(tmp_path, ranks, DIRECTIONS_SCRIPT, "rmat:12", 3)
     assert peer_run["path"] == "peer" and peer_run["levels"] == int(ref.max()) + 1
     assert host["path"] == "host" and peer_run["supersteps"] < host["supersteps"]
     assert peer_run["directions"] == host["directions"] and "pull" in host["directions"]
-    for name in ("peer", "host"):
-        depth, pred = np.load(tmp_path / f"r-{name}.npy")
-        np.testing.assert_array_equal(depth, ref)
-        validate_bfs(g, 3, depth, pred)
 
 
 @pytest.mark.parametrize("ranks", [2, 3])
 def test_mpi_ranks_gate_the_levels_of_a_graph_with_hubs(tmp_path, ranks):
     """CPU ranks agree that the graph has hubs (one rank's part suffices) and gate their levels alike: scipy's
     depths and a tree Graph500 accepts, with some levels on the devices and fewer supersteps than the host's."""
-    from conftest import run_mpi
-    import json
-
-    script = tmp_path / "hubs.py"
-    script.write_text(HUBS_SCRIPT)
-    out = run_mpi(ranks, ["python", str(script), "rmat:11", "0", str(tmp_path / "r")], timeout=240)
-    assert out.returncode == 0, out.stderr[-3000:]
-    peer_run, host = (json.loads(line) for line in out.stdout.strip().splitlines()[-2:])
-    g = mgraph.load("rmat:11", backend="numpy")
-    ref = hops(g, 0)
+    peer_run, host, ref = _peer_and_host_on_ranks(tmp_path, ranks, HUBS_SCRIPT, "rmat:11", 0)
     assert peer_run["path"] == "peer" and 0 < peer_run["levels"] < int(ref.max()) + 1
     assert host["path"] == "host" and peer_run["supersteps"] < host["supersteps"]
-    for name in ("peer", "host"):
-        depth, pred = np.load(tmp_path / f"r-{name}.npy")
-        np.testing.assert_array_equal(depth, ref)
-        validate_bfs(g, 0, depth, pred)
