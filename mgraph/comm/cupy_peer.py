@@ -5,11 +5,15 @@ PCIe) through peer access.
 Per level, on each GPU: a warp per frontier vertex runs the visit's claim over its arcs; an own vertex claimed
 joins the next frontier (a warp's claims appended with one atomic), a copy of a peer's vertex claimed goes to the
 peer's inbox (a slot taken with an atomic on this GPU's count for that peer, the entry written into the peer's
-memory, then a system-wide fence).  After a grid sync one thread posts to every peer how far this GPU has
-written into its inbox and the size and arcs of the frontier it advanced, waits for every peer's post of the same
-level and opens a gate (a word of this GPU's) that each block waits for instead of a second grid sync (one waiter
-on the words the peers write: a thousand blocks spinning there slowed the peers' writes tenfold); the blocks
-claim their share of what arrived, a grid sync, and the next level.  The waiting thread also watches a word in
+memory, then a system-wide fence).  Then the devices' barrier: on a graph without hubs a grid sync and the
+agreement are one wait (each block arrives on a counter; the last to arrive posts to every peer how far this GPU
+has written into its inbox, the frontier it advanced and the next one's size, waits for every peer's post of the
+same level and opens a gate, a word of this GPU's, that the other blocks wait for: one waiter on the words the
+peers write, since a thousand blocks spinning there slowed the peers' writes tenfold), and the next level's warps
+claim what arrived as they advance, the sender having marked each vertex it delivers so that no warp claims it a
+level too deep first.  A level's cost on a long-diameter graph is its barriers, so one per level, not two grid
+syncs and a wait.  On a graph with hubs (few levels, some of 10^5 copies to claim) each level agrees on its
+frontier first, and claims what arrived between two grid syncs.  The waiting thread also watches a word in
 pinned host memory that the host sets when a device of the run fails, so that no kernel waits for a peer that
 will never post, and gives up with an error after WAIT_S seconds without a post (a fault of the protocol is an
 error naming the level, not a hang).  The GPUs of one process reach each other through peer access; MPI ranks
@@ -32,9 +36,13 @@ from mgraph.ops.queue import Queue, plain, word
 from mgraph.comm.peer import Link, PeerAborted
 
 BLOCK = cuda.BLOCK
-HEAD = 16  # state words before the per-peer counts: see the kernel's comment
+HEAD = 32  # state words before the per-peer counts: see the kernel's comment
 HUBS = 13  # the state word of a level's hubs (see the kernel's comment)
-STICKY = 14  # the first state word a call leaves as it was (a failure, kept until the phase ends)
+ARRIVED, ARRIVED_ARCS, ARRIVALS, TOTALS = 16, 19, 22, 23  # the light kernel's words (see the kernel's comment)
+STICKY = 26  # the first state word a call leaves as it was (a failure, kept until the phase ends)
+SENT_SEEN = 28  # the light kernel's entries written at the last barrier, kept through the phase
+MAIL = 8  # words of a post
+NO_LIMIT = 1 << 62  # a call's bound on its frontiers' arcs where there is none
 HUB_RUN = 128  # a warp's consecutive positions among a level's hubs' arcs: one search for the run's first hub
 MAX_PEERS = 64  # devices a link joins at most (each block keeps a word per peer in shared memory)
 # the kernel's grid: at most this many blocks per multiprocessor (None: as many as fit).  Its levels are small
@@ -55,14 +63,20 @@ namespace cg = cooperative_groups;
 // the next frontiers, as [0..2]; [9] barriers passed; [10] 1 where a peer failed, 2 where a peer's post did not
 // come within wait_ns (then [3] is the level it waited at); [11] the input frontier's arcs;
 // [12] the gate: the tag of the last barrier whose posts have all arrived; [HUBS] the level's hubs set aside: their
-// count (bits 40 and up) and arcs (below), taken by one atomic; [STICKY] [10]'s failure, kept from call to call (a
-// call after it returns at once: the host reads it when a batch of one-level calls ends) and [STICKY + 1] the level
-// it came at; the words from STICKY on are zeroed when a phase begins, the others at every call.
+// count (bits 40 and up) and arcs (below), taken by one atomic;
+// the light kernel's: [ARRIVED + it % 3] the peers' entries claimed here at level it and [ARRIVED_ARCS + it % 3]
+// their out-arcs; [ARRIVALS] blocks arrived at this call's barriers; [TOTALS + 0, 1, 2] the last barrier's sums
+// over the devices: the frontier advanced, its arcs, and the next frontier (claimed here or sent);
+// [STICKY] [10]'s failure, kept from call to call (a call after it returns at once: the host reads it when a batch
+// of one-level calls ends) and [STICKY + 1] the level it came at; [SENT_SEEN] the entries this GPU had written
+// into all inboxes at the last barrier; the words from STICKY on are zeroed when a phase begins, the others at
+// every call.
 // [HEAD + k]: entries written into peer k's inbox in this phase, [HEAD + p + k]: entries of peer k's inbox claimed
 // here in this phase (the inboxes fill up within a phase, never wrap: each copy is claimed once in a traversal).
-// mail (this GPU's memory, written by the peers): [(k * 2 + parity) * 4 + j]: k's post at a barrier whose tag has
-// that parity: j = 0 the tag, 1 its inbox entries written here, 2 the size and 3 the arcs of its frontier.  The
-// parity is the tag's, which grows across calls, so that one-level calls alternate the slots too.
+// mail (this GPU's memory, written by the peers): [(k * 2 + parity) * MAIL + j]: k's post at a barrier whose tag
+// has that parity: j = 0 the tag, 1 its inbox entries written here, 2 the size and 3 the arcs of its frontier, 4 (the
+// light kernel) its next frontier's vertices plus the entries it wrote at the level.  The parity is the tag's, which
+// grows across calls, so that one-level calls alternate the slots too.
 // n_word: where not null, the input frontier's length in device memory (a Queue's count word), read here;
 // first_count: where not null, the first level's output count (the output Queue's word), else state[0].
 // gated (a graph with hubs): each level first agrees on its frontier's size and arcs (a barrier of its own), and
@@ -70,7 +84,7 @@ namespace cg = cooperative_groups;
 // ran, levels 0).  Then a frontier vertex of more than hub_degree arcs is a hub, whose arcs the whole grid takes.
 
 // The visit's claim of arc u -> v: 1 where v is this GPU's own (it joins the next frontier), 2 where v is a copy of a
-// peer's vertex (it goes to that peer's inbox: send_one or warp_send), 0 where v was visited already.
+// peer's vertex (it goes to that peer's inbox: warp_send or send_marked), 0 where v was visited already.
 __device__ __forceinline__ int visit_arc(idx_t u, idx_t v, int level, int* label, idx_t* pred, i64 own_below)
 {
     if (label[v] != -1 || atomicCAS(&label[v], -1, level) != -1) return 0;
@@ -78,16 +92,32 @@ __device__ __forceinline__ int visit_arc(idx_t u, idx_t v, int level, int* label
     return (i64)v < own_below ? 1 : 2;
 }
 
+// The light kernel's claim: as visit_arc, except that an own vertex a peer claimed at the level before (marked with
+// the barrier that delivered it, `due`) is left to that entry, which this level's warps claim with the level before.
+__device__ __forceinline__ int light_arc(idx_t u, idx_t v, int level, int* label, idx_t* pred, i64 own_below,
+                                         const u64* pending, u64 due)
+{
+    if (label[v] != -1) return 0;
+    if ((i64)v < own_below && ((const volatile u64*)pending)[v] == due) return 0;
+    if (atomicCAS(&label[v], -1, level) != -1) return 0;
+    pred[v] = u;
+    return (i64)v < own_below ? 1 : 2;
+}
+
 // A claimed copy written into its owner's inbox by its own thread: a slot from the owner's counter (a light graph's
-// level claims few copies, and a warp's round of votes costs more than their atomics).
-__device__ __forceinline__ void send_one(idx_t u, idx_t v, const int* __restrict__ owner,
-                                         const u64* __restrict__ id_on, const i64* __restrict__ caller,
-                                         const u64* __restrict__ out_ids, const u64* __restrict__ out_preds,
-                                         u64* sent, int carry, bool& wrote)
+// level claims few copies, and a warp's round of votes costs more than their atomics), and the vertex marked in the
+// owner's `pending` with the barrier that delivers it (light_arc).
+__device__ __forceinline__ void send_marked(idx_t u, idx_t v, const int* __restrict__ owner,
+                                            const u64* __restrict__ id_on, const i64* __restrict__ caller,
+                                            const u64* __restrict__ out_ids, const u64* __restrict__ out_preds,
+                                            const u64* __restrict__ peer_pending, u64 due, u64* sent, int carry,
+                                            bool& wrote)
 {
     const int k = owner[v];
+    const idx_t there = ((const idx_t*)id_on[k])[v];
     const u64 slot = atomicAdd(&sent[k], 1ull);
-    ((idx_t*)out_ids[k])[slot] = ((const idx_t*)id_on[k])[v];
+    ((volatile u64*)peer_pending[k])[there] = due;
+    ((idx_t*)out_ids[k])[slot] = there;
     if (carry) ((i64*)out_preds[k])[slot] = caller[u];
     wrote = true;
 }
@@ -140,11 +170,38 @@ __device__ __forceinline__ void warp_emit(bool mine, idx_t v, int lane, u64* cou
     if (lane == 0 && deg) atomicAdd(out_arcs, (u64)deg);
 }
 
-// The devices' barrier `tag`: thread 0 posts to every peer how far this GPU has written into its inbox and its
+// Thread 0 of the block that posts: waits for every peer's post of `tag` in this GPU's mail, watching the host's
+// abort word and the clock (a peer that never posts, a fault of this protocol, is an error, not a hang); records a
+// failure in the state.  Returns the failure (0: every post came).
+__device__ __forceinline__ int await_posts(u64 tag, u64* mail, u64* state, int p, int me, int level, int it,
+                                          const volatile int* abort_flag, u64 wait_ns)
+{
+    const int par = (int)(tag & 1);
+    int failed = 0;
+    u64 start;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
+    for (int k = 0; k < p && !failed; ++k) {
+        if (k == me) continue;
+        volatile u64* box = (volatile u64*)(mail + (k * 2 + par) * MAIL);
+        for (unsigned spins = 1; box[0] != tag; ++spins) {
+            if ((spins & 1023u) == 0) {
+                if (*abort_flag) { failed = 1; break; }
+                u64 now;
+                asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+                if (now - start > wait_ns) { failed = 2; state[3] = (u64)it; break; }
+            }
+        }
+    }
+    state[10] = (u64)failed;
+    if (failed) { state[STICKY] = (u64)failed; state[STICKY + 1] = (u64)level; }
+    return failed;
+}
+
+// The gated kernel's barrier `tag`: thread 0 posts to every peer how far this GPU has written into its inbox and its
 // frontier's size and arcs, waits for every peer's post of the tag and opens the gate (a word of this GPU's) that
 // each block's thread 0 waits for before it reads the posts (one waiter on the words the peers write: a thousand
-// blocks spinning there slowed the peers' writes tenfold).  Every thread of the grid calls it; on return the block's
-// shared words hold the posts and the totals (this GPU's included), or s_failed.
+// blocks spinning there slowed the peers' writes tenfold).  Every thread of the grid calls it, after a grid sync; on
+// return the block's shared words hold the posts and the totals (this GPU's included), or s_failed.
 __device__ __forceinline__ void agree(u64 tag, i64 tid, const u64* __restrict__ peer_mail, u64* mail, u64* state,
                       const u64* sent, i64 n, i64 arcs, int p, int me, int level, int it,
                       const volatile int* abort_flag, u64 wait_ns,
@@ -155,30 +212,14 @@ __device__ __forceinline__ void agree(u64 tag, i64 tid, const u64* __restrict__ 
         __threadfence_system();
         for (int k = 0; k < p; ++k) {
             if (k == me) continue;
-            volatile u64* box = (volatile u64*)((u64*)peer_mail[k] + (me * 2 + par) * 4);
+            volatile u64* box = (volatile u64*)((u64*)peer_mail[k] + (me * 2 + par) * MAIL);
             box[1] = sent[k];
             box[2] = (u64)n;
             box[3] = (u64)arcs;
             __threadfence_system();
             box[0] = tag;
         }
-        int failed = 0;
-        u64 start;
-        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
-        for (int k = 0; k < p && !failed; ++k) {
-            if (k == me) continue;
-            volatile u64* box = (volatile u64*)(mail + (k * 2 + par) * 4);
-            for (unsigned spins = 1; box[0] != tag; ++spins) {
-                if ((spins & 1023u) == 0) {
-                    if (*abort_flag) { failed = 1; break; }
-                    u64 now;  // a peer that never posts (a fault of this protocol) is an error, not a hang
-                    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
-                    if (now - start > wait_ns) { failed = 2; state[3] = (u64)it; break; }
-                }
-            }
-        }
-        state[10] = (u64)failed;
-        if (failed) { state[STICKY] = (u64)failed; state[STICKY + 1] = (u64)level; }
+        await_posts(tag, mail, state, p, me, level, it, abort_flag, wait_ns);
         __threadfence();
         *(volatile u64*)&state[12] = tag;
     }
@@ -189,7 +230,7 @@ __device__ __forceinline__ void agree(u64 tag, i64 tid, const u64* __restrict__ 
         const int failed = (int)*(volatile u64*)&state[10];
         for (int k = 0; k < p && !failed; ++k) {
             if (k == me) continue;
-            volatile u64* box = (volatile u64*)(mail + (k * 2 + par) * 4);
+            volatile u64* box = (volatile u64*)(mail + (k * 2 + par) * MAIL);
             s_posted[k] = box[1];
             total += box[2];
             total_arcs += box[3];
@@ -201,8 +242,73 @@ __device__ __forceinline__ void agree(u64 tag, i64 tid, const u64* __restrict__ 
     __syncthreads();
 }
 
-template <bool GATED>
-__device__ __forceinline__ void visit_body(
+// The light kernel's barrier after a level: a grid sync and the devices' agreement in one wait.  Each block arrives
+// on this GPU's counter once its writes are in (each writer into a peer's memory fenced them system-wide); the block
+// that arrives last (the `arrivals`-th in this call) posts to every peer how far this GPU has written into its inbox,
+// the frontier it advanced (`n` of its own and the entries it claimed, with their arcs) and its next frontier (the
+// vertices claimed here and the entries sent at the level), waits for every peer's post of the tag, leaves the sums
+// in the state and opens the gate that the other blocks' first threads wait for.  On return the block's s_read holds
+// how far each peer had written at the barrier before, s_posted how far at this one, s_totals the sums, or s_failed.
+__device__ __forceinline__ void level_barrier(u64 tag, u64 arrivals, const u64* __restrict__ peer_mail, u64* mail,
+                      u64* state, const u64* sent, i64 n, i64 arcs, const u64* arrived, const u64* arrived_arcs,
+                      const u64* count, int p, int me, int level, int it, const volatile int* abort_flag,
+                      u64 wait_ns, u64* s_read, u64* s_posted, u64* s_totals, int& s_failed)
+{
+    const int par = (int)(tag & 1);
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        __threadfence();
+        if (atomicAdd(&state[ARRIVALS], 1ull) + 1 == arrivals) {  // every block's writes are in
+            __threadfence_system();
+            const u64 n_adv = (u64)n + *(const volatile u64*)arrived;
+            const u64 arcs_adv = (u64)arcs + *(const volatile u64*)arrived_arcs;
+            u64 sent_all = 0;
+            for (int k = 0; k < p; ++k)
+                if (k != me) sent_all += *(const volatile u64*)&sent[k];
+            const u64 next = *(const volatile u64*)count + (sent_all - state[SENT_SEEN]);
+            state[SENT_SEEN] = sent_all;
+            for (int k = 0; k < p; ++k) {
+                if (k == me) continue;
+                volatile u64* box = (volatile u64*)((u64*)peer_mail[k] + (me * 2 + par) * MAIL);
+                box[1] = *(const volatile u64*)&sent[k];
+                box[2] = n_adv;
+                box[3] = arcs_adv;
+                box[4] = next;
+                __threadfence_system();
+                box[0] = tag;
+            }
+            u64 t_adv = n_adv, t_arcs = arcs_adv, t_next = next;
+            if (!await_posts(tag, mail, state, p, me, level, it, abort_flag, wait_ns)) {
+                for (int k = 0; k < p; ++k) {
+                    if (k == me) continue;
+                    volatile u64* box = (volatile u64*)(mail + (k * 2 + par) * MAIL);
+                    t_adv += box[2];
+                    t_arcs += box[3];
+                    t_next += box[4];
+                }
+            }
+            state[TOTALS] = t_adv;
+            state[TOTALS + 1] = t_arcs;
+            state[TOTALS + 2] = t_next;
+            __threadfence();
+            *(volatile u64*)&state[12] = tag;
+        } else {
+            while (*(volatile u64*)&state[12] != tag) { }
+        }
+        __threadfence();
+        s_failed = (int)*(volatile u64*)&state[10];
+        for (int k = 0; k < p; ++k) {
+            s_read[k] = s_posted[k];
+            if (k != me && !s_failed) s_posted[k] = ((volatile u64*)(mail + (k * 2 + par) * MAIL))[1];
+        }
+        for (int j = 0; j < 3; ++j) s_totals[j] = *(volatile u64*)&state[TOTALS + j];
+    }
+    __syncthreads();
+}
+
+// A graph with hubs: each level first agrees on its frontier (gated), its hubs' arcs go to the whole grid, and what
+// arrived is claimed after a second barrier.
+__device__ __forceinline__ void hubs_body(
     const i64* __restrict__ indptr, const idx_t* __restrict__ indices,
     const idx_t* __restrict__ frontier, i64 n_given, const u64* __restrict__ n_word, u64* first_count,
     idx_t* __restrict__ buf_a, idx_t* __restrict__ buf_b,
@@ -248,21 +354,20 @@ __device__ __forceinline__ void visit_body(
         const int level = level0 + it;
         u64* count = (it == 0 && first_count) ? first_count : &state[it % 3];
         u64* out_arcs = &state[6 + it % 3];
-        if (GATED) {  // agree on the frontier before advancing it: empty everywhere, or the load-balanced advance's
-            agree(++tag, tid, peer_mail, mail, state, sent, n, in_arcs, p, me, level, it, abort_flag, wait_ns,
-                  s_posted, s_total, s_arcs, s_failed);
-            if (s_failed) return;
-            if (s_total == 0 || (i64)s_arcs > limit) {
-                if (tid == 0) { state[3] = it; state[4] = n; state[5] = prior; state[9] = tag - tag0; }
-                if (blockIdx.x == 0 && threadIdx.x < p) claimed[threadIdx.x] = s_read[threadIdx.x];
-                return;
-            }
+        // agree on the frontier before advancing it: empty everywhere, or the load-balanced advance's
+        agree(++tag, tid, peer_mail, mail, state, sent, n, in_arcs, p, me, level, it, abort_flag, wait_ns,
+              s_posted, s_total, s_arcs, s_failed);
+        if (s_failed) return;
+        if (s_total == 0 || (i64)s_arcs > limit) {
+            if (tid == 0) { state[3] = it; state[4] = n; state[5] = prior; state[9] = tag - tag0; }
+            if (blockIdx.x == 0 && threadIdx.x < p) claimed[threadIdx.x] = s_read[threadIdx.x];
+            return;
         }
         bool wrote = false;  // into a peer's inbox: one system-wide fence after the level, not one per entry
         for (i64 k = warp; k < n; k += warps) {  // warp-uniform: every lane takes the same vertex
             const idx_t u = in[k];
             const i64 beg = indptr[u], end = indptr[u + 1];
-            if (GATED && end - beg > hub_degree) {  // a hub: its arcs go to the whole grid, after a sync
+            if (end - beg > hub_degree) {  // a hub: its arcs go to the whole grid, after a sync
                 if (lane == 0) {
                     const u64 slot = atomicAdd(&state[HUBS], (1ull << 40) | (u64)(end - beg));
                     hub_v[slot >> 40] = u;
@@ -277,15 +382,12 @@ __device__ __forceinline__ void visit_body(
                 if (e < end) {
                     v = indices[e];
                     got = visit_arc(u, v, level, label, pred, own_below);
-                    if (!GATED && got == 2)
-                        send_one(u, v, owner, id_on, caller, out_ids, out_preds, sent, carry, wrote);
                 }
                 warp_emit(got == 1, v, lane, count, out, out_arcs, indptr);
-                if (GATED)
-                    warp_send(got == 2, u, v, lane, owner, id_on, caller, out_ids, out_preds, sent, carry, wrote);
+                warp_send(got == 2, u, v, lane, owner, id_on, caller, out_ids, out_preds, sent, carry, wrote);
             }
         }
-        if (GATED) {  // the hubs' arcs as one run of positions, HUB_RUN consecutive ones to a warp
+        {  // the hubs' arcs as one run of positions, HUB_RUN consecutive ones to a warp
             grid.sync();
             const u64 hubs = *(volatile u64*)&state[HUBS];
             const i64 n_hubs = (i64)(hubs >> 40), hub_arcs = (i64)(hubs & HUB_ARCS);
@@ -309,53 +411,41 @@ __device__ __forceinline__ void visit_body(
         }
         if (wrote) __threadfence_system();  // the entries reach the peer before the post that follows the sync
         grid.sync();
-        if (GATED && tid == 0) state[HUBS] = 0;  // read by none after that sync; appended to after the next ones
+        if (tid == 0) state[HUBS] = 0;  // read by none after that sync; appended to after the next ones
         agree(++tag, tid, peer_mail, mail, state, sent, n, in_arcs, p, me, level, it, abort_flag, wait_ns,
               s_posted, s_total, s_arcs, s_failed);
         if (s_failed) return;  // every block sees it: the host raises
-        const i64 total = (i64)s_total, total_arcs = (i64)s_arcs;
+        const i64 total = (i64)s_total;
         if (it > 0 && total == 0) {  // the frontier just advanced was empty everywhere (nothing was sent either)
             if (tid == 0) { state[3] = it; state[4] = 0; state[5] = prior; state[9] = tag - tag0; }
             if (blockIdx.x == 0 && threadIdx.x < p) claimed[threadIdx.x] = s_read[threadIdx.x];
             return;
         }
         if (it > 0) prior += (u64)total;
-        for (int k = 0; k < p; ++k) {  // claim what arrived, as the exchange's combine would
+        for (int k = 0; k < p; ++k) {  // claim what arrived (up to a level's worth), one atomic per warp (warp_emit)
             if (k == me) continue;
             const i64 lo = (i64)s_read[k], hi = (i64)s_posted[k];
             const volatile idx_t* ids = (const volatile idx_t*)in_ids[k];
             const volatile i64* preds = (const volatile i64*)in_preds[k];
-            if constexpr (!GATED) {  // a light graph's few arrivals: a thread each
-                for (i64 j = lo + tid; j < hi; j += threads) {
-                    const idx_t v = ids[j];
+            for (i64 base = lo + warp * 32; base < hi; base += warps * 32) {  // warp-uniform trips
+                const i64 j = base + lane;
+                bool mine = false;
+                idx_t v = 0;
+                if (j < hi) {
+                    v = ids[j];
                     if (label[v] == -1 && atomicCAS(&label[v], -1, level) == -1) {
                         if (carry) pred[v] = g2l[preds[j]];
-                        const u64 at = atomicAdd(count, 1ull);
-                        out[at] = v;
-                        atomicAdd(out_arcs, (u64)(indptr[v + 1] - indptr[v]));
+                        mine = true;
                     }
                 }
-            } else {  // up to a level's worth of copies: one atomic per warp (warp_emit), warp-uniform trips
-                for (i64 base = lo + warp * 32; base < hi; base += warps * 32) {
-                    const i64 j = base + lane;
-                    bool mine = false;
-                    idx_t v = 0;
-                    if (j < hi) {
-                        v = ids[j];
-                        if (label[v] == -1 && atomicCAS(&label[v], -1, level) == -1) {
-                            if (carry) pred[v] = g2l[preds[j]];
-                            mine = true;
-                        }
-                    }
-                    warp_emit(mine, v, lane, count, out, out_arcs, indptr);
-                }
+                warp_emit(mine, v, lane, count, out, out_arcs, indptr);
             }
         }
         grid.sync();
         const i64 m = (i64)*(volatile u64*)count;
         const i64 next_arcs = (i64)*(volatile u64*)out_arcs;
         if (threadIdx.x < p) s_read[threadIdx.x] = s_posted[threadIdx.x];  // every thread of the block is past it
-        if (it + 1 >= max_levels || (!GATED && total_arcs > limit)) {
+        if (it + 1 >= max_levels) {
             if (tid == 0) { state[3] = it + 1; state[4] = m; state[5] = prior; state[9] = tag - tag0; }
             if (blockIdx.x == 0 && threadIdx.x < p) claimed[threadIdx.x] = s_read[threadIdx.x];
             return;
@@ -371,6 +461,154 @@ __device__ __forceinline__ void visit_body(
     }
 }
 
+// A graph without hubs (a long-diameter graph's wavefronts of a few hundred vertices): one barrier per level
+// (level_barrier).  The entries a peer wrote at a level are claimed, with that level, by the warps of the next one,
+// which advance those they claim at once, beside the frontier of the vertices claimed here; an own vertex that an
+// entry delivers is marked in `pending` by its sender, so that no warp of the next level claims it one level too
+// deep before its entry is claimed.  A call that ends with entries delivered (its last level, or a frontier over
+// `limit` arcs) claims them into its output first, as the exchange's combine would.
+__device__ __forceinline__ void light_body(
+    const i64* __restrict__ indptr, const idx_t* __restrict__ indices,
+    const idx_t* __restrict__ frontier, i64 n_given, const u64* __restrict__ n_word, u64* first_count,
+    idx_t* __restrict__ buf_a, idx_t* __restrict__ buf_b,
+    int* __restrict__ label, idx_t* __restrict__ pred, int level0, int max_levels, i64 limit, i64 own_below,
+    const int* __restrict__ owner, const u64* __restrict__ id_on, const i64* __restrict__ caller,
+    const idx_t* __restrict__ g2l, const u64* __restrict__ out_ids, const u64* __restrict__ out_preds,
+    const u64* __restrict__ peer_mail, u64* mail, const u64* __restrict__ in_ids,
+    const u64* __restrict__ in_preds, u64* __restrict__ state, u64 tag0, const volatile int* abort_flag,
+    u64 wait_ns, int carry, int p, int me, const u64* __restrict__ peer_pending, const u64* pending)
+{
+    cg::grid_group grid = cg::this_grid();
+    if (*(volatile u64*)&state[STICKY]) return;  // a failure in an earlier call of this phase: the host raises it
+    const i64 n_front = n_word ? (i64)*n_word : n_given;
+    const int lane = threadIdx.x & 31;
+    const i64 tid = (i64)blockIdx.x * blockDim.x + threadIdx.x;
+    const i64 threads = (i64)gridDim.x * blockDim.x;
+    const i64 warp = tid >> 5;
+    const i64 warps = threads >> 5;
+    u64* sent = state + HEAD;
+    u64* claimed = state + HEAD + p;
+    // per block: how far each peer had written into this GPU's inbox at the barrier before the last, and at the last
+    __shared__ u64 s_read[MAX_PEERS], s_posted[MAX_PEERS], s_totals[3];
+    __shared__ int s_failed;
+    if (threadIdx.x < MAX_PEERS) s_read[threadIdx.x] = s_posted[threadIdx.x] = threadIdx.x < p ? claimed[threadIdx.x] : 0;
+    i64 in_arcs = 0;  // the input's arcs, for the bound on the frontiers (no bound: a one-level call, none needed)
+    if (limit < NO_LIMIT) {
+        unsigned long long arcs = 0;
+        for (i64 k = tid; k < n_front; k += threads) {
+            const idx_t u = frontier[k];
+            arcs += (u64)(indptr[u + 1] - indptr[u]);
+        }
+        for (int d = 16; d > 0; d >>= 1) arcs += __shfl_down_sync(0xffffffffu, arcs, d);
+        if (lane == 0 && arcs) atomicAdd(&state[11], (u64)arcs);
+        grid.sync();
+        in_arcs = (i64)*(volatile u64*)&state[11];
+    }
+    __syncthreads();
+    const idx_t* in = frontier;
+    idx_t* out = buf_a;
+    i64 n = n_front;
+    i64 entries = 0;  // delivered at the last barrier, claimed at this level (none at a call's first)
+    u64 prior = 0;
+    u64 tag = tag0;
+    for (int it = 0;; ++it) {
+        const int level = level0 + it;
+        u64* count = (it == 0 && first_count) ? first_count : &state[it % 3];
+        u64* out_arcs = &state[6 + it % 3];
+        u64* arrived = &state[ARRIVED + it % 3];
+        u64* arrived_arcs = &state[ARRIVED_ARCS + it % 3];
+        bool wrote = false;  // into a peer's memory: one system-wide fence after the level, not one per entry
+        for (i64 k = warp; k < n + entries; k += warps) {  // warp-uniform: every lane takes the same vertex
+            idx_t u;
+            if (k < n) {
+                u = in[k];
+            } else {  // an entry: claimed with the level it was reached at, then advanced with the frontier
+                i64 j = k - n;
+                int from = 0;
+                for (; from < p; ++from) {
+                    if (from == me) continue;
+                    const i64 got = (i64)(s_posted[from] - s_read[from]);
+                    if (j < got) break;
+                    j -= got;
+                }
+                j += (i64)s_read[from];
+                int won = 0;
+                idx_t v = 0;
+                if (lane == 0) {
+                    v = ((const volatile idx_t*)in_ids[from])[j];
+                    if (label[v] == -1 && atomicCAS(&label[v], -1, level - 1) == -1) {
+                        if (carry) pred[v] = g2l[((const volatile i64*)in_preds[from])[j]];
+                        won = 1;
+                        atomicAdd(arrived, 1ull);
+                        atomicAdd(arrived_arcs, (u64)(indptr[v + 1] - indptr[v]));
+                    }
+                }
+                if (!__shfl_sync(0xffffffffu, won, 0)) continue;
+                u = __shfl_sync(0xffffffffu, v, 0);
+            }
+            const i64 beg = indptr[u], end = indptr[u + 1];
+            for (i64 base = beg; base < end; base += 32) {
+                const i64 e = base + lane;
+                int got = 0;
+                idx_t v = 0;
+                if (e < end) {
+                    v = indices[e];
+                    got = light_arc(u, v, level, label, pred, own_below, pending, tag);
+                    if (got == 2)
+                        send_marked(u, v, owner, id_on, caller, out_ids, out_preds, peer_pending, tag + 1, sent,
+                                    carry, wrote);
+                }
+                warp_emit(got == 1, v, lane, count, out, out_arcs, indptr);
+            }
+        }
+        if (wrote) __threadfence_system();  // the entries and marks reach the peer before the post that follows
+        level_barrier(++tag, (u64)(it + 1) * gridDim.x, peer_mail, mail, state, sent, n, in_arcs, arrived,
+                      arrived_arcs, count, p, me, level, it, abort_flag, wait_ns, s_read, s_posted, s_totals,
+                      s_failed);
+        if (s_failed) return;  // every block sees it: the host raises
+        if (it > 0) prior += s_totals[0];
+        if (s_totals[2] == 0) {  // nothing claimed or sent anywhere: the traversal has ended
+            if (tid == 0) { state[3] = it + 1; state[4] = 0; state[5] = prior; state[9] = tag - tag0; }
+            if (blockIdx.x == 0 && threadIdx.x < p) claimed[threadIdx.x] = s_posted[threadIdx.x];
+            return;
+        }
+        if (it + 1 >= max_levels || (i64)s_totals[1] > limit) {  // the frontier goes back to the host, with its entries
+            for (int k = 0; k < p; ++k) {
+                if (k == me) continue;
+                const volatile idx_t* ids = (const volatile idx_t*)in_ids[k];
+                const volatile i64* preds = (const volatile i64*)in_preds[k];
+                for (i64 j = (i64)s_read[k] + tid; j < (i64)s_posted[k]; j += threads) {
+                    const idx_t v = ids[j];
+                    if (label[v] == -1 && atomicCAS(&label[v], -1, level) == -1) {
+                        if (carry) pred[v] = g2l[preds[j]];
+                        out[atomicAdd(count, 1ull)] = v;
+                    }
+                }
+            }
+            grid.sync();
+            if (tid == 0) {
+                state[3] = it + 1; state[4] = *(volatile u64*)count; state[5] = prior; state[9] = tag - tag0;
+            }
+            if (blockIdx.x == 0 && threadIdx.x < p) claimed[threadIdx.x] = s_posted[threadIdx.x];
+            return;
+        }
+        if (tid == 0) {  // level it + 2's words: last read after the barrier before this one, by blocks now past it
+            const int z = (it + 2) % 3;
+            state[z] = 0;
+            state[6 + z] = 0;
+            state[ARRIVED + z] = 0;
+            state[ARRIVED_ARCS + z] = 0;
+        }
+        entries = 0;
+        for (int k = 0; k < p; ++k)
+            if (k != me) entries += (i64)(s_posted[k] - s_read[k]);
+        n = (i64)*(volatile u64*)count;
+        in_arcs = (i64)*(volatile u64*)out_arcs;
+        in = out;
+        out = (out == buf_a) ? buf_b : buf_a;
+    }
+}
+
 #define VISIT_PARAMS \
     const i64* __restrict__ indptr, const idx_t* __restrict__ indices, \
     const idx_t* __restrict__ frontier, i64 n_given, const u64* __restrict__ n_word, u64* first_count, \
@@ -380,14 +618,22 @@ __device__ __forceinline__ void visit_body(
     const idx_t* __restrict__ g2l, const u64* __restrict__ out_ids, const u64* __restrict__ out_preds, \
     const u64* __restrict__ peer_mail, u64* mail, const u64* __restrict__ in_ids, \
     const u64* __restrict__ in_preds, u64* __restrict__ state, u64 tag0, const volatile int* abort_flag, \
-    u64 wait_ns, int carry, int p, int me, i64 hub_degree, idx_t* __restrict__ hub_v, i64* __restrict__ hub_at
+    u64 wait_ns, int carry, int p, int me
 #define VISIT_ARGS indptr, indices, frontier, n_given, n_word, first_count, buf_a, buf_b, label, pred, level0, \
     max_levels, limit, own_below, owner, id_on, caller, g2l, out_ids, out_preds, peer_mail, mail, in_ids, in_preds, \
-    state, tag0, abort_flag, wait_ns, carry, p, me, hub_degree, hub_v, hub_at
+    state, tag0, abort_flag, wait_ns, carry, p, me
 
-// A light graph's levels (no hubs: hub_degree, hub_v and hub_at unused) and a gated link's (a graph with hubs)
-extern "C" __global__ void __launch_bounds__(BLOCK) peer_visit(VISIT_PARAMS) { visit_body<false>(VISIT_ARGS); }
-extern "C" __global__ void __launch_bounds__(BLOCK) peer_visit_hubs(VISIT_PARAMS) { visit_body<true>(VISIT_ARGS); }
+// A light graph's levels (no hubs) and a gated link's (a graph with hubs)
+extern "C" __global__ void __launch_bounds__(BLOCK) peer_visit(
+    VISIT_PARAMS, const u64* __restrict__ peer_pending, const u64* pending)
+{
+    light_body(VISIT_ARGS, peer_pending, pending);
+}
+extern "C" __global__ void __launch_bounds__(BLOCK) peer_visit_hubs(
+    VISIT_PARAMS, i64 hub_degree, idx_t* __restrict__ hub_v, i64* __restrict__ hub_at)
+{
+    hubs_body(VISIT_ARGS, hub_degree, hub_v, hub_at);
+}
 """
 
 
@@ -397,11 +643,6 @@ def _own_allocation(n, dtype):
     dtype = np.dtype(dtype)
     mem = cp.cuda.memory.Memory(max(int(n), 1) * dtype.itemsize)
     return cp.ndarray((max(int(n), 1),), dtype, cp.cuda.MemoryPointer(mem, 0))
-
-
-def _or_null(a):
-    """A kernel's pointer argument: ``a``, or null where the kernel does not read it."""
-    return a if a is not None else np.uintp(0)
 
 
 def reachable(devices) -> bool:
@@ -414,7 +655,9 @@ def reachable(devices) -> bool:
 def source(idx_ctype: str) -> str:
     return (f"#define IDX_T {idx_ctype}\n#define ITEMS {cupy_kernels.ITEMS}\n#define BLOCK {BLOCK}\n"
             f"#define HEAD {HEAD}\n#define STICKY {STICKY}\n#define MAX_PEERS {MAX_PEERS}\n#define HUBS {HUBS}\n"
-            f"#define HUB_RUN {HUB_RUN}\n"
+            f"#define HUB_RUN {HUB_RUN}\n#define ARRIVED {ARRIVED}\n#define ARRIVED_ARCS {ARRIVED_ARCS}\n"
+            f"#define ARRIVALS {ARRIVALS}\n#define TOTALS {TOTALS}\n#define SENT_SEEN {SENT_SEEN}\n#define MAIL {MAIL}\n"
+            f"#define NO_LIMIT {NO_LIMIT}ll\n"
             + cupy_kernels.PRELUDE + PEER_VISIT)
 
 
@@ -449,7 +692,7 @@ class CupyLink(Link):
         self.device = part.indptr.device.id
         self.in_ids = [_own_allocation(peers.capacity[k][d], idx) if k != d else None for k in range(p)]
         self.in_preds = [_own_allocation(peers.capacity[k][d], np.int64) if k != d else None for k in range(p)]
-        self.mail = _own_allocation(p * 2 * 4, np.uint64)
+        self.mail = _own_allocation(p * 2 * MAIL, np.uint64)
         self.mail.fill(0)
         self.state = cp.zeros(HEAD + 2 * p, dtype=np.uint64)
         self.tag = 0  # levels' tags so far: every device passes as many barriers, so all hold the same
@@ -461,8 +704,12 @@ class CupyLink(Link):
         self.words = cupyx.empty_pinned(HEAD + p, dtype=np.int64)
         self.bufs = (cp.empty(max(part.num_vertices, 1), dtype=idx), cp.empty(max(part.num_vertices, 1), dtype=idx))
         self.hub_v = self.hub_at = None  # a level's hubs, set aside for the whole grid: at most every hub of the part
-        self.hub_degree = 1 << 62
-        if self.gated:
+        self.hub_degree = NO_LIMIT
+        self.pending = None  # the light kernel's: per own vertex, the barrier that last delivered it from a peer
+        if not self.gated:
+            self.pending = _own_allocation(part.own_below, np.uint64)
+            self.pending.fill(0)
+        else:
             self.hub_degree = fusing.FUSE_DEGREE
             hubs = max(int((part.out_degree() > self.hub_degree).sum()), 1)
             self.hub_v, self.hub_at = cp.empty(hubs, dtype=idx), cp.empty(hubs, dtype=np.int64)
@@ -472,15 +719,16 @@ class CupyLink(Link):
 
     def exported(self):
         """What a peer in another process needs to write here: IPC handles of this device's inbox from each peer
-        (ids, predecessors) and of its mail."""
+        (ids, predecessors), of its mail and of its marks of pending vertices (a light link's, else None)."""
         get = cp.cuda.runtime.ipcGetMemHandle
         return ([None if a is None else get(a.data.ptr) for a in self.in_ids],
-                [None if a is None else get(a.data.ptr) for a in self.in_preds], get(self.mail.data.ptr))
+                [None if a is None else get(a.data.ptr) for a in self.in_preds], get(self.mail.data.ptr),
+                None if self.pending is None else get(self.pending.data.ptr))
 
     def _peer_tables(self):
         """The pointers into the peers' memory: made on first use, once every device's link exists (threads), or
         from the handles the peers' processes exported (``shared["remote"]``: per peer, its inbox from this device
-        (ids, predecessors) and its mail, opened here)."""
+        (ids, predecessors), its mail and its marks, opened here)."""
         if self._tables is None:
             me, p = self.d, self.peers.p
             if "remote" in self.shared:
@@ -488,15 +736,18 @@ class CupyLink(Link):
                 out_ids = [0 if k == me else remote[k][0] for k in range(p)]
                 out_preds = [0 if k == me else remote[k][1] for k in range(p)]
                 peer_mail = [0 if k == me else remote[k][2] for k in range(p)]
+                peer_pending = [0 if k == me else remote[k][3] for k in range(p)]
             else:
                 links = sorted(self.shared["links"], key=lambda link: link.d)
                 out_ids = [0 if k == me else links[k].in_ids[me].data.ptr for k in range(p)]
                 out_preds = [0 if k == me else links[k].in_preds[me].data.ptr for k in range(p)]
                 peer_mail = [0 if k == me else links[k].mail.data.ptr for k in range(p)]
+                peer_pending = [0 if k == me or links[k].pending is None else links[k].pending.data.ptr
+                                for k in range(p)]
             in_ids = [0 if k == me else self.in_ids[k].data.ptr for k in range(p)]
             in_preds = [0 if k == me else self.in_preds[k].data.ptr for k in range(p)]
             self._tables = tuple(cp.array(t, dtype=np.uint64) for t in (out_ids, out_preds, peer_mail, in_ids,
-                                                                         in_preds))
+                                                                         in_preds, peer_pending))
         return self._tables
 
     def abort(self):
@@ -506,7 +757,7 @@ class CupyLink(Link):
         super().release()
         cp.cuda.Device(self.device).synchronize()  # a kernel that saw the abort word may still be returning
         self.in_ids = self.in_preds = self.mail = self.state = self.bufs = self.id_on = self._id_on = None
-        self.hub_v = self.hub_at = None
+        self.hub_v = self.hub_at = self.pending = None
         self.words = self._tables = None
         self.shared = {"abort": self.shared["abort"]}  # not the other links: each releases its own
 
@@ -552,7 +803,7 @@ class CupyLink(Link):
             n = int(f.shape[0])
         out, other = self.bufs if f is not self.bufs[0] else self.bufs[::-1]
         counts, at = word(cp, self.device)
-        self._launch(f, n, n_word, counts.data.ptr + 8 * at, out, other, label, pred, level, 1, 1 << 62)
+        self._launch(f, n, n_word, counts.data.ptr + 8 * at, out, other, label, pred, level, 1, NO_LIMIT)
         self.tag += 1  # a one-level call passes one barrier
         self.levels_run += 1
         self.calls += 1
@@ -570,20 +821,22 @@ class CupyLink(Link):
 
     def _launch(self, f, n, n_word, first_count, buf_a, buf_b, label, pred, level, max_levels, limit):
         sub = self.part
-        out_ids, out_preds, peer_mail, in_ids, in_preds = self._peer_tables()
+        out_ids, out_preds, peer_mail, in_ids, in_preds, peer_pending = self._peer_tables()
         kernel, grid = _grid(self.idx, self.device, self.gated)
         stream = cp.cuda.get_current_stream()
         cp.cuda.runtime.memsetAsync(self.state.data.ptr, 0, STICKY * self.state.itemsize, stream.ptr)
         abort = self.shared["abort"]
-        kernel((grid,), (BLOCK,), (sub.indptr, sub.indices, f, np.int64(n), np.uintp(n_word), np.uintp(first_count),
-                                   buf_a, buf_b, label, pred,
-                                   np.int32(level), np.int32(min(max_levels, 2**31 - 1)), np.int64(limit),
-                                   np.int64(sub.own_below), self.owner, self.id_on, self.caller, self.g2l, out_ids,
-                                   out_preds, peer_mail, self.mail, in_ids, in_preds, self.state, np.uint64(self.tag),
-                                   np.intp(abort.ctypes.data), np.uint64(int(WAIT_S * 1e9)),
-                                   np.int32(self.pred_name is not None),
-                                   np.int32(self.peers.p), np.int32(self.d), np.int64(self.hub_degree),
-                                   _or_null(self.hub_v), _or_null(self.hub_at)))
+        args = (sub.indptr, sub.indices, f, np.int64(n), np.uintp(n_word), np.uintp(first_count), buf_a, buf_b, label,
+                pred, np.int32(level), np.int32(min(max_levels, 2**31 - 1)), np.int64(min(limit, NO_LIMIT)),
+                np.int64(sub.own_below), self.owner, self.id_on, self.caller, self.g2l, out_ids, out_preds, peer_mail,
+                self.mail, in_ids, in_preds, self.state, np.uint64(self.tag), np.intp(abort.ctypes.data),
+                np.uint64(int(WAIT_S * 1e9)), np.int32(self.pred_name is not None), np.int32(self.peers.p),
+                np.int32(self.d))
+        if self.gated:
+            args += (np.int64(self.hub_degree), self.hub_v, self.hub_at)
+        else:
+            args += (peer_pending, self.pending)
+        kernel((grid,), (BLOCK,), args)
 
     def _read_state(self):
         """The state's first words, once the kernel has ended.  The host polls an event and sleeps between polls
@@ -652,8 +905,9 @@ class RankLevels:
                 try:
                     for k in range(self.p):
                         if k != me:
-                            ids, preds, mail = handles[k]
-                            remote[k] = (self._open(ids[me]), self._open(preds[me]), self._open(mail))
+                            ids, preds, mail, pending = handles[k]
+                            remote[k] = (self._open(ids[me]), self._open(preds[me]), self._open(mail),
+                                         0 if pending is None else self._open(pending))
                 except cp.cuda.runtime.CUDARuntimeError as e:  # IPC refused here (a container, a driver setting)
                     failed = f"rank {me}: {e}"
             shared["remote"] = remote
