@@ -708,7 +708,7 @@ class CupyLink(Link):
         self.pending = None  # the light kernel's: per own vertex, the barrier that last delivered it from a peer
         if not self.gated:
             self.pending = _own_allocation(part.own_below, np.uint64)
-            self.pending.fill(0)
+            self.pending.fill(np.iinfo(np.uint64).max)  # no barrier's tag: tags count up from 0
         else:
             self.hub_degree = fusing.FUSE_DEGREE
             hubs = max(int((part.out_degree() > self.hub_degree).sum()), 1)
