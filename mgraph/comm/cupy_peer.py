@@ -567,8 +567,11 @@ __device__ __forceinline__ void light_body(
                       s_failed);
         if (s_failed) return;  // every block sees it: the host raises
         if (it > 0) prior += s_totals[0];
-        if (s_totals[2] == 0) {  // nothing claimed or sent anywhere: the traversal has ended
-            if (tid == 0) { state[3] = it + 1; state[4] = 0; state[5] = prior; state[9] = tag - tag0; }
+        // the traversal has ended where nothing was claimed or sent anywhere at this level, or where this level had
+        // nothing to advance anywhere (the entries sent at the last one were claimed there already): not a level
+        const bool empty = it > 0 && s_totals[0] == 0;
+        if (empty || s_totals[2] == 0) {
+            if (tid == 0) { state[3] = empty ? it : it + 1; state[4] = 0; state[5] = prior; state[9] = tag - tag0; }
             if (blockIdx.x == 0 && threadIdx.x < p) claimed[threadIdx.x] = s_posted[threadIdx.x];
             return;
         }
