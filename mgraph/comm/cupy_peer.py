@@ -243,7 +243,7 @@ __device__ __forceinline__ void agree(u64 tag, i64 tid, const u64* __restrict__ 
 }
 
 // The light kernel's barrier after a level: a grid sync and the devices' agreement in one wait.  Each block arrives
-// on this GPU's counter once its writes are in (each writer into a peer's memory fenced them system-wide); the block
+// on this GPU's counter once its writes are in (fenced system-wide where it wrote into a peer's memory); the block
 // that arrives last (the `arrivals`-th in this call) posts to every peer how far this GPU has written into its inbox,
 // the frontier it advanced (`n` of its own and the entries it claimed, with their arcs) and its next frontier (the
 // vertices claimed here and the entries sent at the level), waits for every peer's post of the tag, leaves the sums
@@ -252,14 +252,15 @@ __device__ __forceinline__ void agree(u64 tag, i64 tid, const u64* __restrict__ 
 __device__ __forceinline__ void level_barrier(u64 tag, u64 arrivals, const u64* __restrict__ peer_mail, u64* mail,
                       u64* state, const u64* sent, i64 n, i64 arcs, const u64* arrived, const u64* arrived_arcs,
                       const u64* count, int p, int me, int level, int it, const volatile int* abort_flag,
-                      u64 wait_ns, u64* s_read, u64* s_posted, u64* s_totals, int& s_failed)
+                      u64 wait_ns, bool wrote, u64* s_read, u64* s_posted, u64* s_totals, int& s_failed)
 {
     const int par = (int)(tag & 1);
-    __syncthreads();
+    const int block_wrote = __syncthreads_or(wrote);
     if (threadIdx.x == 0) {
-        __threadfence();
+        // the block's writes, those into peers' memory system-wide (one fence for the block: fences are cumulative)
+        if (block_wrote) __threadfence_system(); else __threadfence();
         if (atomicAdd(&state[ARRIVALS], 1ull) + 1 == arrivals) {  // every block's writes are in
-            __threadfence_system();
+            __threadfence();
             const u64 n_adv = (u64)n + *(const volatile u64*)arrived;
             const u64 arcs_adv = (u64)arcs + *(const volatile u64*)arrived_arcs;
             u64 sent_all = 0;
@@ -517,7 +518,7 @@ __device__ __forceinline__ void light_body(
         u64* out_arcs = &state[6 + it % 3];
         u64* arrived = &state[ARRIVED + it % 3];
         u64* arrived_arcs = &state[ARRIVED_ARCS + it % 3];
-        bool wrote = false;  // into a peer's memory: one system-wide fence after the level, not one per entry
+        bool wrote = false;  // into a peer's memory: one system-wide fence per block after the level (level_barrier)
         for (i64 k = warp; k < n + entries; k += warps) {  // warp-uniform: every lane takes the same vertex
             idx_t u;
             if (k < n) {
@@ -561,9 +562,8 @@ __device__ __forceinline__ void light_body(
                 warp_emit(got == 1, v, lane, count, out, out_arcs, indptr);
             }
         }
-        if (wrote) __threadfence_system();  // the entries and marks reach the peer before the post that follows
         level_barrier(++tag, (u64)(it + 1) * gridDim.x, peer_mail, mail, state, sent, n, in_arcs, arrived,
-                      arrived_arcs, count, p, me, level, it, abort_flag, wait_ns, s_read, s_posted, s_totals,
+                      arrived_arcs, count, p, me, level, it, abort_flag, wait_ns, wrote, s_read, s_posted, s_totals,
                       s_failed);
         if (s_failed) return;  // every block sees it: the host raises
         if (it > 0) prior += s_totals[0];
