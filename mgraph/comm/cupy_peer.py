@@ -243,20 +243,27 @@ __device__ __forceinline__ void agree(u64 tag, i64 tid, const u64* __restrict__ 
 }
 
 // The light kernel's barrier after a level: a grid sync and the devices' agreement in one wait.  Each block arrives
-// on this GPU's counter once its writes are in (fenced system-wide where it wrote into a peer's memory); the block
+// on this GPU's counter once its writes are in (fenced system-wide where it wrote into a peer's memory) and its count
+// of the entries it claimed added (`s_arrived`: one atomic per block, not one per entry on one word); the block
 // that arrives last (the `arrivals`-th in this call) posts to every peer how far this GPU has written into its inbox,
 // the frontier it advanced (`n` of its own and the entries it claimed, with their arcs) and its next frontier (the
 // vertices claimed here and the entries sent at the level), waits for every peer's post of the tag, leaves the sums
 // in the state and opens the gate that the other blocks' first threads wait for.  On return the block's s_read holds
 // how far each peer had written at the barrier before, s_posted how far at this one, s_totals the sums, or s_failed.
 __device__ __forceinline__ void level_barrier(u64 tag, u64 arrivals, const u64* __restrict__ peer_mail, u64* mail,
-                      u64* state, const u64* sent, i64 n, i64 arcs, const u64* arrived, const u64* arrived_arcs,
+                      u64* state, const u64* sent, i64 n, i64 arcs, u64* arrived, u64* arrived_arcs,
                       const u64* count, int p, int me, int level, int it, const volatile int* abort_flag,
-                      u64 wait_ns, bool wrote, u64* s_read, u64* s_posted, u64* s_totals, int& s_failed)
+                      u64 wait_ns, bool wrote, u64* s_arrived, u64* s_read, u64* s_posted, u64* s_totals,
+                      int& s_failed)
 {
     const int par = (int)(tag & 1);
     const int block_wrote = __syncthreads_or(wrote);
     if (threadIdx.x == 0) {
+        if (s_arrived[0]) {  // the entries the block claimed at the level, and their arcs: one atomic each per block
+            atomicAdd(arrived, s_arrived[0]);
+            atomicAdd(arrived_arcs, s_arrived[1]);
+            s_arrived[0] = s_arrived[1] = 0;
+        }
         // the block's writes, those into peers' memory system-wide (one fence for the block: fences are cumulative)
         if (block_wrote) __threadfence_system(); else __threadfence();
         if (atomicAdd(&state[ARRIVALS], 1ull) + 1 == arrivals) {  // every block's writes are in
@@ -490,9 +497,10 @@ __device__ __forceinline__ void light_body(
     u64* sent = state + HEAD;
     u64* claimed = state + HEAD + p;
     // per block: how far each peer had written into this GPU's inbox at the barrier before the last, and at the last
-    __shared__ u64 s_read[MAX_PEERS], s_posted[MAX_PEERS], s_totals[3];
+    __shared__ u64 s_read[MAX_PEERS], s_posted[MAX_PEERS], s_totals[3], s_arrived[2];
     __shared__ int s_failed;
     if (threadIdx.x < MAX_PEERS) s_read[threadIdx.x] = s_posted[threadIdx.x] = threadIdx.x < p ? claimed[threadIdx.x] : 0;
+    if (threadIdx.x < 2) s_arrived[threadIdx.x] = 0;
     i64 in_arcs = 0;  // the input's arcs, for the bound on the frontiers (no bound: a one-level call, none needed)
     if (limit < NO_LIMIT) {
         unsigned long long arcs = 0;
@@ -540,8 +548,8 @@ __device__ __forceinline__ void light_body(
                     if (label[v] == -1 && atomicCAS(&label[v], -1, level - 1) == -1) {
                         if (carry) pred[v] = g2l[((const volatile i64*)in_preds[from])[j]];
                         won = 1;
-                        atomicAdd(arrived, 1ull);
-                        atomicAdd(arrived_arcs, (u64)(indptr[v + 1] - indptr[v]));
+                        atomicAdd(&s_arrived[0], 1ull);
+                        atomicAdd(&s_arrived[1], (u64)(indptr[v + 1] - indptr[v]));
                     }
                 }
                 if (!__shfl_sync(0xffffffffu, won, 0)) continue;
@@ -563,8 +571,8 @@ __device__ __forceinline__ void light_body(
             }
         }
         level_barrier(++tag, (u64)(it + 1) * gridDim.x, peer_mail, mail, state, sent, n, in_arcs, arrived,
-                      arrived_arcs, count, p, me, level, it, abort_flag, wait_ns, wrote, s_read, s_posted, s_totals,
-                      s_failed);
+                      arrived_arcs, count, p, me, level, it, abort_flag, wait_ns, wrote, s_arrived, s_read, s_posted,
+                      s_totals, s_failed);
         if (s_failed) return;  // every block sees it: the host raises
         if (it > 0) prior += s_totals[0];
         // the traversal has ended where nothing was claimed or sent anywhere at this level, or where this level had
