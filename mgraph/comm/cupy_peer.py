@@ -725,7 +725,7 @@ class CupyLink(Link):
             hubs = max(int((part.out_degree() > self.hub_degree).sum()), 1)
             self.hub_v, self.hub_at = cp.empty(hubs, dtype=idx), cp.empty(hubs, dtype=np.int64)
         shared["links"].append(self)
-        self._tables = None
+        self._tables = self._fixed = None
         self._sent = 0  # inbox entries this device had written in this phase when the state was last read
 
     def exported(self):
@@ -769,7 +769,7 @@ class CupyLink(Link):
         cp.cuda.Device(self.device).synchronize()  # a kernel that saw the abort word may still be returning
         self.in_ids = self.in_preds = self.mail = self.state = self.bufs = self.id_on = self._id_on = None
         self.hub_v = self.hub_at = self.pending = None
-        self.words = self._tables = None
+        self.words = self._tables = self._fixed = None
         self.shared = {"abort": self.shared["abort"]}  # not the other links: each releases its own
 
     def restart(self):
@@ -831,23 +831,40 @@ class CupyLink(Link):
         self._account(words)
 
     def _launch(self, f, n, n_word, first_count, buf_a, buf_b, label, pred, level, max_levels, limit):
-        sub = self.part
-        out_ids, out_preds, peer_mail, in_ids, in_preds, peer_pending = self._peer_tables()
+        """One cooperative launch through the driver, its arguments in slots made at the link's first launch (the
+        kernel's parameters in order, 8 bytes each: an int parameter reads the low half) of which only a call's own
+        are set here: a one-level call's launch is most of its superstep's host time, and CuPy's packing of 35
+        arguments took most of that."""
         kernel, grid = _grid(self.idx, self.device, self.gated)
         stream = cp.cuda.get_current_stream()
         cp.cuda.runtime.memsetAsync(self.state.data.ptr, 0, STICKY * self.state.itemsize, stream.ptr)
-        abort = self.shared["abort"]
-        args = (sub.indptr, sub.indices, f, np.int64(n), np.uintp(n_word), np.uintp(first_count), buf_a, buf_b, label,
-                pred, np.int32(level), np.int32(min(max_levels, 2**31 - 1)), np.int64(min(limit, NO_LIMIT)),
-                np.int64(sub.own_below), self.owner, self.id_on, self.caller, self.g2l, out_ids, out_preds, peer_mail,
-                self.mail, in_ids, in_preds, self.state, np.uint64(self.tag), np.intp(abort.ctypes.data),
-                np.uint64(int(WAIT_S * 1e9)), np.int32(self.pred_name is not None), np.int32(self.peers.p),
-                np.int32(self.d))
-        if self.gated:
-            args += (np.int64(self.hub_degree), self.hub_v, self.hub_at)
-        else:
-            args += (peer_pending, self.pending)
-        kernel((grid,), (BLOCK,), args)
+        slots, params = self._slots()
+        slots[2:13] = (f.data.ptr, n, n_word, first_count, buf_a.data.ptr, buf_b.data.ptr, label.data.ptr,
+                       pred.data.ptr, level, min(max_levels, 2**31 - 1), min(limit, NO_LIMIT))
+        slots[25] = self.tag
+        slots[28] = self.pred_name is not None
+        cp.cuda.driver.launchCooperativeKernel(kernel.kernel.ptr, grid, 1, 1, BLOCK, 1, 1, 0, stream.ptr,
+                                               params.ctypes.data)
+
+    def _slots(self):
+        """The kernel's arguments as 8-byte slots, those that stay from call to call set (VISIT_PARAMS' order, then
+        the light or the gated kernel's own), and the array of the slots' addresses a launch passes."""
+        if self._fixed is None:
+            sub = self.part
+            out_ids, out_preds, peer_mail, in_ids, in_preds, peer_pending = self._peer_tables()
+            fixed = [sub.indptr.data.ptr, sub.indices.data.ptr] + [0] * 11 + [
+                sub.own_below, self.owner.data.ptr, self.id_on.data.ptr, self.caller.data.ptr, self.g2l.data.ptr,
+                out_ids.data.ptr, out_preds.data.ptr, peer_mail.data.ptr, self.mail.data.ptr, in_ids.data.ptr,
+                in_preds.data.ptr, self.state.data.ptr, 0, self.shared["abort"].ctypes.data, int(WAIT_S * 1e9), 0,
+                self.peers.p, self.d]
+            if self.gated:
+                fixed += [self.hub_degree, self.hub_v.data.ptr, self.hub_at.data.ptr]
+            else:
+                fixed += [peer_pending.data.ptr, self.pending.data.ptr]
+            slots = np.array(fixed, dtype=np.int64)
+            params = slots.ctypes.data + 8 * np.arange(len(fixed), dtype=np.uint64)
+            self._fixed = (slots, params)
+        return self._fixed
 
     def _read_state(self):
         """The state's first words, once the kernel has ended.  The host polls an event and sleeps between polls
