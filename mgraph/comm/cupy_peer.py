@@ -833,7 +833,7 @@ class CupyLink(Link):
     def _launch(self, f, n, n_word, first_count, buf_a, buf_b, label, pred, level, max_levels, limit):
         """One cooperative launch through the driver, its arguments in slots made at the link's first launch (the
         kernel's parameters in order, 8 bytes each: an int parameter reads the low half) of which only a call's own
-        are set here: a one-level call's launch is most of its superstep's host time, and CuPy's packing of 35
+        are set here: a one-level call's launch is most of its superstep's host time, and CuPy's packing of 33
         arguments took most of that."""
         kernel, grid = _grid(self.idx, self.device, self.gated)
         stream = cp.cuda.get_current_stream()
