@@ -225,6 +225,57 @@ def test_mpi_ranks_gate_the_levels_of_a_graph_with_hubs(tmp_path):
     assert stats["path"] == "peer" and 0 < stats["levels"] < int(ref.max()) + 1
 
 
+# -- direction-optimizing levels: pushes and pulls across the GPUs (mgraph.comm.cupy_directions) --------------------
+@pytest.mark.parametrize("spec, source, do_a", [("rmat:14", 7, None), ("rmat:12:8", 3, 1e-2), ("rmat:18", 0, None),
+                                                ("grid:30x20", 5, 1e-5), ("grid:64x64", 2080, 1e-2)])
+def test_direction_optimizing_levels_match_scipy_the_twin_and_the_host_path(spec, source, do_a):
+    """Every level of a direction-optimizing BFS in one kernel per GPU: scipy's depths, a tree Graph500 accepts, the
+    directions of the host's path and of the NumPy twin (both given the GPU's do_a), the twin's level count and
+    inbox bytes (a push sends the copies it claims, whoever claimed their owners' vertices first), in at most
+    three supersteps."""
+    from mgraph.ops.direction import DO_A_GPU
+
+    do_a = DO_A_GPU if do_a is None else do_a
+    g = mgraph.load(spec, backend="numpy")
+    gpu = mgraph.bfs(g, source, devices=[0, 1], backend="cupy", direction="auto", do_a=do_a)
+    twin = mgraph.bfs(g, source, devices=2, backend="numpy", direction="auto", do_a=do_a)
+    host = mgraph.bfs(g, source, devices=[0, 1], backend="cupy", direction="auto", do_a=do_a, peer_levels=False)
+    ref = hops(g, source)
+    for r in (gpu, twin, host):
+        np.testing.assert_array_equal(r.depth, ref)
+        validate_bfs(g, source, r.depth, r.predecessor)
+    assert gpu.stats["level_path"] == "peer" and host.stats["level_path"] == "host"
+    assert gpu.stats["directions"] == twin.stats["directions"] == host.stats["directions"]
+    assert gpu.stats["peer_levels"] == twin.stats["peer_levels"] == int(ref.max()) + 1
+    assert gpu.stats["peer_bytes"] == twin.stats["peer_bytes"]
+    assert gpu.stats["supersteps"] <= 3 < host.stats["supersteps"]
+    if spec.startswith("rmat"):
+        assert "pull" in gpu.stats["directions"] and "push" in gpu.stats["directions"]
+
+
+def test_direction_optimizing_levels_run_again_from_other_sources():
+    """Several sources in one run: each traversal's inboxes, bits and counts start afresh."""
+    import functools
+
+    from mgraph.primitives.bfs import BFS
+
+    g = mgraph.load("rmat:15", backend="numpy")
+    run = mgraph.run(functools.partial(BFS, direction="auto"), g, sources=[3, 0, 11], devices=[0, 1],
+                     backend="cupy", communication="broadcast")
+    np.testing.assert_array_equal(run.depth, hops(g, 11))
+    validate_bfs(g, 11, run.depth, run.predecessor)
+    assert run.stats["level_path"] == "peer"
+
+
+def test_mpi_ranks_run_direction_optimizing_levels_through_ipc(tmp_path):
+    """Two GPU ranks, each building its own part: every level of a direction-optimizing BFS across them through
+    CUDA IPC (the copies' bits read from the peer's memory), scipy's depths and Graph500's rules."""
+    stats, ref = ranks_against_scipy(tmp_path, "rmat:16", """
+        peer = mgraph.bfs(g, 7, backend="cupy", direction="auto")
+        host = mgraph.bfs(g, 7, backend="cupy", direction="auto", peer_levels=False)
+    """)
+
+
 def test_a_link_that_does_not_fit_leaves_the_levels_to_the_host(monkeypatch):
     """A GPU that refuses the link's buffers (its part fills it): the levels take the host's path, same depths."""
     from mgraph.comm import cupy_peer

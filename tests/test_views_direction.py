@@ -251,3 +251,16 @@ def test_a_primitive_knows_no_layout_and_its_iterate_is_short(path):
     for fn in iterates:
         assert fn.end_lineno - fn.lineno + 1 < 25, f"{path}: iterate has {fn.end_lineno - fn.lineno + 1} lines"
 
+
+
+def test_a_kernel_s_switches_leave_the_policy_as_its_choices_would():
+    """A levels kernel records only where it switched (the first pull, the first push after it, each plus one):
+    the policy's directions, state and visited count after them are those of choosing level by level."""
+    g = mgraph.load("rmat:10")
+    policy = ops.Direction(g, "auto")
+    policy.took_switching(5, 2, 4, 100)
+    assert policy.directions == ["push", "pull", "pull", "push", "push"]
+    assert not policy.pulling and policy.switched and policy.visited == 100 and policy.pushes_to_the_end()
+    policy.reset()
+    policy.took_switching(3, 0, 0, 7)
+    assert policy.directions == ["push"] * 3 and not policy.switched and policy.visited == 7

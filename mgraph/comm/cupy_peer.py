@@ -29,10 +29,11 @@ import cupyx
 import numpy as np
 
 from mgraph.backend import to_host
-from mgraph.ops import cuda, cupy_kernels
+from mgraph.ops import cuda, cupy_kernels, cupy_levels
 from mgraph.ops import levels as fusing
 from mgraph.ops.levels import Levels
 from mgraph.ops.queue import Queue, plain, word
+from mgraph.comm import cupy_directions
 from mgraph.comm.peer import Link, PeerAborted
 
 BLOCK = cuda.BLOCK
@@ -53,7 +54,7 @@ WAIT_S = 60.0  # seconds a device waits for a peer's post of a level before it g
 # a link's allocations refused: CuPy's pool, or cudaMalloc itself for an allocation of its own (_own_allocation)
 ALLOCATION_ERRORS = (cp.cuda.memory.OutOfMemoryError, cp.cuda.runtime.CUDARuntimeError)
 
-PEER_VISIT = r"""
+PEER_OPS = r"""
 #include <cooperative_groups.h>
 namespace cg = cooperative_groups;
 
@@ -102,6 +103,17 @@ __device__ __forceinline__ int light_arc(idx_t u, idx_t v, int level, int* label
     if (atomicCAS(&label[v], -1, level) != -1) return 0;
     pred[v] = u;
     return (i64)v < own_below ? 1 : 2;
+}
+
+// Entry j of a peer's inbox claimed as the exchange's combine would: an unvisited vertex takes the level and, where
+// carried, its predecessor in local ids.  Whether it was claimed here; `v` is the entry's vertex.
+__device__ __forceinline__ bool claim_entry(const volatile idx_t* ids, const volatile i64* preds, i64 j, int* label,
+                                            idx_t* pred, const idx_t* __restrict__ g2l, int carry, int level, idx_t& v)
+{
+    v = ids[j];
+    if (label[v] != -1 || atomicCAS(&label[v], -1, level) != -1) return false;
+    if (carry) pred[v] = g2l[preds[j]];
+    return true;
 }
 
 // A claimed copy written into its owner's inbox by its own thread: a slot from the owner's counter (a light graph's
@@ -314,6 +326,11 @@ __device__ __forceinline__ void level_barrier(u64 tag, u64 arrivals, const u64* 
     __syncthreads();
 }
 
+"""
+
+# the bodies of the visit kernels; the operators above also serve the direction-optimizing levels
+# (mgraph.comm.cupy_directions)
+PEER_VISIT = PEER_OPS + r"""
 // A graph with hubs: each level first agrees on its frontier (gated), its hubs' arcs go to the whole grid, and what
 // arrived is claimed after a second barrier.
 __device__ __forceinline__ void hubs_body(
@@ -437,15 +454,8 @@ __device__ __forceinline__ void hubs_body(
             const volatile i64* preds = (const volatile i64*)in_preds[k];
             for (i64 base = lo + warp * 32; base < hi; base += warps * 32) {  // warp-uniform trips
                 const i64 j = base + lane;
-                bool mine = false;
                 idx_t v = 0;
-                if (j < hi) {
-                    v = ids[j];
-                    if (label[v] == -1 && atomicCAS(&label[v], -1, level) == -1) {
-                        if (carry) pred[v] = g2l[preds[j]];
-                        mine = true;
-                    }
-                }
+                const bool mine = j < hi && claim_entry(ids, preds, j, label, pred, g2l, carry, level, v);
                 warp_emit(mine, v, lane, count, out, out_arcs, indptr);
             }
         }
@@ -589,11 +599,8 @@ __device__ __forceinline__ void light_body(
                 const volatile idx_t* ids = (const volatile idx_t*)in_ids[k];
                 const volatile i64* preds = (const volatile i64*)in_preds[k];
                 for (i64 j = (i64)s_read[k] + tid; j < (i64)s_posted[k]; j += threads) {
-                    const idx_t v = ids[j];
-                    if (label[v] == -1 && atomicCAS(&label[v], -1, level) == -1) {
-                        if (carry) pred[v] = g2l[preds[j]];
-                        out[atomicAdd(count, 1ull)] = v;
-                    }
+                    idx_t v;
+                    if (claim_entry(ids, preds, j, label, pred, g2l, carry, level, v)) out[atomicAdd(count, 1ull)] = v;
                 }
             }
             grid.sync();
@@ -687,6 +694,22 @@ def _grid(idx_dtype, device_id, gated=False):
     return kernel, min(most, BLOCKS_PER_SM * cp.cuda.Device(device_id).attributes["MultiProcessorCount"])
 
 
+@lru_cache(maxsize=None)
+def _directions_kernel(idx_dtype, device_id):
+    """The direction-optimizing levels' kernel (mgraph.comm.cupy_directions: the one-GPU kernel's push and pull
+    operators, and the posts' above) and the largest grid that can be resident at once."""
+    defines = {"IDX_T": cuda.ID_CTYPES[np.dtype(idx_dtype)], "ITEMS": cupy_kernels.ITEMS, "BLOCK": BLOCK,
+               "HEAD": HEAD, "STICKY": STICKY, "MAX_PEERS": MAX_PEERS, "MAIL": MAIL, "ARRIVALS": ARRIVALS,
+               "TOTALS": TOTALS, "SENT_SEEN": SENT_SEEN, "DIRECTIONS_MIN_BLOCKS": cupy_levels.DIRECTIONS_MIN_BLOCKS,
+               "CHUNK": cupy_levels.CHUNK, "CHUNK_ABOVE": cupy_levels.CHUNK_ABOVE, "PULL_WAYS": cupy_levels.PULL_WAYS,
+               "HUB_RUN": cupy_levels.HUB_RUN, "TRACE_LEVELS": cupy_directions.TRACE_LEVELS,
+               "MERGE_WAYS": cupy_directions.MERGE_WAYS, "TOUCH": cupy_directions.TOUCH,
+               "WORDS_USED": cupy_directions.WORDS - 1}
+    source = ("".join(f"#define {name} {value}\n" for name, value in defines.items()) + cupy_kernels.PRELUDE
+              + cupy_levels.DIRECTIONS_OPS + PEER_OPS + cupy_directions.PEER_DIRECTIONS)
+    return cuda.cooperative(source, "peer_directions", device_id)
+
+
 class CupyLink(Link):
     """Device ``d``'s end on a GPU: its inboxes (one per peer, sized by the copies the peer has of its vertices),
     its mail, and the tables of its peers' pointers the kernel writes through."""
@@ -713,7 +736,15 @@ class CupyLink(Link):
         self._id_on = [part.id_on[k].astype(idx, copy=False) if k != d else None for k in range(p)]
         self.id_on = cp.array([0 if k == d else self._id_on[k].data.ptr for k in range(p)], dtype=np.uint64)
         self.words = cupyx.empty_pinned(HEAD + p, dtype=np.int64)
-        self.bufs = (cp.empty(max(part.num_vertices, 1), dtype=idx), cp.empty(max(part.num_vertices, 1), dtype=idx))
+        self.room = None  # a direction-optimizing traversal's buffers (mgraph.comm.cupy_directions), where one may run
+        slots = part.num_vertices
+        if getattr(peers, "directions", False):
+            self.room = cupy_directions.Room(part, d, p, _own_allocation, [peers.capacity[d][k] for k in range(p)])
+            _, grid = _directions_kernel(idx, self.device)
+            # a level's output: each local vertex once, and the gaps two appends' chunks may leave
+            slots += 2 * grid * (BLOCK // 32) * cupy_levels.CHUNK
+        self.runs_directions = self.room is not None
+        self.bufs = (cp.empty(max(slots, 1), dtype=idx), cp.empty(max(slots, 1), dtype=idx))
         self.hub_v = self.hub_at = None  # a level's hubs, set aside for the whole grid: at most every hub of the part
         self.hub_degree = NO_LIMIT
         self.pending = None  # the light kernel's: per own vertex, the barrier that last delivered it from a peer
@@ -730,11 +761,62 @@ class CupyLink(Link):
 
     def exported(self):
         """What a peer in another process needs to write here: IPC handles of this device's inbox from each peer
-        (ids, predecessors), of its mail and of its marks of pending vertices (a light link's, else None)."""
+        (ids, predecessors), of its mail, of its marks of pending vertices (a light link's, else None) and of its
+        frontier's bits with their words per level (a direction-optimizing traversal's, else None)."""
         get = cp.cuda.runtime.ipcGetMemHandle
         return ([None if a is None else get(a.data.ptr) for a in self.in_ids],
                 [None if a is None else get(a.data.ptr) for a in self.in_preds], get(self.mail.data.ptr),
-                None if self.pending is None else get(self.pending.data.ptr))
+                None if self.pending is None else get(self.pending.data.ptr),
+                None if self.room is None else (self.room.exported(), self.room.words))
+
+    def peer_bits(self):
+        """Pointers to each peer's frontier bits and their words per level (a direction-optimizing traversal's)."""
+        me, p = self.d, self.peers.p
+        if "remote" in self.shared:
+            got = [(0, 0) if k == me else self.shared["remote"][k][4] for k in range(p)]
+        else:
+            links = sorted(self.shared["links"], key=lambda link: link.d)
+            got = [(0, 0) if k == me else (links[k].room.bits.data.ptr, links[k].room.words) for k in range(p)]
+        return [b for b, _ in got], [w for _, w in got]
+
+    def visit_directions(self, frontier, label, pred, level, policy, max_levels):
+        """As :meth:`mgraph.comm.peer.NumpyLink.visit_directions`, in one cooperative launch and one read
+        (mgraph.comm.cupy_directions)."""
+        sub, room = self.part, self.room
+        f = cp.asarray(frontier)
+        f = f[f < sub.own_below].astype(self.idx, copy=False)  # a broadcast frontier holds copies: each is its owner's
+        kern, grid = _directions_kernel(self.idx, self.device)
+        rev = sub.reverse()
+        out_ids, out_preds, peer_mail, in_ids, in_preds, _ = self._peer_tables()
+        peer_bits, peer_words, copies_lo, copies_n = room.table(*self.peer_bits())
+        stream = cp.cuda.get_current_stream()
+        cp.cuda.runtime.memsetAsync(self.state.data.ptr, 0, STICKY * self.state.itemsize, stream.ptr)
+        room.dstate.fill(0)
+        buf_a, buf_b = self.bufs
+        kern((grid,), (BLOCK,), (
+            sub.indptr, sub.indices, rev.indptr, rev.indices, label, pred, f, np.int64(f.shape[0]), buf_a, buf_b,
+            room.bits, np.int64(room.words), peer_bits, peer_words, copies_lo, copies_n, room.out_cap,
+            room.hub_v, room.hub_at, np.int64(room.hub_degree), np.int32(min(max_levels, 2**31 - 1)), np.int32(level),
+            room.dstate, np.int64(sub.own_below), self.owner, self.id_on, self.caller, self.g2l, out_ids, out_preds,
+            peer_mail, self.mail, in_ids, in_preds, self.state, np.uint64(self.tag),
+            np.uint64(self.shared["abort"].ctypes.data), np.uint64(int(WAIT_S * 1e9)),
+            np.int32(self.pred_name is not None), np.int32(self.peers.p), np.int32(self.d), np.int64(policy.num_vertices), np.int64(policy.num_arcs), np.int64(policy.visited),
+            np.int32(policy.pulling), np.int32(policy.switched), np.float64(policy.do_a), np.float64(policy.do_b),
+            room.trace if room.trace is not None else np.uint64(0)))
+        words = self._read_state()
+        got = cuda.read_words(room.dstate, cupy_directions.WORDS)
+        levels, count, slots, emitted, visited, first_pull, first_push = got[10:17]
+        error = self._failure(words, level + levels)
+        if error is not None:
+            raise error
+        self.tag += words[9]
+        policy.took_switching(levels, first_pull, first_push, visited)
+        self.levels_run += levels
+        self._account(words)
+        self.calls += 1
+        last = f if levels == 0 else (buf_a if levels % 2 == 1 else buf_b)
+        last = last[:slots]
+        return Levels(last.copy() if slots == count else last[last >= 0], levels, emitted)
 
     def _peer_tables(self):
         """The pointers into the peers' memory: made on first use, once every device's link exists (threads), or
@@ -768,7 +850,7 @@ class CupyLink(Link):
         super().release()
         cp.cuda.Device(self.device).synchronize()  # a kernel that saw the abort word may still be returning
         self.in_ids = self.in_preds = self.mail = self.state = self.bufs = self.id_on = self._id_on = None
-        self.hub_v = self.hub_at = self.pending = None
+        self.hub_v = self.hub_at = self.pending = self.room = None
         self.words = self._tables = self._fixed = None
         self.shared = {"abort": self.shared["abort"]}  # not the other links: each releases its own
 
@@ -909,9 +991,10 @@ class RankLevels:
     peers' (peer access enabled as they open).  A rank that fails ends the job (mgraph.group.fail_job), so
     nothing here waits for a dead peer: its process is gone with its kernel."""
 
-    def __init__(self, part, backend, group, gated=False):
+    def __init__(self, part, backend, group, gated=False, directions=False):
         self.p, me = group.size, group.rank
         self.gated = gated  # the run's graph has hubs (mgraph.comm.peer.has_hubs), alike on every rank
+        self.directions = directions  # the run's primitive may be a direction-optimizing traversal, alike too
         with backend.context():
             owner = to_host(part.owner[part.own_below:])
         row = np.bincount(owner.astype(np.int64), minlength=self.p).tolist()  # this part's copies of each one's
@@ -933,9 +1016,10 @@ class RankLevels:
                 try:
                     for k in range(self.p):
                         if k != me:
-                            ids, preds, mail, pending = handles[k]
+                            ids, preds, mail, pending, bits = handles[k]
                             remote[k] = (self._open(ids[me]), self._open(preds[me]), self._open(mail),
-                                         0 if pending is None else self._open(pending))
+                                         0 if pending is None else self._open(pending),
+                                         (0, 0) if bits is None else (self._open(bits[0]), bits[1]))
                 except cp.cuda.runtime.CUDARuntimeError as e:  # IPC refused here (a container, a driver setting)
                     failed = f"rank {me}: {e}"
             shared["remote"] = remote

@@ -52,7 +52,7 @@ from mgraph.ops import levels as fusing
 from mgraph.ops.levels import Levels, arcs_of, max_degree
 from mgraph.ops.queue import Queue
 
-__all__ = ["Link", "NumpyLink", "PeerAborted", "PeerLevels", "has_hubs", "may_serve"]
+__all__ = ["Link", "NumpyLink", "PeerAborted", "PeerLevels", "has_hubs", "may_serve", "runs_directions"]
 
 
 class PeerAborted(threading.BrokenBarrierError):
@@ -64,12 +64,14 @@ class PeerLevels:
     """One run's link between its devices in this process: each part's link (``links[d]``, also set as the part's
     ``levels_link`` while the run lasts), and what they share."""
 
-    def __init__(self, parts, backends, link_type, groups=None, index=None, gated=False):
+    def __init__(self, parts, backends, link_type, groups=None, index=None, gated=False, directions=False):
         """``parts`` on ``backends``, this process's; ``groups``: their groups (a NumPy twin's collectives);
         ``index``: under MPI, the rank of this process's one part among ``groups[0].size``; ``gated``: some part
-        of the run has a hub (:func:`has_hubs`), the same on every device."""
+        of the run has a hub (:func:`has_hubs`), the same on every device; ``directions``: the run's primitive may
+        be a direction-optimizing traversal (:func:`runs_directions`: a GPU's link then holds its buffers)."""
         self.p = len(parts) if index is None else groups[0].size
         self.gated = gated
+        self.directions = directions
         self.parts, self.groups, self.backends = parts, groups, backends
         # entries each device may receive from each other: its copies of their vertices (proxies are local ids
         # from own_below on, owned by someone else)
@@ -128,6 +130,7 @@ class Link:
         self.bytes = 0  # written into the peers' inboxes so far in this run (.stats)
         self.exchanged = None  # the last frontier visit() returned: its exchange has run (Exchange.run passes it on)
         self.stopped_at = None  # gated: the level whose frontier the last call left to the host for its arcs
+        self.runs_directions = False  # whether visit_directions serves a direction-optimizing traversal
 
     def arm(self, prim, plan):
         """Serve ``prim``'s phase where its exchange ``plan`` is a push visit's: frontier vertices to their owners
@@ -153,8 +156,7 @@ class Link:
     def _directions(self, prim) -> bool:
         """Whether this link runs ``prim``'s levels as a direction-optimizing traversal (:meth:`visit_directions`):
         an "auto" :class:`mgraph.ops.Direction`, whose broadcast frontier only its pulls read."""
-        direction = getattr(prim, "direction", None)
-        return hasattr(self, "visit_directions") and isinstance(direction, ops.Direction) and direction.mode == "auto"
+        return self.runs_directions and runs_directions(prim)
 
     def serves(self, label, pred) -> bool:
         """Whether a visit of ``label`` and ``pred`` is the armed phase's: its level array is ``label`` and what
@@ -202,6 +204,13 @@ def has_hubs(part) -> bool:
     return max_degree(part) > fusing.FUSE_DEGREE
 
 
+def runs_directions(prim) -> bool:
+    """Whether ``prim`` traverses with an "auto" :class:`mgraph.ops.Direction`, whose levels a link runs across the
+    devices in one call (``visit_directions``)."""
+    direction = getattr(prim, "direction", None)
+    return isinstance(direction, ops.Direction) and direction.mode == "auto"
+
+
 def may_serve(prim) -> bool:
     """Whether a phase of ``prim`` may be a push visit's, or a direction-optimizing traversal's, as its declarations
     read before its first reset (one array combined by min or max, at most one array carried, copies not read but by
@@ -211,10 +220,7 @@ def may_serve(prim) -> bool:
         combine, carry, reads = prim.combine, prim.carry, prim.reads_proxies
     except AttributeError:  # declarations that depend on a phase the primitive has yet to begin
         return False
-    # a direction-optimizing traversal's levels run across the devices where the link has visit_directions: the
-    # NumPy twin's (a GPU's link has no such kernel, and its runs keep the host's exchange)
-    direction = getattr(prim, "direction", None)
-    reads = reads and not (isinstance(direction, ops.Direction) and direction.mode == "auto" and prim.xp is np)
+    reads = reads and not runs_directions(prim)  # a direction-optimizing traversal's pulls: visit_directions
     return isinstance(combine, dict) and len(combine) == 1 and next(iter(combine.values())) in ("min", "max") \
         and len(carry) <= 1 and not reads
 
@@ -231,6 +237,7 @@ class NumpyLink(Link):
     def __init__(self, peers, d, part, shared):
         super().__init__(peers, d, part)
         self.group = shared["groups"][d if len(shared["groups"]) > 1 else 0]
+        self.runs_directions = True
         self.g2l = part.global_to_local
         self.caller = part.caller_ids
 

@@ -296,7 +296,7 @@ def _register(functor, idx, device):
 # vertices spent 1.5 ms in that counter's atomics), so the level's output holds gaps (-1) where warps left slots of
 # their last chunk unused, and the next level skips them.  A small level's warps take exact slots, leaving no gaps.
 # The counts are added up per warp in registers and once per block and level.
-DIRECTIONS = r"""
+DIRECTIONS_OPS = r"""
 #include <cooperative_groups.h>
 namespace cg = cooperative_groups;
 
@@ -409,9 +409,14 @@ __device__ __forceinline__ i64 first_in_bits(const idx_t* __restrict__ rindices,
 // apart per trip (warp-uniform trips), their labels and rows read before any row is walked, so that each lane has
 // that many chains of reads in flight (a pull is bound by those chains, label -> row -> first arc -> bit, not by
 // its arcs); the rest of a row is walked only where its first arc is not in the frontier.
+// BITS (the levels across GPUs): the vertices found are also the next frontier's bits (`next_bits`: a warp's 32
+// vertices are one word, stored whole where any was found), so that a pull after a pull needs no pass over the
+// frontier to set them.
+template <bool BITS>
 __device__ __forceinline__ Appender pull_level(const i64* __restrict__ rindptr, const idx_t* __restrict__ rindices,
                                                int* label, idx_t* pred, const unsigned* bits, i64 n, int level,
-                                               idx_t* out, u64* slots, bool chunked, Appender a) {
+                                               idx_t* out, u64* slots, bool chunked, Appender a,
+                                               unsigned* next_bits) {
     const int lane = threadIdx.x & 31;
     const i64 warp = ((i64)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
     const i64 warps = ((i64)gridDim.x * blockDim.x) >> 5;
@@ -434,6 +439,10 @@ __device__ __forceinline__ Appender pull_level(const i64* __restrict__ rindptr, 
         for (int w = 0; w < PULL_WAYS; ++w) {
             const i64 v = base + 32 * w + lane;
             if (u[w] >= 0) { label[v] = level; pred[v] = (idx_t)u[w]; }
+            if (BITS) {
+                const unsigned hits = __ballot_sync(0xffffffffu, u[w] >= 0);
+                if (lane == 0 && hits) next_bits[(base + 32 * w) >> 5] = hits;  // base is a multiple of 32
+            }
             warp_append(a, u[w] >= 0, (idx_t)v, lane, out, slots, chunked);
         }
     }
@@ -531,6 +540,10 @@ __device__ __forceinline__ bool rule_pulls(i64 m, i64 visited, i64 rule_n, i64 r
     return pulling;
 }
 
+"""
+
+# the kernel of one GPU; the operators above also serve the levels across GPUs (mgraph.comm.cupy_directions)
+DIRECTIONS = DIRECTIONS_OPS + r"""
 // state, per level parity p (0 even, 1 odd): [0 + p] slots used (vertices and gaps), [5 + p] light arcs, [12 + p]
 // vertices emitted, [16 + p] the level's hubs: their count (bits 40 and up) and arcs (below), taken by one atomic,
 // [18 + p] the out-arcs of the vertices emitted (both arc counts only where the next level pushes); [2] levels run;
@@ -578,7 +591,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK, DIRECTIONS_MIN_BLOCKS) visit
                 if (u >= 0) atomicOr(&bits[u >> 5], 1u << (u & 31));
             }
             grid.sync();
-            a = pull_level(rindptr, rindices, label, pred, bits, n, level, out, slots, chunked, a);
+            a = pull_level<false>(rindptr, rindices, label, pred, bits, n, level, out, slots, chunked, a, nullptr);
         } else {
             a = push_level(indptr, indices, label, pred, in, in_slots, in_slots > m, level, out, slots, hub_v,
                            hub_at, &state[16 + p], hub_degree, chunked, a);
@@ -675,13 +688,6 @@ def visit_directions(graph, rgraph, frontier, label, pred, level, policy, limit,
     words = cuda.read_words(state, 20)
     levels, slots, emitted, visited, first_pull, first_push, count = (words[2], words[3], words[4], words[7],
                                                                       words[10], words[11], words[14])
-    ways, pulling = [], policy.pulling
-    for it in range(levels):
-        if it + 1 == first_pull:
-            pulling = True
-        elif it + 1 == first_push:
-            pulling = False
-        ways.append("pull" if pulling else "push")
-    policy.took(ways, visited)
+    policy.took_switching(levels, first_pull, first_push, visited)
     last = (buf_a if levels % 2 == 1 else buf_b)[:slots]
     return Levels(last.copy() if slots == count else last[last >= 0], levels, emitted)

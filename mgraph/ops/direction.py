@@ -106,6 +106,19 @@ class Direction:
             self.pulling = ways[-1] == "pull"
             self.switched = self.switched or "pull" in ways
 
+    def took_switching(self, levels: int, first_pull: int, first_push: int, visited: int):
+        """:meth:`took` for ``levels`` levels a kernel ran by this policy's rule, which records only where they switched:
+        ``first_pull`` the first that pulled and ``first_push`` the first that pushed after pulling, each plus one
+        (0: none), the levels before the first switch going this policy's way."""
+        ways, pulling = [], self.pulling
+        for it in range(levels):
+            if it + 1 == first_pull:
+                pulling = True
+            elif it + 1 == first_push:
+                pulling = False
+            ways.append("pull" if pulling else "push")
+        self.took(ways, visited)
+
     def pushes_to_the_end(self) -> bool:
         """Whether every level from here on pushes: "push", or "auto" once it has switched to pull and back (it
         switches to pull once), so that levels may run several at a time without asking again."""

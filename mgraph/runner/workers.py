@@ -414,12 +414,13 @@ def peer_levels_for(parts, backends, groups, prim):
         return None
     if not backends[0].is_gpu:
         return PeerLevels(parts, backends, NumpyLink, groups, gated=gated)
+    directions = peer.runs_directions(prim)
     from mgraph.comm import cupy_peer
 
     if len(parts) > cupy_peer.MAX_PEERS or not cupy_peer.reachable([b.device for b in backends]):
         return None
     try:
-        return PeerLevels(parts, backends, cupy_peer.CupyLink, gated=gated)
+        return PeerLevels(parts, backends, cupy_peer.CupyLink, gated=gated, directions=directions)
     except cupy_peer.ALLOCATION_ERRORS:  # parts that fill their GPUs leave no room for the link's buffers (nothing
         return None  # runs on them yet, so the collector may free those made): the host's path
 
@@ -486,5 +487,5 @@ def rank_levels_for(part, backend, group, prim):
     ok = group.size <= cupy_peer.MAX_PEERS and cupy_peer.reachable(devices)
     if not all(group.allgather(ok)):
         return None
-    levels = cupy_peer.RankLevels(part, backend, group, gated)
+    levels = cupy_peer.RankLevels(part, backend, group, gated, peer.runs_directions(prim))
     return levels if levels.ok else None
