@@ -331,18 +331,25 @@ __device__ __forceinline__ void level_barrier(u64 tag, u64 arrivals, const u64* 
 # the bodies of the visit kernels; the operators above also serve the direction-optimizing levels
 # (mgraph.comm.cupy_directions)
 PEER_VISIT = PEER_OPS + r"""
+// The visit kernels' parameters, the bodies' and the kernels' (their order: CupyLink._slots)
+#define VISIT_PARAMS \
+    const i64* __restrict__ indptr, const idx_t* __restrict__ indices, \
+    const idx_t* __restrict__ frontier, i64 n_given, const u64* __restrict__ n_word, u64* first_count, \
+    idx_t* __restrict__ buf_a, idx_t* __restrict__ buf_b, \
+    int* __restrict__ label, idx_t* __restrict__ pred, int level0, int max_levels, i64 limit, i64 own_below, \
+    const int* __restrict__ owner, const u64* __restrict__ id_on, const i64* __restrict__ caller, \
+    const idx_t* __restrict__ g2l, const u64* __restrict__ out_ids, const u64* __restrict__ out_preds, \
+    const u64* __restrict__ peer_mail, u64* mail, const u64* __restrict__ in_ids, \
+    const u64* __restrict__ in_preds, u64* __restrict__ state, u64 tag0, const volatile int* abort_flag, \
+    u64 wait_ns, int carry, int p, int me
+#define VISIT_ARGS indptr, indices, frontier, n_given, n_word, first_count, buf_a, buf_b, label, pred, level0, \
+    max_levels, limit, own_below, owner, id_on, caller, g2l, out_ids, out_preds, peer_mail, mail, in_ids, in_preds, \
+    state, tag0, abort_flag, wait_ns, carry, p, me
+
 // A graph with hubs: each level first agrees on its frontier (gated), its hubs' arcs go to the whole grid, and what
 // arrived is claimed after a second barrier.
 __device__ __forceinline__ void hubs_body(
-    const i64* __restrict__ indptr, const idx_t* __restrict__ indices,
-    const idx_t* __restrict__ frontier, i64 n_given, const u64* __restrict__ n_word, u64* first_count,
-    idx_t* __restrict__ buf_a, idx_t* __restrict__ buf_b,
-    int* __restrict__ label, idx_t* __restrict__ pred, int level0, int max_levels, i64 limit, i64 own_below,
-    const int* __restrict__ owner, const u64* __restrict__ id_on, const i64* __restrict__ caller,
-    const idx_t* __restrict__ g2l, const u64* __restrict__ out_ids, const u64* __restrict__ out_preds,
-    const u64* __restrict__ peer_mail, u64* mail, const u64* __restrict__ in_ids,
-    const u64* __restrict__ in_preds, u64* __restrict__ state, u64 tag0, const volatile int* abort_flag,
-    u64 wait_ns, int carry, int p, int me, i64 hub_degree, idx_t* __restrict__ hub_v, i64* __restrict__ hub_at)
+    VISIT_PARAMS, i64 hub_degree, idx_t* __restrict__ hub_v, i64* __restrict__ hub_at)
 {
     cg::grid_group grid = cg::this_grid();
     if (*(volatile u64*)&state[STICKY]) return;  // a failure in an earlier call of this phase: the host raises it
@@ -486,15 +493,7 @@ __device__ __forceinline__ void hubs_body(
 // deep before its entry is claimed.  A call that ends with entries delivered (its last level, or a frontier over
 // `limit` arcs) claims them into its output first, as the exchange's combine would.
 __device__ __forceinline__ void light_body(
-    const i64* __restrict__ indptr, const idx_t* __restrict__ indices,
-    const idx_t* __restrict__ frontier, i64 n_given, const u64* __restrict__ n_word, u64* first_count,
-    idx_t* __restrict__ buf_a, idx_t* __restrict__ buf_b,
-    int* __restrict__ label, idx_t* __restrict__ pred, int level0, int max_levels, i64 limit, i64 own_below,
-    const int* __restrict__ owner, const u64* __restrict__ id_on, const i64* __restrict__ caller,
-    const idx_t* __restrict__ g2l, const u64* __restrict__ out_ids, const u64* __restrict__ out_preds,
-    const u64* __restrict__ peer_mail, u64* mail, const u64* __restrict__ in_ids,
-    const u64* __restrict__ in_preds, u64* __restrict__ state, u64 tag0, const volatile int* abort_flag,
-    u64 wait_ns, int carry, int p, int me, const u64* __restrict__ peer_pending, const u64* pending)
+    VISIT_PARAMS, const u64* __restrict__ peer_pending, const u64* pending)
 {
     cg::grid_group grid = cg::this_grid();
     if (*(volatile u64*)&state[STICKY]) return;  // a failure in an earlier call of this phase: the host raises it
@@ -626,20 +625,6 @@ __device__ __forceinline__ void light_body(
         out = (out == buf_a) ? buf_b : buf_a;
     }
 }
-
-#define VISIT_PARAMS \
-    const i64* __restrict__ indptr, const idx_t* __restrict__ indices, \
-    const idx_t* __restrict__ frontier, i64 n_given, const u64* __restrict__ n_word, u64* first_count, \
-    idx_t* __restrict__ buf_a, idx_t* __restrict__ buf_b, \
-    int* __restrict__ label, idx_t* __restrict__ pred, int level0, int max_levels, i64 limit, i64 own_below, \
-    const int* __restrict__ owner, const u64* __restrict__ id_on, const i64* __restrict__ caller, \
-    const idx_t* __restrict__ g2l, const u64* __restrict__ out_ids, const u64* __restrict__ out_preds, \
-    const u64* __restrict__ peer_mail, u64* mail, const u64* __restrict__ in_ids, \
-    const u64* __restrict__ in_preds, u64* __restrict__ state, u64 tag0, const volatile int* abort_flag, \
-    u64 wait_ns, int carry, int p, int me
-#define VISIT_ARGS indptr, indices, frontier, n_given, n_word, first_count, buf_a, buf_b, label, pred, level0, \
-    max_levels, limit, own_below, owner, id_on, caller, g2l, out_ids, out_preds, peer_mail, mail, in_ids, in_preds, \
-    state, tag0, abort_flag, wait_ns, carry, p, me
 
 // A light graph's levels (no hubs) and a gated link's (a graph with hubs)
 extern "C" __global__ void __launch_bounds__(BLOCK) peer_visit(
