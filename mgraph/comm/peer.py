@@ -137,7 +137,7 @@ class Link:
         with one level value implied (a min or a max), at most one vertex-valued array carried, copies not kept
         current; else stand aside (the host-driven exchange runs).  A broadcast of such a frontier (a
         direction-optimizing traversal's, whose pulls read which neighbours are in the frontier) is served by
-        :meth:`visit_directions`, which sends each pull the frontier's bits at the copies itself."""
+        :meth:`visit_directions`, which gives each pull the frontier's bits at the copies itself."""
         self.prim = None
         self.restart()
         broadcast = plan is not None and plan.hop0 == TO_EVERY_PEER

@@ -254,7 +254,7 @@ def visit_levels(graph, frontier, label, pred, level, *, direction, frontier_tot
                                                 levels.FUSE_VISIT_ARCS, 1 << 30)
         link = getattr(graph, "levels_link", None)
         if policy.mode == "auto" and link is not None and link.serves(label, pred) and \
-                getattr(link, "runs_directions", False) and 0 < int(frontier_total) <= levels.DIRECTIONS_FRONTIER:
+                link.runs_directions and 0 < int(frontier_total) <= levels.DIRECTIONS_FRONTIER:
             # a part whose devices are linked: every level across the devices, the policy choosing each one
             return link.visit_directions(frontier, label, pred, int(level), policy, 1 << 30)
         to_the_end, before_switch = policy.pushes_to_the_end(), policy.mode == "auto" and not policy.switched
