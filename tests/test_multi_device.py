@@ -234,7 +234,7 @@ def test_implied_values_do_not_travel(monkeypatch):
 
     monkeypatch.setattr(LocalTransport, "send", spy)
     case, ref, one = reference("rand_dir_int")
-    opts = dict(devices=3, communication="selective", workers="threads")
+    opts = dict(devices=3, communication="selective", workers="threads", peer_levels=False)  # levels on the host
     r = mgraph.bfs(case.graph, 0, **opts)
     assert keys and all(k == {"ids", "predecessor"} for k in keys)
     check_bfs_tree(case, 0, r.depth, r.predecessor)
@@ -320,7 +320,8 @@ def test_merges_skip_the_dedupe_only_where_no_vertex_can_repeat(monkeypatch):
     for direction in ("push", "auto"):
         for communication in ("selective", "broadcast"):
             marked.clear()
-            r = mgraph.bfs(case.graph, 0, devices=3, direction=direction, communication=communication)
+            r = mgraph.bfs(case.graph, 0, devices=3, direction=direction, communication=communication,
+                           peer_levels=False)  # every level through the host's exchange
             np.testing.assert_array_equal(r.depth, ref["hops"])
             assert marked and not any(marked)
     marked.clear()

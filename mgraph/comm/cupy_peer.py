@@ -980,9 +980,9 @@ class RankLevels:
         self.p, me = group.size, group.rank
         self.gated = gated  # the run's graph has hubs (mgraph.comm.peer.has_hubs), alike on every rank
         self.directions = directions  # the run's primitive may be a direction-optimizing traversal, alike too
-        with backend.context():
-            owner = to_host(part.owner[part.own_below:])
-        row = np.bincount(owner.astype(np.int64), minlength=self.p).tolist()  # this part's copies of each one's
+        with backend.context():  # this part's copies of each one's vertices, counted on the device: a power-law
+            # part's copies are millions, and copying their owners out to count them took longer than a traversal
+            row = to_host(cp.bincount(part.owner[part.own_below:], minlength=self.p)).tolist()
         rows = group.allgather(row)
         self.capacity = [[0 if s == d else int(rows[s][d]) for d in range(self.p)] for s in range(self.p)]
         self.parts, self.group, self.backend = [part], group, backend

@@ -44,6 +44,7 @@ from mgraph.comm.plan import (COMMUNICATIONS, HOLDERS_BORDERS, HOLDERS_BY_OWNER,
                    plan as plan_of)
 from mgraph.comm.transport import LocalTransport, Transport
 
+NO_START = object()  # Exchange.run's start where the frontier is not a reset's
 COMBINES = ("min", "max", "sum")  # or a function (local values, received values) -> combined values
 __all__ = ["COMBINES", "COMMUNICATIONS", "Exchange", "LocalTransport", "Plan", "Transport"]
 
@@ -97,8 +98,10 @@ class Exchange:
         return self.plan
 
     # -- one superstep --------------------------------------------------------------------------------
-    def run(self, prim, frontier, stats: dict):
-        """Exchange ``frontier`` (the primitive's output); the next frontier.  Adds timings and bytes to ``stats``."""
+    def run(self, prim, frontier, stats: dict, start=NO_START):
+        """Exchange ``frontier`` (the primitive's output); the next frontier.  Adds timings and bytes to ``stats``.
+        ``start``: after a reset, this part's id of the run's source (None: not here), which every device holding
+        the vertex was handed; a frontier that only starts there is not sent (:meth:`_started`)."""
         if self.p == 1:  # one device: nothing to send, every vertex its own (a Queue's count is the device's)
             self.own_count = None if isinstance(frontier, ops.Queue) and not frontier.known else len(frontier)
             return frontier
@@ -114,6 +117,8 @@ class Exchange:
                     and self.borders.serves(prim, plan.fields):
                 return self._through_borders(prim, frontier, plan, stats)
         hop = _Hop(plan.combines, plan.carry, prim.frontier_values(), plan.dedupe)
+        if start is not NO_START and self._started(frontier, start, plan):
+            return self._keep_start(prim, frontier, start, plan, hop, stats)
         if plan.holders and self._stale:
             self._catch_up(prim, stats)
         t = time.perf_counter()
@@ -133,6 +138,33 @@ class Exchange:
             except MemoryError as e:
                 raise allocation_error(e, "the packages of its changed vertices for the devices holding copies")
             frontier, _ = self._push_and_combine(prim, frontier, packages, hop, stats, t, tag=1, marked=marked)
+        return frontier
+
+    def _started(self, frontier, start, plan) -> bool:
+        """Whether ``frontier`` is the run's start (``ops.start_at`` from ``start``) with values that combine by min
+        or max: every device holding the vertex made the same start, so what it would send changes nothing where it
+        arrives (a sum would count the start once per copy)."""
+        return ops.started_at(self.sub, frontier, start) and not plan.function \
+            and all(op in ("min", "max") for op in plan.combines.values())
+
+    def _keep_start(self, prim, frontier, start, plan, hop, stats):
+        """The hops of a run's start with nothing of this device's in them: the transport still runs (a device whose
+        primitive started elsewhere sends its frontier as usual, merged here as it arrives), and the frontier stays.
+        A direction-optimizing BFS across GPUs is otherwise a few host calls and one kernel per GPU, of which this
+        hop's split, packages and merges were a share as large as the kernel's push levels."""
+        t = time.perf_counter()
+        sub = self.sub
+        if start is None:
+            self.own_count = 0
+        elif sub.own_below is not None:  # 1-hop: own vertices come first
+            self.own_count = int(start < sub.own_below)
+        else:
+            self.own_count = None  # read by whoever needs it
+        frontier, _ = self._push_and_combine(prim, frontier, [], hop, stats, t, tag=0)
+        if plan.track_stale:
+            self._note_stale(frontier, plan.combines)
+        if plan.holders:
+            frontier, _ = self._push_and_combine(prim, frontier, [], hop, stats, time.perf_counter(), tag=1)
         return frontier
 
     def _through_borders(self, prim, frontier, plan, stats):

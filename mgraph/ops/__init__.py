@@ -541,12 +541,24 @@ def start_at(graph, source, *writes):
     that one vertex is returned (the graph's id type; ``source`` None: nothing written, an empty frontier).  On a GPU
     one launch: the setitems and the frontier's copy from the host were a CuPy call each on every run's path."""
     if source is None:
-        return graph.xp.empty(0, dtype=graph.indices.dtype)
-    for array, _ in writes:
-        if not isinstance(array, graph.xp.ndarray) or array.ndim != 1 or not array.flags.c_contiguous:
-            raise ValueError(f"start_at writes into contiguous 1-D {graph.xp.__name__} arrays, got "
-                             f"{type(array).__name__}")
-    return _impl(graph.indptr).start_at(graph.indices.dtype, int(source), writes)
+        out = graph.xp.empty(0, dtype=graph.indices.dtype)
+    else:
+        for array, _ in writes:
+            if not isinstance(array, graph.xp.ndarray) or array.ndim != 1 or not array.flags.c_contiguous:
+                raise ValueError(f"start_at writes into contiguous 1-D {graph.xp.__name__} arrays, got "
+                                 f"{type(array).__name__}")
+        out = _impl(graph.indptr).start_at(graph.indices.dtype, int(source), writes)
+    graph._start = (out, source)  # for started_at
+    return out
+
+
+def started_at(graph, frontier, source) -> bool:
+    """Whether ``frontier`` is what :func:`start_at` last returned on ``graph`` for ``source`` (a local id, or None).
+    On a part of a run every device holding the run's source is handed its own id of it, so every copy of the vertex
+    starts with the values its owner does: a frontier that only starts there needs none of the devices' copies of
+    it sent anywhere (mgraph.comm.Exchange), where the values combine by min or max."""
+    start = getattr(graph, "_start", None)
+    return start is not None and start[0] is frontier and start[1] == source
 
 
 def hook_components(graph, parent, pairs_below=None, *, arcs=None, skip=None):

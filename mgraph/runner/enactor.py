@@ -27,7 +27,7 @@ import numpy as np
 
 from mgraph import ops
 from mgraph.backend import allocation_error, to_host
-from mgraph.comm.exchange import COMBINES
+from mgraph.comm.exchange import COMBINES, NO_START
 from mgraph.primitives.contract import ContractError, Primitive
 
 
@@ -130,7 +130,7 @@ def _drive(d, prim, ex, backend, group, sources, progress, max_supersteps):
         rec["compute_s"] = time.perf_counter() - t
         if frontier is None:
             return None, rec
-        frontier = ex.run(prim, frontier, rec)
+        frontier = ex.run(prim, frontier, rec, start=run if step[0] == "reset" else NO_START)
         rec["frontier"] = frontier.tally() if deferred(frontier) else int(len(frontier))
         return frontier, rec
 
