@@ -626,7 +626,63 @@ __device__ __forceinline__ void light_body(
     }
 }
 
-// A light graph's levels (no hubs) and a gated link's (a graph with hubs)
+// A gated link's large level, which the load-balanced advance ran (its frontier held more arcs than the levels here
+// take): the advance's output (`frontier`, n_given vertices: the own vertices and the copies of peers' vertices it
+// claimed, each once) is split as the exchange would, the own vertices into the next frontier (buf_a) and each copy
+// into its owner's inbox with its predecessor's caller id; after the devices' barrier each device claims what
+// arrived into the next frontier, labelled level0, as the exchange's combine would.  The inboxes fill on from where
+// the levels before left them (each copy is claimed once in a traversal, here or in the levels).
+__device__ __forceinline__ void exchange_body(VISIT_PARAMS)
+{
+    cg::grid_group grid = cg::this_grid();
+    if (*(volatile u64*)&state[STICKY]) return;  // a failure in an earlier call of this phase: the host raises it
+    const int lane = threadIdx.x & 31;
+    const i64 tid = (i64)blockIdx.x * blockDim.x + threadIdx.x;
+    const i64 warp = tid >> 5;
+    const i64 warps = ((i64)gridDim.x * blockDim.x) >> 5;
+    u64* sent = state + HEAD;
+    u64* claimed = state + HEAD + p;
+    u64* count = &state[0];
+    u64* out_arcs = &state[6];
+    __shared__ u64 s_read[MAX_PEERS], s_posted[MAX_PEERS], s_total, s_arcs;
+    __shared__ int s_failed;
+    if (threadIdx.x < MAX_PEERS) s_read[threadIdx.x] = threadIdx.x < p ? claimed[threadIdx.x] : 0;
+    bool wrote = false;  // into a peer's inbox: one system-wide fence after the split, not one per entry
+    for (i64 base = warp * 32; base < n_given; base += warps * 32) {  // warp-uniform trips
+        const i64 k = base + lane;
+        const idx_t v = k < n_given ? frontier[k] : 0;
+        const bool copy = k < n_given && (i64)v >= own_below;
+        const idx_t u = copy && carry ? pred[v] : 0;  // the frontier vertex whose arc claimed it (a local id)
+        warp_emit(k < n_given && !copy, v, lane, count, buf_a, out_arcs, indptr);
+        warp_send(copy, u, v, lane, owner, id_on, caller, out_ids, out_preds, sent, carry, wrote);
+    }
+    if (wrote) __threadfence_system();  // the entries reach the peer before the post that follows the sync
+    grid.sync();
+    agree(tag0 + 1, tid, peer_mail, mail, state, sent, n_given, 0, p, me, level0, 0, abort_flag, wait_ns,
+          s_posted, s_total, s_arcs, s_failed);
+    if (s_failed) return;  // every block sees it: the host raises
+    for (int k = 0; k < p; ++k) {  // claim what arrived, one atomic per warp (warp_emit)
+        if (k == me) continue;
+        const i64 lo = (i64)s_read[k], hi = (i64)s_posted[k];
+        const volatile idx_t* ids = (const volatile idx_t*)in_ids[k];
+        const volatile i64* preds = (const volatile i64*)in_preds[k];
+        for (i64 base = lo + warp * 32; base < hi; base += warps * 32) {  // warp-uniform trips
+            const i64 j = base + lane;
+            idx_t v = 0;
+            const bool mine = j < hi && claim_entry(ids, preds, j, label, pred, g2l, carry, level0, v);
+            warp_emit(mine, v, lane, count, buf_a, out_arcs, indptr);
+        }
+    }
+    grid.sync();
+    if (tid == 0) { state[3] = 0; state[4] = *(volatile u64*)count; state[5] = 0; state[9] = 1; }
+    if (blockIdx.x == 0 && threadIdx.x < p) claimed[threadIdx.x] = s_posted[threadIdx.x];
+}
+
+// A gated link's large level's exchange; a light graph's levels (no hubs) and a gated link's (a graph with hubs)
+extern "C" __global__ void __launch_bounds__(BLOCK) peer_exchange(VISIT_PARAMS)
+{
+    exchange_body(VISIT_ARGS);
+}
 extern "C" __global__ void __launch_bounds__(BLOCK) peer_visit(
     VISIT_PARAMS, const u64* __restrict__ peer_pending, const u64* pending)
 {
@@ -897,12 +953,14 @@ class CupyLink(Link):
             raise error
         self._account(words)
 
-    def _launch(self, f, n, n_word, first_count, buf_a, buf_b, label, pred, level, max_levels, limit):
+    def _launch(self, f, n, n_word, first_count, buf_a, buf_b, label, pred, level, max_levels, limit, exchange=False):
         """One cooperative launch through the driver, its arguments in slots made at the link's first launch (the
         kernel's parameters in order, 8 bytes each: an int parameter reads the low half) of which only a call's own
         are set here: a one-level call's launch is most of its superstep's host time, and CuPy's packing of 33
-        arguments took most of that."""
-        kernel, grid = _grid(self.idx, self.device, self.gated)
+        arguments took most of that.  ``exchange``: the kernel of a large level's exchange (``peer_exchange``, whose
+        parameters are the first of the slots)."""
+        kernel, grid = _kernel(self.idx, self.device, "peer_exchange") if exchange else \
+            _grid(self.idx, self.device, self.gated)
         stream = cp.cuda.get_current_stream()
         cp.cuda.runtime.memsetAsync(self.state.data.ptr, 0, STICKY * self.state.itemsize, stream.ptr)
         slots, params = self._slots()
@@ -945,6 +1003,20 @@ class CupyLink(Link):
         while not done.done:
             time.sleep(POLL_S)
         return self.words.tolist()
+
+    def exchange_level(self, out, label, pred, level):
+        """As :meth:`mgraph.comm.peer.NumpyLink.exchange_level`, in one cooperative launch and one read."""
+        f = plain(out).astype(self.idx, copy=False)
+        buf_a, buf_b = self.bufs
+        self._launch(f, int(f.shape[0]), 0, 0, buf_a, buf_b, label, pred, level, 1, NO_LIMIT, exchange=True)
+        words = self._read_state()
+        error = self._failure(words, level)
+        if error is not None:
+            raise error
+        self.tag += words[9]
+        self._account(words)
+        self.exchanged = buf_a[:words[4]].copy()
+        return self.exchanged
 
     def visit_levels(self, frontier, label, pred, level, limit, max_levels):
         """As :meth:`mgraph.comm.peer.NumpyLink.visit_levels`, in one cooperative launch and one read (None where a
