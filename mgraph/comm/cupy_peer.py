@@ -43,6 +43,7 @@ ARRIVED, ARRIVED_ARCS, ARRIVALS, TOTALS = 16, 19, 22, 23  # the light kernel's w
 STICKY = 26  # the first state word a call leaves as it was (a failure, kept until the phase ends)
 SENT_SEEN = 28  # the light kernel's entries written at the last barrier, kept through the phase
 MAIL = 8  # words of a post
+VISIT_SLOTS = 31  # the visit kernels' common parameters (VISIT_PARAMS), the first of a launch's slots
 NO_LIMIT = 1 << 62  # a call's bound on its frontiers' arcs where there is none
 HUB_RUN = 128  # a warp's consecutive positions among a level's hubs' arcs: one search for the run's first hub
 MAX_PEERS = 64  # devices a link joins at most (each block keeps a word per peer in shared memory)
@@ -632,14 +633,15 @@ __device__ __forceinline__ void light_body(
 // into its owner's inbox with its predecessor's caller id; after the devices' barrier each device claims what
 // arrived into the next frontier, labelled level0, as the exchange's combine would.  The inboxes fill on from where
 // the levels before left them (each copy is claimed once in a traversal, here or in the levels).
-__device__ __forceinline__ void exchange_body(VISIT_PARAMS)
+__device__ __forceinline__ void exchange_body(VISIT_PARAMS, const i64* __restrict__ out_cap)
 {
     cg::grid_group grid = cg::this_grid();
     if (*(volatile u64*)&state[STICKY]) return;  // a failure in an earlier call of this phase: the host raises it
     const int lane = threadIdx.x & 31;
     const i64 tid = (i64)blockIdx.x * blockDim.x + threadIdx.x;
+    const i64 threads = (i64)gridDim.x * blockDim.x;
     const i64 warp = tid >> 5;
-    const i64 warps = ((i64)gridDim.x * blockDim.x) >> 5;
+    const i64 warps = threads >> 5;
     u64* sent = state + HEAD;
     u64* claimed = state + HEAD + p;
     u64* count = &state[0];
@@ -647,6 +649,24 @@ __device__ __forceinline__ void exchange_body(VISIT_PARAMS)
     __shared__ u64 s_read[MAX_PEERS], s_posted[MAX_PEERS], s_total, s_arcs;
     __shared__ int s_failed;
     if (threadIdx.x < MAX_PEERS) s_read[threadIdx.x] = threadIdx.x < p ? claimed[threadIdx.x] : 0;
+    {  // the pages of the peers' inboxes this call may write, read by the whole grid first, a large page apart: a
+       // warp's first access of a call to a page of a peer's memory waits about 0.1 ms, and such waits queue
+        unsigned seen = 0;
+        for (int k = 0; k < p; ++k) {
+            if (k == me) continue;
+            const i64 lo = (i64)sent[k], hi = lo + n_given < out_cap[k] ? lo + n_given : out_cap[k];
+            if (hi <= lo) continue;
+            const i64 spans[4] = {(i64)out_ids[k] + lo * (i64)sizeof(idx_t), (hi - lo) * (i64)sizeof(idx_t),
+                                  (i64)out_preds[k] + lo * 8, carry ? (hi - lo) * 8 : 0};
+            for (int r = 0; r < 4; r += 2) {
+                for (i64 off = tid * TOUCH; off < spans[r + 1]; off += threads * TOUCH)
+                    seen += *(const volatile unsigned char*)(spans[r] + off);
+                if (tid == 0 && spans[r + 1]) seen += *(const volatile unsigned char*)(spans[r] + spans[r + 1] - 1);
+            }
+        }
+        if (seen == 0xffffffffu) state[STICKY + 3] = seen;  // never: keeps the reads
+        grid.sync();
+    }
     bool wrote = false;  // into a peer's inbox: one system-wide fence after the split, not one per entry
     for (i64 base = warp * 32; base < n_given; base += warps * 32) {  // warp-uniform trips
         const i64 k = base + lane;
@@ -679,9 +699,9 @@ __device__ __forceinline__ void exchange_body(VISIT_PARAMS)
 }
 
 // A gated link's large level's exchange; a light graph's levels (no hubs) and a gated link's (a graph with hubs)
-extern "C" __global__ void __launch_bounds__(BLOCK) peer_exchange(VISIT_PARAMS)
+extern "C" __global__ void __launch_bounds__(BLOCK) peer_exchange(VISIT_PARAMS, const i64* __restrict__ out_cap)
 {
-    exchange_body(VISIT_ARGS);
+    exchange_body(VISIT_ARGS, out_cap);
 }
 extern "C" __global__ void __launch_bounds__(BLOCK) peer_visit(
     VISIT_PARAMS, const u64* __restrict__ peer_pending, const u64* pending)
@@ -716,7 +736,7 @@ def source(idx_ctype: str) -> str:
             f"#define HEAD {HEAD}\n#define STICKY {STICKY}\n#define MAX_PEERS {MAX_PEERS}\n#define HUBS {HUBS}\n"
             f"#define HUB_RUN {HUB_RUN}\n#define ARRIVED {ARRIVED}\n#define ARRIVED_ARCS {ARRIVED_ARCS}\n"
             f"#define ARRIVALS {ARRIVALS}\n#define TOTALS {TOTALS}\n#define SENT_SEEN {SENT_SEEN}\n#define MAIL {MAIL}\n"
-            f"#define NO_LIMIT {NO_LIMIT}ll\n"
+            f"#define NO_LIMIT {NO_LIMIT}ll\n#define TOUCH {cupy_directions.TOUCH}\n"
             + cupy_kernels.PRELUDE + PEER_VISIT)
 
 
@@ -797,7 +817,9 @@ class CupyLink(Link):
             hubs = max(int((part.out_degree() > self.hub_degree).sum()), 1)
             self.hub_v, self.hub_at = cp.empty(hubs, dtype=idx), cp.empty(hubs, dtype=np.int64)
         shared["links"].append(self)
-        self._tables = self._fixed = None
+        self._tables = self._fixed = self._exchange_slots = None
+        # entries this device may write into each peer's inbox (the copies the peer keeps of its vertices)
+        self.out_cap = cp.array([peers.capacity[d][k] if k != d else 0 for k in range(p)], dtype=np.int64)
         self._sent = 0  # inbox entries this device had written in this phase when the state was last read
 
     def exported(self):
@@ -892,7 +914,7 @@ class CupyLink(Link):
         cp.cuda.Device(self.device).synchronize()  # a kernel that saw the abort word may still be returning
         self.in_ids = self.in_preds = self.mail = self.state = self.bufs = self.id_on = self._id_on = None
         self.hub_v = self.hub_at = self.pending = self.room = None
-        self.words = self._tables = self._fixed = None
+        self.words = self._tables = self._fixed = self._exchange_slots = self.out_cap = None
         self.shared = {"abort": self.shared["abort"]}  # not the other links: each releases its own
 
     def restart(self):
@@ -963,7 +985,7 @@ class CupyLink(Link):
             _grid(self.idx, self.device, self.gated)
         stream = cp.cuda.get_current_stream()
         cp.cuda.runtime.memsetAsync(self.state.data.ptr, 0, STICKY * self.state.itemsize, stream.ptr)
-        slots, params = self._slots()
+        slots, params = self._slots(exchange)
         slots[2:13] = (f.data.ptr, n, n_word, first_count, buf_a.data.ptr, buf_b.data.ptr, label.data.ptr,
                        pred.data.ptr, level, min(max_levels, 2**31 - 1), min(limit, NO_LIMIT))
         slots[25] = self.tag
@@ -971,9 +993,15 @@ class CupyLink(Link):
         cp.cuda.driver.launchCooperativeKernel(kernel.kernel.ptr, grid, 1, 1, BLOCK, 1, 1, 0, stream.ptr,
                                                params.ctypes.data)
 
-    def _slots(self):
+    def _slots(self, exchange=False):
         """The kernel's arguments as 8-byte slots, those that stay from call to call set (VISIT_PARAMS' order, then
-        the light or the gated kernel's own), and the array of the slots' addresses a launch passes."""
+        the light or the gated kernel's own, or the exchange's), and the array of the slots' addresses a launch
+        passes."""
+        if exchange:
+            if self._exchange_slots is None:
+                slots = np.concatenate([self._slots()[0][:VISIT_SLOTS], [self.out_cap.data.ptr]])
+                self._exchange_slots = (slots, slots.ctypes.data + 8 * np.arange(slots.shape[0], dtype=np.uint64))
+            return self._exchange_slots
         if self._fixed is None:
             sub = self.part
             out_ids, out_preds, peer_mail, in_ids, in_preds, peer_pending = self._peer_tables()
@@ -982,6 +1010,7 @@ class CupyLink(Link):
                 out_ids.data.ptr, out_preds.data.ptr, peer_mail.data.ptr, self.mail.data.ptr, in_ids.data.ptr,
                 in_preds.data.ptr, self.state.data.ptr, 0, self.shared["abort"].ctypes.data, int(WAIT_S * 1e9), 0,
                 self.peers.p, self.d]
+            assert len(fixed) == VISIT_SLOTS
             if self.gated:
                 fixed += [self.hub_degree, self.hub_v.data.ptr, self.hub_at.data.ptr]
             else:
