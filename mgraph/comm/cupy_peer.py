@@ -43,6 +43,7 @@ ARRIVED, ARRIVED_ARCS, ARRIVALS, TOTALS = 16, 19, 22, 23  # the light kernel's w
 STICKY = 26  # the first state word a call leaves as it was (a failure, kept until the phase ends)
 SENT_SEEN = 28  # the light kernel's entries written at the last barrier, kept through the phase
 MAIL = 8  # words of a post
+XITEMS = 8  # entries a thread takes per tile of a large level's exchange (a block's tile: one atomic per counter)
 VISIT_SLOTS = 31  # the visit kernels' common parameters (VISIT_PARAMS), the first of a launch's slots
 NO_LIMIT = 1 << 62  # a call's bound on its frontiers' arcs where there is none
 HUB_RUN = 128  # a warp's consecutive positions among a level's hubs' arcs: one search for the run's first hub
@@ -627,6 +628,33 @@ __device__ __forceinline__ void light_body(
     }
 }
 
+// Slots for a block's items: each thread has `mine` of them; one atomic on `counter` for the whole block, and the
+// first of the thread's consecutive slots returned.  Every thread of the block calls it (it syncs the block).
+__device__ __forceinline__ u64 block_slots(unsigned mine, u64* counter, u64* s_scan, u64& s_base)
+{
+    const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+    unsigned incl = mine;
+    for (int d = 1; d < 32; d <<= 1) {
+        const unsigned y = __shfl_up_sync(0xffffffffu, incl, d);
+        if (lane >= d) incl += y;
+    }
+    if (lane == 31) s_scan[w] = incl;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        u64 run = 0;
+        for (int j = 0; j < BLOCK / 32; ++j) {
+            const u64 c = s_scan[j];
+            s_scan[j] = run;
+            run += c;
+        }
+        s_base = run ? atomicAdd(counter, run) : 0;
+    }
+    __syncthreads();
+    const u64 first = s_base + s_scan[w] + (incl - mine);
+    __syncthreads();  // the shared words are the next call's
+    return first;
+}
+
 // A gated link's large level, which the load-balanced advance ran (its frontier held more arcs than the levels here
 // take): the advance's output (`frontier`, n_given vertices: the own vertices and the copies of peers' vertices it
 // claimed, each once) is split as the exchange would, the own vertices into the next frontier (buf_a) and each copy
@@ -637,16 +665,12 @@ __device__ __forceinline__ void exchange_body(VISIT_PARAMS, const i64* __restric
 {
     cg::grid_group grid = cg::this_grid();
     if (*(volatile u64*)&state[STICKY]) return;  // a failure in an earlier call of this phase: the host raises it
-    const int lane = threadIdx.x & 31;
     const i64 tid = (i64)blockIdx.x * blockDim.x + threadIdx.x;
     const i64 threads = (i64)gridDim.x * blockDim.x;
-    const i64 warp = tid >> 5;
-    const i64 warps = threads >> 5;
     u64* sent = state + HEAD;
     u64* claimed = state + HEAD + p;
     u64* count = &state[0];
-    u64* out_arcs = &state[6];
-    __shared__ u64 s_read[MAX_PEERS], s_posted[MAX_PEERS], s_total, s_arcs;
+    __shared__ u64 s_read[MAX_PEERS], s_posted[MAX_PEERS], s_total, s_arcs, s_scan[BLOCK / 32], s_base;
     __shared__ int s_failed;
     if (threadIdx.x < MAX_PEERS) s_read[threadIdx.x] = threadIdx.x < p ? claimed[threadIdx.x] : 0;
     {  // the pages of the peers' inboxes this call may write, read by the whole grid first, a large page apart: a
@@ -667,30 +691,63 @@ __device__ __forceinline__ void exchange_body(VISIT_PARAMS, const i64* __restric
         if (seen == 0xffffffffu) state[STICKY + 3] = seen;  // never: keeps the reads
         grid.sync();
     }
+    // tiles of the output, a block's each: its own vertices' slots in the next frontier and its copies' in each
+    // owner's inbox taken with one atomic per tile (block_slots): a level's millions of entries reserve their slots
+    // on a few words, which one atomic per warp would serialize
     bool wrote = false;  // into a peer's inbox: one system-wide fence after the split, not one per entry
-    for (i64 base = warp * 32; base < n_given; base += warps * 32) {  // warp-uniform trips
-        const i64 k = base + lane;
-        const idx_t v = k < n_given ? frontier[k] : 0;
-        const bool copy = k < n_given && (i64)v >= own_below;
-        const idx_t u = copy && carry ? pred[v] : 0;  // the frontier vertex whose arc claimed it (a local id)
-        warp_emit(k < n_given && !copy, v, lane, count, buf_a, out_arcs, indptr);
-        warp_send(copy, u, v, lane, owner, id_on, caller, out_ids, out_preds, sent, carry, wrote);
+    for (i64 t0 = (i64)blockIdx.x * TILE; t0 < n_given; t0 += (i64)gridDim.x * TILE) {  // block-uniform trips
+        idx_t v[XITEMS];
+        int to[XITEMS];  // -2: this device's own, -1: none, else the copy's owner
+        unsigned mine = 0;
+        for (int j = 0; j < XITEMS; ++j) {
+            const i64 at = t0 + j * BLOCK + threadIdx.x;
+            v[j] = at < n_given ? frontier[at] : 0;
+            to[j] = at >= n_given ? -1 : (i64)v[j] < own_below ? -2 : owner[v[j]];
+            mine += to[j] == -2;
+        }
+        u64 slot = block_slots(mine, count, s_scan, s_base);
+        for (int j = 0; j < XITEMS; ++j)
+            if (to[j] == -2) buf_a[slot++] = v[j];
+        for (int k = 0; k < p; ++k) {  // block-uniform
+            if (k == me) continue;
+            unsigned copies = 0;
+            for (int j = 0; j < XITEMS; ++j) copies += to[j] == k;
+            slot = block_slots(copies, &sent[k], s_scan, s_base);
+            if (!copies) continue;
+            idx_t* ids = (idx_t*)out_ids[k];
+            i64* preds = (i64*)out_preds[k];
+            const idx_t* there = (const idx_t*)id_on[k];
+            for (int j = 0; j < XITEMS; ++j) {
+                if (to[j] != k) continue;
+                ids[slot] = there[v[j]];
+                if (carry) preds[slot] = caller[pred[v[j]]];  // pred: the frontier vertex whose arc claimed it
+                ++slot;
+            }
+            wrote = true;
+        }
     }
     if (wrote) __threadfence_system();  // the entries reach the peer before the post that follows the sync
     grid.sync();
     agree(tag0 + 1, tid, peer_mail, mail, state, sent, n_given, 0, p, me, level0, 0, abort_flag, wait_ns,
           s_posted, s_total, s_arcs, s_failed);
     if (s_failed) return;  // every block sees it: the host raises
-    for (int k = 0; k < p; ++k) {  // claim what arrived, one atomic per warp (warp_emit)
+    for (int k = 0; k < p; ++k) {  // claim what arrived, a tile a block as above
         if (k == me) continue;
         const i64 lo = (i64)s_read[k], hi = (i64)s_posted[k];
         const volatile idx_t* ids = (const volatile idx_t*)in_ids[k];
         const volatile i64* preds = (const volatile i64*)in_preds[k];
-        for (i64 base = lo + warp * 32; base < hi; base += warps * 32) {  // warp-uniform trips
-            const i64 j = base + lane;
-            idx_t v = 0;
-            const bool mine = j < hi && claim_entry(ids, preds, j, label, pred, g2l, carry, level0, v);
-            warp_emit(mine, v, lane, count, buf_a, out_arcs, indptr);
+        for (i64 t0 = lo + (i64)blockIdx.x * TILE; t0 < hi; t0 += (i64)gridDim.x * TILE) {  // block-uniform trips
+            idx_t v[XITEMS];
+            bool won[XITEMS];
+            unsigned mine = 0;
+            for (int j = 0; j < XITEMS; ++j) {
+                const i64 at = t0 + j * BLOCK + threadIdx.x;
+                won[j] = at < hi && claim_entry(ids, preds, at, label, pred, g2l, carry, level0, v[j]);
+                mine += won[j];
+            }
+            u64 slot = block_slots(mine, count, s_scan, s_base);
+            for (int j = 0; j < XITEMS; ++j)
+                if (won[j]) buf_a[slot++] = v[j];
         }
     }
     grid.sync();
@@ -736,7 +793,8 @@ def source(idx_ctype: str) -> str:
             f"#define HEAD {HEAD}\n#define STICKY {STICKY}\n#define MAX_PEERS {MAX_PEERS}\n#define HUBS {HUBS}\n"
             f"#define HUB_RUN {HUB_RUN}\n#define ARRIVED {ARRIVED}\n#define ARRIVED_ARCS {ARRIVED_ARCS}\n"
             f"#define ARRIVALS {ARRIVALS}\n#define TOTALS {TOTALS}\n#define SENT_SEEN {SENT_SEEN}\n#define MAIL {MAIL}\n"
-            f"#define NO_LIMIT {NO_LIMIT}ll\n#define TOUCH {cupy_directions.TOUCH}\n"
+            f"#define NO_LIMIT {NO_LIMIT}ll\n#define TOUCH {cupy_directions.TOUCH}\n#define XITEMS {XITEMS}\n"
+            f"#define TILE {BLOCK * XITEMS}\n"
             + cupy_kernels.PRELUDE + PEER_VISIT)
 
 
