@@ -139,9 +139,8 @@ def small_bounds(monkeypatch):
 
 @pytest.mark.parametrize("spec, devices, source", [("rmat:11", 2, 0), ("rmat:11", 3, 5), ("rmat:12:8", 2, 3)])
 def test_levels_of_a_graph_with_hubs_mix_the_devices_and_the_host(small_bounds, spec, devices, source):
-    """R-MAT's first levels and its tail run on the devices, its large levels through the load-balanced advance
-    and the link's exchange (the host's exchange sends nothing): scipy's depths, a tree Graph500 accepts, and the
-    host path's depths; some calls declined before any level."""
+    """R-MAT's first levels and its tail run on the devices, its large levels through the host's exchange: scipy's
+    depths, a tree Graph500 accepts, and the host path's depths; some calls declined before any level."""
     g = mgraph.load(spec)
     r = mgraph.bfs(g, source, devices=devices)
     host = mgraph.bfs(g, source, devices=devices, peer_levels=False)
@@ -155,8 +154,6 @@ def test_levels_of_a_graph_with_hubs_mix_the_devices_and_the_host(small_bounds, 
     assert r.stats["peer_levels"] * devices == sum(ran)  # every device ran the same levels
     assert r.stats["supersteps"] < host.stats["supersteps"]
     assert None in small_bounds  # a frontier of few vertices and many arcs went to the host's advance
-    assert sum(r.stats["bytes_sent"]) == 0 < sum(r.stats["peer_bytes"])  # and its claimed copies through the link
-    assert sum(host.stats["bytes_sent"]) > 0
 
 
 def test_a_graph_with_hubs_gets_a_link_only_for_a_push_visit(small_bounds):

@@ -43,8 +43,6 @@ ARRIVED, ARRIVED_ARCS, ARRIVALS, TOTALS = 16, 19, 22, 23  # the light kernel's w
 STICKY = 26  # the first state word a call leaves as it was (a failure, kept until the phase ends)
 SENT_SEEN = 28  # the light kernel's entries written at the last barrier, kept through the phase
 MAIL = 8  # words of a post
-XITEMS = 8  # entries a thread takes per tile of a large level's exchange (a block's tile: one atomic per counter)
-VISIT_SLOTS = 31  # the visit kernels' common parameters (VISIT_PARAMS), the first of a launch's slots
 NO_LIMIT = 1 << 62  # a call's bound on its frontiers' arcs where there is none
 HUB_RUN = 128  # a warp's consecutive positions among a level's hubs' arcs: one search for the run's first hub
 MAX_PEERS = 64  # devices a link joins at most (each block keeps a word per peer in shared memory)
@@ -628,138 +626,7 @@ __device__ __forceinline__ void light_body(
     }
 }
 
-// Slots for a block's items: each thread has `mine` of them; one atomic on `counter` for the whole block, and the
-// first of the thread's consecutive slots returned.  Every thread of the block calls it (it syncs the block).
-__device__ __forceinline__ u64 block_slots(unsigned mine, u64* counter, u64* s_scan, u64& s_base)
-{
-    const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
-    unsigned incl = mine;
-    for (int d = 1; d < 32; d <<= 1) {
-        const unsigned y = __shfl_up_sync(0xffffffffu, incl, d);
-        if (lane >= d) incl += y;
-    }
-    if (lane == 31) s_scan[w] = incl;
-    __syncthreads();
-    if (threadIdx.x == 0) {
-        u64 run = 0;
-        for (int j = 0; j < BLOCK / 32; ++j) {
-            const u64 c = s_scan[j];
-            s_scan[j] = run;
-            run += c;
-        }
-        s_base = run ? atomicAdd(counter, run) : 0;
-    }
-    __syncthreads();
-    const u64 first = s_base + s_scan[w] + (incl - mine);
-    __syncthreads();  // the shared words are the next call's
-    return first;
-}
-
-// A gated link's large level, which the load-balanced advance ran (its frontier held more arcs than the levels here
-// take): the advance's output (`frontier`, n_given vertices: the own vertices and the copies of peers' vertices it
-// claimed, each once) is split as the exchange would, the own vertices into the next frontier (buf_a) and each copy
-// into its owner's inbox with its predecessor's caller id; after the devices' barrier each device claims what
-// arrived into the next frontier, labelled level0, as the exchange's combine would.  The inboxes fill on from where
-// the levels before left them (each copy is claimed once in a traversal, here or in the levels).
-__device__ __forceinline__ void exchange_body(VISIT_PARAMS, const i64* __restrict__ out_cap)
-{
-    cg::grid_group grid = cg::this_grid();
-    if (*(volatile u64*)&state[STICKY]) return;  // a failure in an earlier call of this phase: the host raises it
-    const i64 tid = (i64)blockIdx.x * blockDim.x + threadIdx.x;
-    const i64 threads = (i64)gridDim.x * blockDim.x;
-    u64* sent = state + HEAD;
-    u64* claimed = state + HEAD + p;
-    u64* count = &state[0];
-    __shared__ u64 s_read[MAX_PEERS], s_posted[MAX_PEERS], s_total, s_arcs, s_scan[BLOCK / 32], s_base;
-    __shared__ int s_failed;
-    if (threadIdx.x < MAX_PEERS) s_read[threadIdx.x] = threadIdx.x < p ? claimed[threadIdx.x] : 0;
-    {  // the pages of the peers' inboxes this call may write, read by the whole grid first, a large page apart: a
-       // warp's first access of a call to a page of a peer's memory waits about 0.1 ms, and such waits queue
-        unsigned seen = 0;
-        for (int k = 0; k < p; ++k) {
-            if (k == me) continue;
-            const i64 lo = (i64)sent[k], hi = lo + n_given < out_cap[k] ? lo + n_given : out_cap[k];
-            if (hi <= lo) continue;
-            const i64 spans[4] = {(i64)out_ids[k] + lo * (i64)sizeof(idx_t), (hi - lo) * (i64)sizeof(idx_t),
-                                  (i64)out_preds[k] + lo * 8, carry ? (hi - lo) * 8 : 0};
-            for (int r = 0; r < 4; r += 2) {
-                for (i64 off = tid * TOUCH; off < spans[r + 1]; off += threads * TOUCH)
-                    seen += *(const volatile unsigned char*)(spans[r] + off);
-                if (tid == 0 && spans[r + 1]) seen += *(const volatile unsigned char*)(spans[r] + spans[r + 1] - 1);
-            }
-        }
-        if (seen == 0xffffffffu) state[STICKY + 3] = seen;  // never: keeps the reads
-        grid.sync();
-    }
-    // tiles of the output, a block's each: its own vertices' slots in the next frontier and its copies' in each
-    // owner's inbox taken with one atomic per tile (block_slots): a level's millions of entries reserve their slots
-    // on a few words, which one atomic per warp would serialize
-    bool wrote = false;  // into a peer's inbox: one system-wide fence after the split, not one per entry
-    for (i64 t0 = (i64)blockIdx.x * TILE; t0 < n_given; t0 += (i64)gridDim.x * TILE) {  // block-uniform trips
-        idx_t v[XITEMS];
-        int to[XITEMS];  // -2: this device's own, -1: none, else the copy's owner
-        unsigned mine = 0;
-        for (int j = 0; j < XITEMS; ++j) {
-            const i64 at = t0 + j * BLOCK + threadIdx.x;
-            v[j] = at < n_given ? frontier[at] : 0;
-            to[j] = at >= n_given ? -1 : (i64)v[j] < own_below ? -2 : owner[v[j]];
-            mine += to[j] == -2;
-        }
-        u64 slot = block_slots(mine, count, s_scan, s_base);
-        for (int j = 0; j < XITEMS; ++j)
-            if (to[j] == -2) buf_a[slot++] = v[j];
-        for (int k = 0; k < p; ++k) {  // block-uniform
-            if (k == me) continue;
-            unsigned copies = 0;
-            for (int j = 0; j < XITEMS; ++j) copies += to[j] == k;
-            slot = block_slots(copies, &sent[k], s_scan, s_base);
-            if (!copies) continue;
-            idx_t* ids = (idx_t*)out_ids[k];
-            i64* preds = (i64*)out_preds[k];
-            const idx_t* there = (const idx_t*)id_on[k];
-            for (int j = 0; j < XITEMS; ++j) {
-                if (to[j] != k) continue;
-                ids[slot] = there[v[j]];
-                if (carry) preds[slot] = caller[pred[v[j]]];  // pred: the frontier vertex whose arc claimed it
-                ++slot;
-            }
-            wrote = true;
-        }
-    }
-    if (wrote) __threadfence_system();  // the entries reach the peer before the post that follows the sync
-    grid.sync();
-    agree(tag0 + 1, tid, peer_mail, mail, state, sent, n_given, 0, p, me, level0, 0, abort_flag, wait_ns,
-          s_posted, s_total, s_arcs, s_failed);
-    if (s_failed) return;  // every block sees it: the host raises
-    for (int k = 0; k < p; ++k) {  // claim what arrived, a tile a block as above
-        if (k == me) continue;
-        const i64 lo = (i64)s_read[k], hi = (i64)s_posted[k];
-        const volatile idx_t* ids = (const volatile idx_t*)in_ids[k];
-        const volatile i64* preds = (const volatile i64*)in_preds[k];
-        for (i64 t0 = lo + (i64)blockIdx.x * TILE; t0 < hi; t0 += (i64)gridDim.x * TILE) {  // block-uniform trips
-            idx_t v[XITEMS];
-            bool won[XITEMS];
-            unsigned mine = 0;
-            for (int j = 0; j < XITEMS; ++j) {
-                const i64 at = t0 + j * BLOCK + threadIdx.x;
-                won[j] = at < hi && claim_entry(ids, preds, at, label, pred, g2l, carry, level0, v[j]);
-                mine += won[j];
-            }
-            u64 slot = block_slots(mine, count, s_scan, s_base);
-            for (int j = 0; j < XITEMS; ++j)
-                if (won[j]) buf_a[slot++] = v[j];
-        }
-    }
-    grid.sync();
-    if (tid == 0) { state[3] = 0; state[4] = *(volatile u64*)count; state[5] = 0; state[9] = 1; }
-    if (blockIdx.x == 0 && threadIdx.x < p) claimed[threadIdx.x] = s_posted[threadIdx.x];
-}
-
-// A gated link's large level's exchange; a light graph's levels (no hubs) and a gated link's (a graph with hubs)
-extern "C" __global__ void __launch_bounds__(BLOCK) peer_exchange(VISIT_PARAMS, const i64* __restrict__ out_cap)
-{
-    exchange_body(VISIT_ARGS, out_cap);
-}
+// A light graph's levels (no hubs) and a gated link's (a graph with hubs)
 extern "C" __global__ void __launch_bounds__(BLOCK) peer_visit(
     VISIT_PARAMS, const u64* __restrict__ peer_pending, const u64* pending)
 {
@@ -793,8 +660,7 @@ def source(idx_ctype: str) -> str:
             f"#define HEAD {HEAD}\n#define STICKY {STICKY}\n#define MAX_PEERS {MAX_PEERS}\n#define HUBS {HUBS}\n"
             f"#define HUB_RUN {HUB_RUN}\n#define ARRIVED {ARRIVED}\n#define ARRIVED_ARCS {ARRIVED_ARCS}\n"
             f"#define ARRIVALS {ARRIVALS}\n#define TOTALS {TOTALS}\n#define SENT_SEEN {SENT_SEEN}\n#define MAIL {MAIL}\n"
-            f"#define NO_LIMIT {NO_LIMIT}ll\n#define TOUCH {cupy_directions.TOUCH}\n#define XITEMS {XITEMS}\n"
-            f"#define TILE {BLOCK * XITEMS}\n"
+            f"#define NO_LIMIT {NO_LIMIT}ll\n"
             + cupy_kernels.PRELUDE + PEER_VISIT)
 
 
@@ -875,9 +741,7 @@ class CupyLink(Link):
             hubs = max(int((part.out_degree() > self.hub_degree).sum()), 1)
             self.hub_v, self.hub_at = cp.empty(hubs, dtype=idx), cp.empty(hubs, dtype=np.int64)
         shared["links"].append(self)
-        self._tables = self._fixed = self._exchange_slots = None
-        # entries this device may write into each peer's inbox (the copies the peer keeps of its vertices)
-        self.out_cap = cp.array([peers.capacity[d][k] if k != d else 0 for k in range(p)], dtype=np.int64)
+        self._tables = self._fixed = None
         self._sent = 0  # inbox entries this device had written in this phase when the state was last read
 
     def exported(self):
@@ -972,7 +836,7 @@ class CupyLink(Link):
         cp.cuda.Device(self.device).synchronize()  # a kernel that saw the abort word may still be returning
         self.in_ids = self.in_preds = self.mail = self.state = self.bufs = self.id_on = self._id_on = None
         self.hub_v = self.hub_at = self.pending = self.room = None
-        self.words = self._tables = self._fixed = self._exchange_slots = self.out_cap = None
+        self.words = self._tables = self._fixed = None
         self.shared = {"abort": self.shared["abort"]}  # not the other links: each releases its own
 
     def restart(self):
@@ -1033,17 +897,15 @@ class CupyLink(Link):
             raise error
         self._account(words)
 
-    def _launch(self, f, n, n_word, first_count, buf_a, buf_b, label, pred, level, max_levels, limit, exchange=False):
+    def _launch(self, f, n, n_word, first_count, buf_a, buf_b, label, pred, level, max_levels, limit):
         """One cooperative launch through the driver, its arguments in slots made at the link's first launch (the
         kernel's parameters in order, 8 bytes each: an int parameter reads the low half) of which only a call's own
         are set here: a one-level call's launch is most of its superstep's host time, and CuPy's packing of 33
-        arguments took most of that.  ``exchange``: the kernel of a large level's exchange (``peer_exchange``, whose
-        parameters are the first of the slots)."""
-        kernel, grid = _kernel(self.idx, self.device, "peer_exchange") if exchange else \
-            _grid(self.idx, self.device, self.gated)
+        arguments took most of that."""
+        kernel, grid = _grid(self.idx, self.device, self.gated)
         stream = cp.cuda.get_current_stream()
         cp.cuda.runtime.memsetAsync(self.state.data.ptr, 0, STICKY * self.state.itemsize, stream.ptr)
-        slots, params = self._slots(exchange)
+        slots, params = self._slots()
         slots[2:13] = (f.data.ptr, n, n_word, first_count, buf_a.data.ptr, buf_b.data.ptr, label.data.ptr,
                        pred.data.ptr, level, min(max_levels, 2**31 - 1), min(limit, NO_LIMIT))
         slots[25] = self.tag
@@ -1051,15 +913,9 @@ class CupyLink(Link):
         cp.cuda.driver.launchCooperativeKernel(kernel.kernel.ptr, grid, 1, 1, BLOCK, 1, 1, 0, stream.ptr,
                                                params.ctypes.data)
 
-    def _slots(self, exchange=False):
+    def _slots(self):
         """The kernel's arguments as 8-byte slots, those that stay from call to call set (VISIT_PARAMS' order, then
-        the light or the gated kernel's own, or the exchange's), and the array of the slots' addresses a launch
-        passes."""
-        if exchange:
-            if self._exchange_slots is None:
-                slots = np.concatenate([self._slots()[0][:VISIT_SLOTS], [self.out_cap.data.ptr]])
-                self._exchange_slots = (slots, slots.ctypes.data + 8 * np.arange(slots.shape[0], dtype=np.uint64))
-            return self._exchange_slots
+        the light or the gated kernel's own), and the array of the slots' addresses a launch passes."""
         if self._fixed is None:
             sub = self.part
             out_ids, out_preds, peer_mail, in_ids, in_preds, peer_pending = self._peer_tables()
@@ -1068,7 +924,6 @@ class CupyLink(Link):
                 out_ids.data.ptr, out_preds.data.ptr, peer_mail.data.ptr, self.mail.data.ptr, in_ids.data.ptr,
                 in_preds.data.ptr, self.state.data.ptr, 0, self.shared["abort"].ctypes.data, int(WAIT_S * 1e9), 0,
                 self.peers.p, self.d]
-            assert len(fixed) == VISIT_SLOTS
             if self.gated:
                 fixed += [self.hub_degree, self.hub_v.data.ptr, self.hub_at.data.ptr]
             else:
@@ -1090,20 +945,6 @@ class CupyLink(Link):
         while not done.done:
             time.sleep(POLL_S)
         return self.words.tolist()
-
-    def exchange_level(self, out, label, pred, level):
-        """As :meth:`mgraph.comm.peer.NumpyLink.exchange_level`, in one cooperative launch and one read."""
-        f = plain(out).astype(self.idx, copy=False)
-        buf_a, buf_b = self.bufs
-        self._launch(f, int(f.shape[0]), 0, 0, buf_a, buf_b, label, pred, level, 1, NO_LIMIT, exchange=True)
-        words = self._read_state()
-        error = self._failure(words, level)
-        if error is not None:
-            raise error
-        self.tag += words[9]
-        self._account(words)
-        self.exchanged = buf_a[:words[4]].copy()
-        return self.exchanged
 
     def visit_levels(self, frontier, label, pred, level, limit, max_levels):
         """As :meth:`mgraph.comm.peer.NumpyLink.visit_levels`, in one cooperative launch and one read (None where a

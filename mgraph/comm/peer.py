@@ -187,14 +187,6 @@ class Link:
         claimed here (their exchange done: ``exchanged``).  The enactor's batched supersteps on several devices."""
         raise NotImplementedError
 
-    def exchange_level(self, out, label, pred, level):
-        """A gated link's large level, which the load-balanced advance ran on every device (its frontier held more
-        arcs than the link's levels take): its output ``out`` (the own vertices and the copies it claimed, labelled
-        ``level``) exchanged across the devices as the host's exchange would, without it: each copy to its owner's
-        inbox with its predecessor, and after the devices' barrier each owner claims what arrived.  The next
-        frontier (own vertices; ``exchanged``: the exchange after it passes it on)."""
-        raise NotImplementedError
-
     def check(self):
         """After a batch of :meth:`visit` calls: raise what failed inside them (a GPU's kernel records it)."""
 
@@ -340,22 +332,13 @@ class NumpyLink(Link):
         self.exchanged = Queue(out, np.array([out.shape[0]], dtype=np.uint64))
         return self.exchanged
 
-    def exchange_level(self, out, label, pred, level):
-        """One all-to-all of the entries stands in for the device barrier."""
-        own, entries = self._split(ops.plain(out), pred)
-        self.exchanged = self._claim(own, self.group.alltoallv(entries), label, pred, level)
-        return self.exchanged
-
     def _advance(self, f, label, pred, level):
-        """A level's visit from ``f``: the own vertices it claimed, and per peer its entries (:meth:`_split`)."""
-        return self._split(ops.advance(self.part, f, ops.functors.VISIT, label, pred, level), pred)
-
-    def _split(self, out, pred):
-        """A visit's output ``out``: its own vertices, and per peer its entries: the ids there of the peer's vertices
-        claimed here, then (where the predecessor is carried) their predecessors' caller ids, one int64 array
-        each."""
+        """A level's visit from ``f``: the own vertices it claimed, and per peer its entries: the ids there of the
+        peer's vertices claimed here, then (where the predecessor is carried) their predecessors' caller ids, one
+        int64 array each."""
         sub, me = self.part, self.d
         below, owner = sub.own_below, sub.owner
+        out = ops.advance(sub, f, ops.functors.VISIT, label, pred, level)
         own, remote = out[out < below], out[out >= below]
         carry = self.pred_name is not None
         entries = []

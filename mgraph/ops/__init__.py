@@ -264,9 +264,9 @@ def visit_levels(graph, frontier, label, pred, level, *, direction, frontier_tot
             rule = (policy.visited, policy.do_a)
     link = getattr(graph, "levels_link", None)  # one device's part: levels run across the devices where it serves
     limit = levels.GATED_ARCS if link is not None and link.gated else levels.FUSE_VISIT_ARCS
-    served = link is not None and bool(frontier_total) and link.serves(label, pred) and \
-        (way == "push" if policy is None else way == "push" and policy.pushes_to_the_end())
-    if served and (not link.gated or int(frontier_total) <= limit):  # more vertices than that: more arcs, nearly always
+    if link is not None and frontier_total and link.serves(label, pred) and \
+            (way == "push" if policy is None else way == "push" and policy.pushes_to_the_end()) and \
+            (not link.gated or int(frontier_total) <= limit):  # more vertices than that: more arcs, nearly always
         r = link.visit_levels(frontier, label, pred, int(level), limit, 1 << 30)
         if r is not None:  # None: a gated link found more arcs than its levels serve; the host's advance takes them
             if policy is not None:
@@ -274,8 +274,6 @@ def visit_levels(graph, frontier, label, pred, level, *, direction, frontier_tot
             return r
     if not fuse:  # a plain array out: a traversal that fuses its levels reads their counts anyway
         out = plain(advance_visit(graph, frontier, label, pred, level, direction=way))
-        if served and link.gated:  # the load-balanced advance's level, exchanged across the devices by the link too
-            out = link.exchange_level(out, label, pred, int(level))
         return Levels(out, 1, int(out.shape[0]))
     r = advance_levels(graph, frontier, functors.VISIT, label, pred, level, level="level", until_pull=rule,
                        limit=levels.FUSE_VISIT_ARCS)
