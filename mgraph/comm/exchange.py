@@ -149,9 +149,8 @@ class Exchange:
 
     def _keep_start(self, prim, frontier, start, plan, hop, stats):
         """The hops of a run's start with nothing of this device's in them: the transport still runs (a device whose
-        primitive started elsewhere sends its frontier as usual, merged here as it arrives), and the frontier stays.
-        A direction-optimizing BFS across GPUs is otherwise a few host calls and one kernel per GPU, of which this
-        hop's split, packages and merges were a share as large as the kernel's push levels."""
+        primitive started elsewhere sends its frontier as usual, merged here as it arrives), and the frontier stays:
+        no split, packages or merges for copies their receivers already hold."""
         t = time.perf_counter()
         sub = self.sub
         if start is None:
