@@ -1,0 +1,4 @@
+#!/bin/bash
+set -u
+G=$PWD/.gpu; R=$OUT; mkdir -p $R; date -u > $R/device.txt
+for i in 1 2; do (cd $G/inst && PYTHONPATH=$G/inst timeout 120 python3 $G/timeline.py 2>&1 | tail -60); done | tee $R/timeline.txt
